@@ -1,0 +1,41 @@
+"""skrank: ranking metrics the scikit-learn way.
+
+Correct under ties, query-aware, fast, and usable as ``scoring=`` strings in
+scikit-learn model selection.
+"""
+
+from ._metrics import (
+    METRICS,
+    QueryScores,
+    cg_score,
+    dcg_score,
+    err_score,
+    hit_rate_score,
+    map_score,
+    mrr_score,
+    ndcg_score,
+    per_query_scores,
+    precision_at_k_score,
+    r_precision_score,
+    rbp_score,
+    recall_at_k_score,
+)
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "METRICS",
+    "QueryScores",
+    "cg_score",
+    "dcg_score",
+    "err_score",
+    "hit_rate_score",
+    "map_score",
+    "mrr_score",
+    "ndcg_score",
+    "per_query_scores",
+    "precision_at_k_score",
+    "r_precision_score",
+    "rbp_score",
+    "recall_at_k_score",
+]

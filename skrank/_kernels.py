@@ -1,0 +1,192 @@
+"""Vectorised metric kernels: a :class:`~skrank._grouping.Ranking` -> one value per query.
+
+Each kernel returns ``(values, undefined)``: a float vector over queries and a
+boolean mask of queries where the metric is undefined (no relevant document),
+or None when it is always defined.
+
+Exact tie averaging.  With ``ties="average"`` the ranking carries tie groups
+(runs of equal scores).  Every kernel returns the expected value over all
+orderings of each group, in closed form, without enumeration:
+
+* metrics linear in the ranked labels (CG, DCG, precision, recall,
+  R-precision, RBP) weigh each group's mean gain by the sum of the position
+  weights the group spans;
+* hit rate uses the hypergeometric probability that the slots a group has
+  above the cutoff hold no relevant document;
+* reciprocal rank uses the distribution of the first relevant offset in the
+  first group that holds a relevant document;
+* average precision uses, for a relevant document at offset ``t`` of a group
+  of ``n`` documents with ``r`` relevant ones and ``c`` relevant documents
+  ranked above the group, ``E[#relevant up to it] = c + 1 + (r-1)(t-1)/(n-1)``
+  (McSherry & Najork, 2008).
+"""
+
+import numpy as np
+from scipy.special import gammaln
+
+
+def _log_comb(n, k):
+    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+
+
+def _cutoff_rows(ranking, cutoff):
+    """Ranked rows within the cutoff (None, an int, or one int per query)."""
+    if cutoff is None:
+        return None
+    if np.ndim(cutoff) == 0:
+        if cutoff >= ranking.max_ranked:
+            return None
+        return np.flatnonzero(ranking.position < cutoff)
+    return np.flatnonzero(ranking.position < cutoff[ranking.query])
+
+
+def weighted_rank_sum(ranking, row_values, weight, cutoff=None):
+    """Expected ``sum(row_values[i] * weight(position_i))`` over ranks < cutoff, per query.
+
+    ``weight`` maps an array of 0-based positions to weights.  Under tie
+    averaging, each tie group contributes its mean value times the sum of the
+    weights of the positions it spans (below the cutoff).
+    """
+    nq = ranking.n_queries
+    if ranking.tie_starts is None:
+        rows = _cutoff_rows(ranking, cutoff)
+        if rows is None:
+            return np.bincount(ranking.query, weights=row_values * weight(ranking.position),
+                               minlength=nq)
+        return np.bincount(ranking.query[rows],
+                           weights=row_values[rows] * weight(ranking.position[rows]),
+                           minlength=nq)
+    starts, sizes, group_query, group_pos = ranking.tie_groups()
+    longest = ranking.max_ranked
+    if cutoff is not None and np.ndim(cutoff) == 0:
+        longest = min(longest, int(cutoff))
+    cumulative = np.zeros(longest + 1)
+    np.cumsum(weight(np.arange(longest)), out=cumulative[1:])
+    limit = longest if cutoff is None else np.minimum(
+        cutoff if np.ndim(cutoff) == 0 else cutoff[group_query], longest)
+    spanned = (cumulative[np.minimum(group_pos + sizes, limit)]
+               - cumulative[np.minimum(group_pos, limit)])
+    means = np.add.reduceat(row_values, starts) / sizes
+    return np.bincount(group_query, weights=means * spanned, minlength=nq)
+
+
+def ones(positions):
+    return np.ones(positions.shape)
+
+
+def log_discount(log_base):
+    scale = np.log(log_base)
+
+    def discount(positions):
+        return scale / np.log(positions + 2.0)
+
+    return discount
+
+
+def ideal_dcg(ranking, gain_fn, k, discount):
+    """DCG@k of each query's labels (retrieved or not) sorted decreasingly."""
+    labels = ranking.ideal_labels()
+    position = ranking.ideal_position()
+    query = ranking.all_query
+    if k is not None:
+        rows = np.flatnonzero(position < k)
+        labels, position, query = labels[rows], position[rows], query[rows]
+    return np.bincount(query, weights=gain_fn(labels) * discount(position),
+                       minlength=ranking.n_queries)
+
+
+def hit_rate(ranking, relevant, k):
+    """P(at least one relevant document within the top k)."""
+    nq = ranking.n_queries
+    if k is None or ranking.tie_starts is None:
+        rows = _cutoff_rows(ranking, k)
+        hits = relevant if rows is None else relevant[rows]
+        query = ranking.query if rows is None else ranking.query[rows]
+        return (np.bincount(query, weights=hits, minlength=nq) > 0).astype(np.float64)
+    starts, sizes, group_query, group_pos = ranking.tie_groups()
+    n_rel = np.add.reduceat(relevant, starts)
+    inside = group_pos + sizes <= k
+    certain = np.bincount(group_query, weights=n_rel * inside, minlength=nq) > 0
+    value = certain.astype(np.float64)
+    straddle = np.flatnonzero((group_pos < k) & ~inside & (n_rel > 0))
+    n, r = sizes[straddle].astype(np.float64), n_rel[straddle]
+    slots = k - group_pos[straddle].astype(np.float64)
+    # P(no relevant among `slots` draws without replacement from n with r relevant)
+    possible = n - r >= slots
+    p_none = np.zeros(straddle.shape)
+    p_none[possible] = np.exp(
+        _log_comb(n[possible] - r[possible], slots[possible]) - _log_comb(n[possible], slots[possible])
+    )
+    q = group_query[straddle]
+    value[q] = np.where(certain[q], 1.0, 1.0 - p_none)
+    return value
+
+
+def reciprocal_rank(ranking, relevant, k):
+    """Expected 1 / rank of the first relevant document (0 beyond the cutoff)."""
+    nq = ranking.n_queries
+    value = np.zeros(nq)
+    rel_rows = np.flatnonzero(relevant)
+    if rel_rows.size == 0:
+        return value
+    q = ranking.query[rel_rows]
+    first = rel_rows[np.concatenate(([True], q[1:] != q[:-1]))]
+    if ranking.tie_starts is None:
+        pos = ranking.position[first]
+        within = pos < (np.inf if k is None else k)
+        value[ranking.query[first[within]]] = 1.0 / (pos[within] + 1.0)
+        return value
+    starts, sizes, group_query, group_pos = ranking.tie_groups()
+    # The tie group of each query's first relevant row.
+    group = np.searchsorted(starts, first, side="right") - 1
+    n = sizes[group]
+    r = np.add.reduceat(relevant, starts)[group]
+    s = group_pos[group]
+    # One term per offset j = 1..n of those groups: P(first relevant at j) / (s + j).
+    offsets = np.repeat(np.arange(n.size), n)
+    j = np.arange(offsets.size) - np.repeat(np.cumsum(n) - n, n) + 1.0
+    nn, rr, ss = n[offsets].astype(np.float64), r[offsets], s[offsets]
+    ok = (j <= nn - rr + 1) & (ss + j <= (np.inf if k is None else k))
+    log_p = _log_comb(nn[ok] - j[ok], rr[ok] - 1) - _log_comb(nn[ok], rr[ok])
+    terms = np.exp(log_p) / (ss[ok] + j[ok])
+    return np.bincount(group_query[group][offsets[ok]], weights=terms, minlength=nq)
+
+
+def average_precision_sum(ranking, relevant, k):
+    """Expected sum over relevant ranks i <= k of precision@i (to be divided by R)."""
+    nq = ranking.n_queries
+    cum = np.cumsum(relevant)
+    before_query = np.concatenate(([0.0], cum))[ranking.offsets[:-1]]
+    if ranking.tie_starts is None:
+        mask = relevant > 0
+        if k is not None:
+            mask &= ranking.position < k
+        rows = np.flatnonzero(mask)
+        query = ranking.query[rows]
+        precision = (cum[rows] - before_query[query]) / (ranking.position[rows] + 1.0)
+        return np.bincount(query, weights=precision, minlength=nq)
+    starts, sizes, group_query, group_pos = ranking.tie_groups()
+    n_rel = np.add.reduceat(relevant, starts)
+    above = np.concatenate(([0.0], cum))[starts] - before_query[group_query]
+    group = np.repeat(np.arange(starts.size), sizes)
+    rows = np.flatnonzero((n_rel[group] > 0) & (ranking.position < (np.inf if k is None else k)))
+    g = group[rows]
+    n, r, c = sizes[g].astype(np.float64), n_rel[g], above[g]
+    t = ranking.position[rows] - group_pos[g] + 1.0
+    expected_hits = c + 1.0 + (r - 1.0) * (t - 1.0) / np.maximum(n - 1.0, 1.0)
+    terms = (r / n) * expected_hits / (ranking.position[rows] + 1.0)
+    return np.bincount(group_query[g], weights=terms, minlength=nq)
+
+
+def expected_reciprocal_rank(ranking, labels, max_grade, k):
+    """ERR (Chapelle et al. 2009) in the ranking's order (no tie averaging)."""
+    stop = np.exp2(labels - max_grade) - np.exp2(-max_grade)  # (2^rel - 1) / 2^max_grade
+    log_continue = np.log1p(-stop)
+    cum = np.concatenate(([0.0], np.cumsum(log_continue)))
+    # sum of log(1 - R_j) over earlier ranks of the same query
+    before = cum[:-1] - cum[ranking.offsets[:-1]][ranking.query]
+    terms = stop * np.exp(before) / (ranking.position + 1.0)
+    rows = _cutoff_rows(ranking, k)
+    if rows is None:
+        return np.bincount(ranking.query, weights=terms, minlength=ranking.n_queries)
+    return np.bincount(ranking.query[rows], weights=terms[rows], minlength=ranking.n_queries)

@@ -1,0 +1,873 @@
+"""Public metric functions, their declarations, and the one metric table.
+
+Adding a metric touches this module only: write its kernel (usually a few
+lines over :mod:`skrank._kernels`), its public function, and one
+:class:`MetricSpec` entry in :data:`METRICS`.  The table drives scorer names,
+``get_scorer_names()``, ``evaluate``, the command line, the docs' metric list
+and the common tests.
+"""
+
+import inspect
+from dataclasses import dataclass, field
+from numbers import Real
+from types import MappingProxyType
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from . import _kernels as K
+from ._aggregate import NO_RELEVANT_POLICIES, apply_no_relevant, mean_over_queries
+from ._grouping import TIE_POLICIES, rank_queries
+from ._validation import (
+    _describe,
+    apply_gain,
+    check_choice,
+    check_gain,
+    check_k,
+    check_labels,
+    check_ranking_arrays,
+    check_real,
+)
+
+# ---------------------------------------------------------------------------
+# Shared parameter documentation, substituted into the docstrings below.
+_PARAM_DOCS = {
+    "arrays": """y_true : array-like of shape (n_samples,) or (n_queries, n_documents)
+        Relevance labels.  1-D with ``qid``, or 2-D with one query per row
+        (as :func:`sklearn.metrics.ndcg_score` takes them).
+
+    y_score : array-like of the same shape as ``y_true``
+        Scores of a ranker; each query is ranked by decreasing score.""",
+    "qid": """qid : array-like of shape (n_samples,), default=None
+        Query id of each row, required with 1-D input.  Queries may have any
+        sizes, rows may come in any order, ids may be of any hashable type.""",
+    "k": """k : int >= 1 or None, default=None
+        Only the top ``k`` ranks count.  None means no cutoff.""",
+    "gain": """gain : {"linear", "exponential"} or callable, default="linear"
+        Gain of a label: ``"linear"`` is ``rel`` (scikit-learn, trec_eval),
+        ``"exponential"`` is ``2**rel - 1`` (LightGBM, XGBoost, Burges et al.),
+        a callable maps an array of labels to an array of gains.""",
+    "threshold": """threshold : float, default=1
+        A document is relevant when its label is ``>= threshold``
+        (trec_eval's ``-l``).""",
+    "ties": """ties : {"average", "stable", "pessimistic", "optimistic"}, default="average"
+        Order of documents with equal scores.  ``"average"`` gives the exact
+        expected value over all orderings of tied documents (scikit-learn's
+        default for DCG); ``"stable"`` keeps their input order (LightGBM,
+        XGBoost); ``"pessimistic"``/``"optimistic"`` put the least/most
+        relevant first.""",
+    "no_relevant": """no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
+        Value of a query without any relevant document, where the metric is
+        undefined: 0 (trec_eval, scikit-learn), 1 (LightGBM, XGBoost), left out
+        of the mean, NaN, or an error.""",
+    "retrieved": """retrieved : array-like of bool of shape (n_samples,), default=None
+        False marks a judged document the system did not retrieve: it counts
+        in the number of relevant documents, the ideal DCG and recall, but
+        occupies no rank (its score is ignored and may be NaN).  None means
+        every row was retrieved.""",
+    "returns": """score : float
+        Mean over queries of the per-query values.  Use
+        :func:`skrank.per_query_scores` for the per-query values and their
+        query ids.""",
+}
+
+
+def _doc(func):
+    func.__doc__ = func.__doc__.replace("{{", "\0").format(**_PARAM_DOCS).replace("\0", "{")
+    return func
+
+
+# ---------------------------------------------------------------------------
+# Kernels: Ranking -> (per-query values, undefined mask or None).
+
+
+def _gain_fn(func, gain):
+    return lambda labels: apply_gain(func, gain, labels)
+
+
+def _cg(ranking, *, func, k, gain):
+    gains = apply_gain(func, gain, ranking.labels)
+    return K.weighted_rank_sum(ranking, gains, K.ones, k), None
+
+
+def _dcg(ranking, *, func, k, gain, log_base):
+    gains = apply_gain(func, gain, ranking.labels)
+    return K.weighted_rank_sum(ranking, gains, K.log_discount(log_base), k), None
+
+
+def _ndcg(ranking, *, func, k, gain):
+    discount = K.log_discount(2.0)
+    gains = apply_gain(func, gain, ranking.labels)
+    dcg = K.weighted_rank_sum(ranking, gains, discount, k)
+    idcg = K.ideal_dcg(ranking, _gain_fn(func, gain), k, discount)
+    undefined = idcg <= 0
+    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~undefined), undefined
+
+
+def _relevant(ranking, threshold):
+    return (ranking.labels >= threshold).astype(np.float64)
+
+
+def _precision(ranking, *, func, k, threshold, denominator):
+    hits = K.weighted_rank_sum(ranking, _relevant(ranking, threshold), K.ones, k)
+    size = float(k) if denominator == "k" else np.minimum(ranking.n_ranked, k).astype(float)
+    return np.divide(hits, size, out=np.zeros_like(hits), where=size > 0), None
+
+
+def _per_relevant(ranking, total, threshold):
+    n_rel = ranking.n_relevant(threshold)
+    undefined = n_rel == 0
+    return np.divide(total, n_rel, out=np.zeros_like(total), where=~undefined), undefined
+
+
+def _recall(ranking, *, func, k, threshold):
+    hits = K.weighted_rank_sum(ranking, _relevant(ranking, threshold), K.ones, k)
+    return _per_relevant(ranking, hits, threshold)
+
+
+def _r_precision(ranking, *, func, threshold):
+    n_rel = ranking.n_relevant(threshold)
+    hits = K.weighted_rank_sum(ranking, _relevant(ranking, threshold), K.ones, n_rel)
+    return _per_relevant(ranking, hits, threshold)
+
+
+def _hit_rate(ranking, *, func, k, threshold):
+    value = K.hit_rate(ranking, _relevant(ranking, threshold), k)
+    return value, ranking.n_relevant(threshold) == 0
+
+
+def _mrr(ranking, *, func, k, threshold):
+    value = K.reciprocal_rank(ranking, _relevant(ranking, threshold), k)
+    return value, ranking.n_relevant(threshold) == 0
+
+
+def _map(ranking, *, func, k, threshold, denominator):
+    total = K.average_precision_sum(ranking, _relevant(ranking, threshold), k)
+    n_rel = ranking.n_relevant(threshold)
+    size = n_rel if denominator == "R" or k is None else np.minimum(n_rel, k)
+    undefined = n_rel == 0
+    return np.divide(total, size, out=np.zeros_like(total), where=~undefined), undefined
+
+
+def _err(ranking, *, func, k, max_grade):
+    return K.expected_reciprocal_rank(ranking, ranking.labels, max_grade, k), None
+
+
+def _rbp(ranking, *, func, k, p, threshold):
+    def weight(positions):
+        return (1.0 - p) * p ** positions
+
+    return K.weighted_rank_sum(ranking, _relevant(ranking, threshold), weight, k), None
+
+
+# ---------------------------------------------------------------------------
+# Parameter checks, shared by name across metrics.
+
+
+def _check_max_grade(func, value):
+    return check_real(func, "max_grade", value, low=0, low_open=True)
+
+
+_PARAM_CHECKS = {
+    "k": check_k,
+    "gain": check_gain,
+    "log_base": lambda func, v: check_real(func, "log_base", v, low=1, low_open=True),
+    "threshold": lambda func, v: check_real(func, "threshold", v),
+    "p": lambda func, v: check_real(func, "p", v, low=0, high=1, low_open=True, high_open=True),
+    "max_grade": _check_max_grade,
+}
+
+
+def _check_k_required(func, k):
+    return check_k(func, k, required=True)
+
+
+# ---------------------------------------------------------------------------
+# The declarations.
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """Declaration of one metric; the single source for everything that lists metrics.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name (the scorer-name stem), e.g. ``"ndcg"``.
+    function : callable
+        The public function; its signature holds the parameter defaults.
+    kernel : callable
+        ``kernel(ranking, *, func, **params) -> (values, undefined)``.
+    summary : str
+        One line for docs and ``--help``.
+    k : {"optional", "required", "none"}
+        Whether the metric takes a cutoff.
+    ties : tuple of str
+        Supported tie policies; ``"average"`` only where an exact closed form exists.
+    bounds : (float, float) or None
+        Range of the per-query values, or None when unbounded.
+    variants : mapping
+        Scorer-name stems and the parameters they fix, e.g.
+        ``{"ndcg": {}, "ndcg_exp": {"gain": "exponential"}}``.
+    trec_names : mapping
+        trec_eval measure names that mean this metric, with the parameters they fix.
+    labels : {"any", "nonnegative", "graded"}
+        What labels must be: any finite, >= 0, or in ``[0, max_grade]``.
+    """
+
+    name: str
+    function: Callable
+    kernel: Callable
+    summary: str
+    k: str = "optional"
+    ties: tuple = TIE_POLICIES
+    bounds: tuple = (0.0, 1.0)
+    variants: MappingProxyType = field(default_factory=dict)
+    trec_names: MappingProxyType = field(default_factory=dict)
+    labels: str = "any"
+
+    @property
+    def parameters(self):
+        """Metric options (everything after ``y_true, y_score``) and their defaults."""
+        sig = inspect.signature(self.function)
+        return {
+            name: p.default for name, p in sig.parameters.items()
+            if p.kind is p.KEYWORD_ONLY and name not in ("qid", "retrieved")
+        }
+
+    @property
+    def takes_no_relevant(self):
+        return "no_relevant" in self.parameters
+
+    def check_params(self, func, params):
+        """Validate options; return them complete (defaults filled in)."""
+        known = self.parameters
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise TypeError(
+                f"{func}: got unexpected option(s) {', '.join(map(repr, unknown))}. "
+                f"Valid options: {', '.join(known)}."
+            )
+        out = dict(known)
+        out.update(params)
+        for name, value in out.items():
+            if value is inspect.Parameter.empty:
+                raise TypeError(f"{func}: {name} is required. Got no value for it.")
+            if name == "ties":
+                check_choice(func, "ties", value, TIE_POLICIES)
+                if value not in self.ties:
+                    raise ValueError(
+                        f"{func}: ties={value!r} is not supported: {self.name} has no exact "
+                        f"closed-form average over the orderings of tied documents. "
+                        f"Use one of {', '.join(map(repr, self.ties))}."
+                    )
+            elif name == "no_relevant":
+                check_choice(func, "no_relevant", value, NO_RELEVANT_POLICIES)
+            elif name == "denominator":
+                check_choice(func, "denominator", value, _DENOMINATORS[self.name])
+            elif name == "k" and self.k == "required":
+                out[name] = _check_k_required(func, value)
+            else:
+                out[name] = _PARAM_CHECKS[name](func, value)
+        return out
+
+    def check_labels(self, func, y_true, params):
+        gain = params.get("gain", "linear")
+        if self.labels == "nonnegative" or gain == "exponential":
+            reason = ("for gain='exponential'" if gain == "exponential"
+                      else f"for {self.name} (an ideal DCG needs non-negative gains)")
+            check_labels(func, y_true, nonnegative=True, reason=reason)
+        if self.labels == "graded":
+            top = params["max_grade"]
+            if y_true.size and (y_true.min() < 0 or y_true.max() > top):
+                raise ValueError(
+                    f"{func}: y_true must lie in [0, max_grade] = [0, {top:g}]. Got labels in "
+                    f"[{y_true.min():g}, {y_true.max():g}] instead. Pass the largest grade "
+                    f"of your scale as max_grade."
+                )
+
+
+_DENOMINATORS = {"precision": ("k", "min"), "map": ("R", "min")}
+
+
+class QueryScores(NamedTuple):
+    """Per-query values of a metric.
+
+    Attributes
+    ----------
+    qid : ndarray of shape (n_queries,)
+        Query ids (sorted when orderable); 2-D input gets row numbers.
+    score : ndarray of shape (n_queries,)
+        The metric for each query after the ``no_relevant`` policy
+        (queries skipped by ``no_relevant="skip"`` are left out).
+    """
+
+    qid: np.ndarray
+    score: np.ndarray
+
+
+def _prepare(spec, func, y_true, y_score, qid, retrieved, params):
+    params = spec.check_params(func, params)
+    y_true, y_score, qid, shape, retrieved = check_ranking_arrays(
+        func, y_true, y_score, qid, retrieved
+    )
+    spec.check_labels(func, y_true, params)
+    return params, (y_true, y_score, qid, shape, retrieved)
+
+
+def run_kernel(spec, func, ranking, params):
+    """Per-query values of one metric on a ranking, after the no_relevant policy."""
+    kernel_params = {k: v for k, v in params.items() if k not in ("ties", "no_relevant")}
+    values, undefined = spec.kernel(ranking, func=func, **kernel_params)
+    return apply_no_relevant(func, ranking.qids, values, undefined,
+                             params.get("no_relevant", "zero"))
+
+
+def _per_query(name, y_true, y_score, qid, retrieved, params, func=None):
+    spec = METRICS[name]
+    func = func or spec.function.__name__
+    params, arrays = _prepare(spec, func, y_true, y_score, qid, retrieved, params)
+    ranking = rank_queries(func, *arrays, params["ties"])
+    return run_kernel(spec, func, ranking, params)
+
+
+def _mean(name, y_true, y_score, qid, retrieved, params):
+    func = METRICS[name].function.__name__
+    _, values = _per_query(name, y_true, y_score, qid, retrieved, params, func)
+    return mean_over_queries(func, values)
+
+
+# ---------------------------------------------------------------------------
+# Public functions.
+
+
+@_doc
+def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average",
+             retrieved=None):
+    """Cumulative gain: the sum of the gains of the top ``k`` documents.
+
+    ``CG@k = sum_{{i <= k}} gain(rel_i)``, averaged over queries.
+
+    Parameters
+    ----------
+    {arrays}
+
+    {qid}
+
+    {k}
+
+    {gain}
+
+    {ties}
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import cg_score
+    >>> cg_score([3, 2, 0, 1], [0.1, 0.9, 0.5, 0.3], qid=[1, 1, 1, 1], k=2)
+    2.0
+    """
+    return _mean("cg", y_true, y_score, qid, retrieved,
+                 dict(k=k, gain=gain, ties=ties))
+
+
+@_doc
+def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
+              ties="average", retrieved=None):
+    """Discounted cumulative gain.
+
+    ``DCG@k = sum_{{i <= k}} gain(rel_i) / log_b(i + 1)`` with ranks ``i`` from 1,
+    averaged over queries.  With 2-D input, ``gain="linear"`` and
+    ``ties="average"`` it equals :func:`sklearn.metrics.dcg_score`.
+
+    Parameters
+    ----------
+    {arrays}
+
+    {qid}
+
+    {k}
+
+    {gain}
+
+    log_base : float > 1, default=2
+        Base ``b`` of the logarithm in the discount.
+
+    {ties}
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    See Also
+    --------
+    ndcg_score : DCG divided by the DCG of the ideal ranking.
+
+    Examples
+    --------
+    >>> from skrank import dcg_score
+    >>> y_true = [3, 2, 3, 0, 1, 2]
+    >>> y_score = [6, 5, 4, 3, 2, 1]          # already in ranked order
+    >>> round(dcg_score(y_true, y_score, qid=[0] * 6), 3)
+    6.861
+    >>> round(dcg_score(y_true, y_score, qid=[0] * 6, gain="exponential"), 3)
+    13.848
+    """
+    return _mean("dcg", y_true, y_score, qid, retrieved,
+                 dict(k=k, gain=gain, log_base=log_base, ties=ties))
+
+
+@_doc
+def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average",
+               no_relevant="zero", retrieved=None):
+    """Normalized discounted cumulative gain.
+
+    ``nDCG@k = DCG@k / IDCG@k`` where ``IDCG@k`` is the DCG@k of the query's
+    own labels sorted in decreasing order (including judged documents that
+    were not retrieved, see ``retrieved``).  Averaged over queries.  With 2-D
+    input and the defaults it equals :func:`sklearn.metrics.ndcg_score`.
+
+    Parameters
+    ----------
+    {arrays}
+        Labels must be non-negative.
+
+    {qid}
+
+    {k}
+
+    {gain}
+
+    {ties}
+
+    {no_relevant}
+        A query is undefined when its ideal DCG is 0.
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import ndcg_score
+    >>> y_true = [3, 2, 0, 1, 0, 1]
+    >>> y_score = [0.1, 0.9, 0.5, 0.8, 0.3, 0.2]
+    >>> qid = ["a", "a", "a", "b", "b", "b"]
+    >>> round(ndcg_score(y_true, y_score, qid=qid), 4)
+    0.8705
+    >>> round(ndcg_score(y_true, y_score, qid=qid, k=1, gain="exponential"), 4)
+    0.7143
+
+    The same two queries as rows of 2-D arrays:
+
+    >>> round(ndcg_score([[3, 2, 0], [1, 0, 1]], [[.1, .9, .5], [.8, .3, .2]]), 4)
+    0.8705
+    """
+    return _mean("ndcg", y_true, y_score, qid, retrieved,
+                 dict(k=k, gain=gain, ties=ties, no_relevant=no_relevant))
+
+
+@_doc
+def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominator="k",
+                         ties="average", retrieved=None):
+    """Precision at k: the fraction of the top ``k`` ranks holding a relevant document.
+
+    ``P@k = #{{relevant in top k}} / k`` (trec_eval ``P_k``), also when a query
+    has fewer than ``k`` documents.  Averaged over queries.
+
+    Parameters
+    ----------
+    {arrays}
+
+    {qid}
+
+    k : int >= 1
+        The cutoff (required).
+
+    {threshold}
+
+    denominator : {{"k", "min"}}, default="k"
+        ``"k"`` divides by ``k`` (trec_eval, ranx); ``"min"`` by
+        ``min(k, number of retrieved documents)`` (XGBoost).
+
+    {ties}
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import precision_at_k_score
+    >>> y_true, y_score = [1, 0, 0], [0.9, 0.5, 0.1]
+    >>> precision_at_k_score(y_true, y_score, qid=[0, 0, 0], k=5)
+    0.2
+    >>> round(precision_at_k_score(y_true, y_score, qid=[0, 0, 0], k=5, denominator="min"), 4)
+    0.3333
+    """
+    return _mean("precision", y_true, y_score, qid, retrieved,
+                 dict(k=k, threshold=threshold, denominator=denominator, ties=ties))
+
+
+@_doc
+def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
+                      no_relevant="zero", retrieved=None):
+    """Recall at k: the fraction of a query's relevant documents in the top ``k``.
+
+    ``recall@k = #{{relevant in top k}} / R`` with ``R`` the number of relevant
+    documents of the query, retrieved or not (trec_eval ``recall_k``).
+
+    Parameters
+    ----------
+    {arrays}
+
+    {qid}
+
+    {k}
+
+    {threshold}
+
+    {ties}
+
+    {no_relevant}
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import recall_at_k_score
+    >>> recall_at_k_score([1, 0, 1, 1], [0.9, 0.8, 0.7, 0.1], qid=[0] * 4, k=2)
+    0.3333333333333333
+    """
+    return _mean("recall", y_true, y_score, qid, retrieved,
+                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant))
+
+
+@_doc
+def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
+                   no_relevant="zero", retrieved=None):
+    """Hit rate (success) at k: 1 if a relevant document is in the top ``k``, else 0.
+
+    trec_eval's ``success_k``.  With ``ties="average"`` a query whose cutoff
+    falls inside a tie group gets the probability of a hit.
+
+    Parameters
+    ----------
+    {arrays}
+
+    {qid}
+
+    {k}
+
+    {threshold}
+
+    {ties}
+
+    {no_relevant}
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import hit_rate_score
+    >>> hit_rate_score([0, 1, 0, 0], [0.9, 0.8, 0.7, 0.1], qid=[0] * 4, k=1)
+    0.0
+    >>> hit_rate_score([0, 1, 0, 0], [0.9, 0.9, 0.7, 0.1], qid=[0] * 4, k=1)
+    0.5
+    """
+    return _mean("hit_rate", y_true, y_score, qid, retrieved,
+                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant))
+
+
+@_doc
+def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
+                      no_relevant="zero", retrieved=None):
+    """R-precision: precision at rank ``R``, the number of relevant documents of the query.
+
+    trec_eval's ``Rprec``.
+
+    Parameters
+    ----------
+    {arrays}
+
+    {qid}
+
+    {threshold}
+
+    {ties}
+
+    {no_relevant}
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import r_precision_score
+    >>> r_precision_score([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], qid=[0] * 4)
+    0.5
+    """
+    return _mean("r_precision", y_true, y_score, qid, retrieved,
+                 dict(threshold=threshold, ties=ties, no_relevant=no_relevant))
+
+
+@_doc
+def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R",
+              ties="average", no_relevant="zero", retrieved=None):
+    """Mean average precision.
+
+    ``AP@k = (1 / D) * sum_{{i <= k, rel_i relevant}} P@i`` where ``D = R``,
+    the number of relevant documents of the query (trec_eval ``map`` and
+    ``map_cut_k``, ranx), or ``min(R, k)`` (LightGBM, XGBoost, Kaggle's MAP@k).
+
+    Parameters
+    ----------
+    {arrays}
+
+    {qid}
+
+    {k}
+
+    {threshold}
+
+    denominator : {{"R", "min"}}, default="R"
+        ``D`` above.  Only matters with a cutoff ``k``.
+
+    {ties}
+        The tie average is exact (McSherry & Najork, 2008).
+
+    {no_relevant}
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import map_score
+    >>> y_true = [1, 0, 1, 1]                 # relevant at ranks 1, 3 and 4
+    >>> y_score = [0.9, 0.8, 0.7, 0.6]
+    >>> round(map_score(y_true, y_score, qid=[0] * 4), 4)   # (1 + 2/3 + 3/4) / 3
+    0.8056
+    >>> round(map_score(y_true, y_score, qid=[0] * 4, k=2), 4)   # 1 / 3
+    0.3333
+    >>> map_score(y_true, y_score, qid=[0] * 4, k=2, denominator="min")   # 1 / 2
+    0.5
+    """
+    return _mean("map", y_true, y_score, qid, retrieved,
+                 dict(k=k, threshold=threshold, denominator=denominator, ties=ties,
+                      no_relevant=no_relevant))
+
+
+@_doc
+def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
+              no_relevant="zero", retrieved=None):
+    """Mean reciprocal rank of the first relevant document.
+
+    ``RR@k = 1 / rank`` of the first relevant document, 0 when there is none
+    in the top ``k`` (trec_eval ``recip_rank`` without a cutoff).
+
+    Parameters
+    ----------
+    {arrays}
+
+    {qid}
+
+    {k}
+
+    {threshold}
+
+    {ties}
+        The tie average is exact (McSherry & Najork, 2008).
+
+    {no_relevant}
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import mrr_score
+    >>> mrr_score([0, 0, 1, 1, 0, 0], [3, 2, 1, 3, 2, 1], qid=[0, 0, 0, 1, 1, 1])   # (1/3 + 1) / 2
+    0.6666666666666666
+    """
+    return _mean("mrr", y_true, y_score, qid, retrieved,
+                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant))
+
+
+@_doc
+def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic",
+              retrieved=None):
+    """Expected reciprocal rank (Chapelle et al., 2009).
+
+    ``ERR@k = sum_{{i <= k}} (1 / i) R_i prod_{{j < i}} (1 - R_j)`` with stopping
+    probabilities ``R_i = (2**rel_i - 1) / 2**max_grade``.
+
+    ERR has no closed-form average over the orderings of tied documents, so
+    ``ties="average"`` is rejected; the default is the deterministic,
+    conservative ``"pessimistic"``.
+
+    Parameters
+    ----------
+    {arrays}
+        Labels must lie in ``[0, max_grade]``.
+
+    {qid}
+
+    {k}
+
+    max_grade : float > 0
+        The top grade of the label scale (required: gdeval hard-codes 4).
+
+    ties : {{"pessimistic", "optimistic", "stable"}}, default="pessimistic"
+        Order of documents with equal scores (see :func:`ndcg_score`).
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import err_score
+    >>> round(err_score([3, 2, 0], [0.1, 0.9, 0.5], qid=[0] * 3, k=3, max_grade=4), 5)
+    0.30599
+    """
+    return _mean("err", y_true, y_score, qid, retrieved,
+                 dict(k=k, max_grade=max_grade, ties=ties))
+
+
+@_doc
+def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="average",
+              retrieved=None):
+    """Rank-biased precision (Moffat & Zobel, 2008).
+
+    ``RBP = (1 - p) * sum_{{i <= k}} relevant_i * p**(i - 1)``: the expected
+    rate of relevant documents seen by a user who moves on from each rank with
+    probability ``p``.
+
+    Parameters
+    ----------
+    {arrays}
+
+    {qid}
+
+    {k}
+
+    p : float in (0, 1), default=0.8
+        Persistence.
+
+    {threshold}
+
+    {ties}
+
+    {retrieved}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import rbp_score
+    >>> round(rbp_score([1, 0, 1], [3, 2, 1], qid=[0] * 3, p=0.5), 4)   # 0.5 * (1 + 0.25)
+    0.625
+    """
+    return _mean("rbp", y_true, y_score, qid, retrieved,
+                 dict(k=k, p=p, threshold=threshold, ties=ties))
+
+
+# ---------------------------------------------------------------------------
+# The table.  Order here is the order of every list shown to users.
+
+_LINEAR_TIES = TIE_POLICIES
+
+METRICS = MappingProxyType({spec.name: spec for spec in (
+    MetricSpec("ndcg", ndcg_score, _ndcg, "normalized discounted cumulative gain",
+               variants={"ndcg": {}, "ndcg_exp": {"gain": "exponential"}},
+               trec_names={"ndcg": {}, "ndcg_cut": {}}, labels="nonnegative"),
+    MetricSpec("dcg", dcg_score, _dcg, "discounted cumulative gain", bounds=None,
+               variants={"dcg": {}, "dcg_exp": {"gain": "exponential"}}),
+    MetricSpec("cg", cg_score, _cg, "cumulative gain", bounds=None,
+               variants={"cg": {}, "cg_exp": {"gain": "exponential"}}),
+    MetricSpec("map", map_score, _map, "mean average precision",
+               variants={"map": {}}, trec_names={"map": {}, "map_cut": {}}),
+    MetricSpec("mrr", mrr_score, _mrr, "mean reciprocal rank",
+               variants={"mrr": {}}, trec_names={"recip_rank": {}}),
+    MetricSpec("precision", precision_at_k_score, _precision, "precision at k", k="required",
+               variants={"precision": {}}, trec_names={"P": {}}),
+    MetricSpec("recall", recall_at_k_score, _recall, "recall at k",
+               variants={"recall": {}}, trec_names={"recall": {}}),
+    MetricSpec("hit_rate", hit_rate_score, _hit_rate, "hit rate (success) at k",
+               variants={"hit_rate": {}}, trec_names={"success": {}}),
+    MetricSpec("r_precision", r_precision_score, _r_precision, "R-precision", k="none",
+               variants={"r_precision": {}}, trec_names={"Rprec": {}}),
+    MetricSpec("err", err_score, _err, "expected reciprocal rank",
+               ties=("pessimistic", "optimistic", "stable"),
+               variants={"err": {}}, labels="graded"),
+    MetricSpec("rbp", rbp_score, _rbp, "rank-biased precision",
+               variants={"rbp": {}}, trec_names={"rbp": {}}),
+)})
+
+
+def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, **params):
+    """Per-query values of a metric, with their query ids.
+
+    Parameters
+    ----------
+    metric : str
+        A metric name from :data:`skrank.METRICS` (``"ndcg"``, ``"map"``, ...).
+    y_true, y_score, qid, retrieved
+        As in the metric's function.
+    **params
+        The metric's options (``k``, ``gain``, ``ties``, ``no_relevant``, ...).
+
+    Returns
+    -------
+    result : QueryScores
+        Named tuple ``(qid, score)`` of arrays over queries.  Queries skipped by
+        ``no_relevant="skip"`` are left out; the mean of ``score`` is the value
+        the metric function returns.
+
+    Examples
+    --------
+    >>> from skrank import per_query_scores
+    >>> res = per_query_scores("ndcg", [1, 0, 0, 0], [0.9, 0.1, 0.5, 0.4],
+    ...                        qid=["q1", "q1", "q2", "q2"])
+    >>> res.qid.tolist(), res.score.tolist()
+    (['q1', 'q2'], [1.0, 0.0])
+    """
+    if not isinstance(metric, str) or metric not in METRICS:
+        raise ValueError(
+            f"per_query_scores: metric must be one of {', '.join(map(repr, METRICS))}. "
+            f"Got {_describe(metric)} instead."
+        )
+    return QueryScores(*_per_query(metric, y_true, y_score, qid, retrieved, params))

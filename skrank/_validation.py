@@ -1,0 +1,239 @@
+"""Every array and parameter check of skrank, with one wording.
+
+Messages follow ``<function>: <what> must be <expected>. Got <actual> instead.``
+plus the likely fix, so that a user never meets a bare numpy traceback.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+
+_FORMS = (
+    "Pass either flat 1-D arrays with qid, e.g. "
+    "f(y_true, y_score, qid=qid) with three arrays of length n_samples, "
+    "or 2-D arrays of shape (n_queries, n_documents) without qid, one query per row, "
+    "as sklearn.metrics.ndcg_score takes them."
+)
+
+
+def _describe(value):
+    """Short description of a received value for error messages."""
+    if isinstance(value, np.ndarray):
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} (type {type(value).__name__})"
+
+
+def check_choice(func, name, value, choices):
+    """Validate a string option against its allowed values."""
+    if isinstance(value, str) and value in choices:
+        return value
+    listed = ", ".join(repr(c) for c in choices)
+    raise ValueError(
+        f"{func}: {name} must be one of {listed}. Got {_describe(value)} instead."
+    )
+
+
+def check_k(func, k, *, required=False, name="k"):
+    """Validate a cutoff: None (no cutoff, unless required) or an int >= 1."""
+    if k is None:
+        if required:
+            raise ValueError(
+                f"{func}: {name} is required and must be an int >= 1. Got None instead."
+            )
+        return None
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral):
+        raise TypeError(
+            f"{func}: {name} must be None (no cutoff) or an int >= 1. "
+            f"Got {_describe(k)} instead."
+        )
+    if k < 1:
+        raise ValueError(
+            f"{func}: {name} must be None (no cutoff) or an int >= 1. Got {int(k)} instead."
+        )
+    return int(k)
+
+
+def check_real(func, name, value, *, low=None, high=None, low_open=False, high_open=False):
+    """Validate a real scalar in an interval; bounds are closed unless *_open."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
+        raise TypeError(f"{func}: {name} must be a real number. Got {_describe(value)} instead.")
+    value = float(value)
+    bad = not np.isfinite(value)
+    if low is not None:
+        bad |= value <= low if low_open else value < low
+    if high is not None:
+        bad |= value >= high if high_open else value > high
+    if bad:
+        left = "(" if low_open else "["
+        right = ")" if high_open else "]"
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        raise ValueError(
+            f"{func}: {name} must be a finite number in {left}{lo}, {hi}{right}. "
+            f"Got {value!r} instead."
+        )
+    return value
+
+
+def _as_numeric(func, name, values):
+    try:
+        arr = np.asarray(values)
+    except Exception as exc:  # ragged nested lists, exotic objects
+        raise TypeError(f"{func}: {name} must be an array of numbers. Got {_describe(values)} "
+                        f"instead ({exc}).") from None
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{func}: {name} must be an array of real numbers. "
+                f"Got {_describe(arr)} with non-numeric entries instead."
+            ) from None
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.float64)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{func}: {name} must be an array of real numbers. Got {_describe(arr)} instead."
+        )
+    return arr.astype(np.float64, copy=False)
+
+
+def _check_finite(func, name, arr, where=None):
+    values = arr if where is None else arr[where]
+    finite = np.isfinite(values)
+    if not finite.all():
+        bad = values[~finite]
+        raise ValueError(
+            f"{func}: {name} must contain only finite numbers. Got {bad.size} non-finite "
+            f"value(s), the first being {bad[0]!r}, instead."
+        )
+
+
+def _check_length(func, names_arrays):
+    lengths = [(name, arr.shape[0]) for name, arr in names_arrays if arr is not None]
+    if len({n for _, n in lengths}) > 1:
+        names = " and ".join(name for name, _ in lengths)
+        got = " and ".join(str(n) for _, n in lengths)
+        raise ValueError(f"{func}: {names} must have the same length. Got {got}.")
+
+
+def check_retrieved(func, retrieved, n):
+    if retrieved is None:
+        return None
+    arr = np.asarray(retrieved)
+    if arr.ndim != 1 or arr.dtype.kind != "b":
+        raise TypeError(
+            f"{func}: retrieved must be None or a 1-D boolean mask of length n_samples "
+            f"(False marks a judged document the system did not retrieve). "
+            f"Got {_describe(arr)} instead."
+        )
+    if arr.shape[0] != n:
+        raise ValueError(
+            f"{func}: y_true and retrieved must have the same length. Got {n} and {arr.shape[0]}."
+        )
+    return arr
+
+
+def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):
+    """Validate the input arrays and return them flat.
+
+    Returns
+    -------
+    y_true, y_score : float64 arrays of shape (n_samples,)
+    qid : 1-D array or None; None means 2-D input with uniform rows.
+    shape : (n_queries, n_documents) for 2-D input, else None.
+    retrieved : bool array or None.
+    """
+    y_true = _as_numeric(func, "y_true", y_true)
+    y_score = _as_numeric(func, "y_score", y_score)
+    if y_true.ndim != y_score.ndim or y_true.ndim not in (1, 2):
+        raise ValueError(
+            f"{func}: y_true and y_score must both be 1-D (with qid) or both 2-D. "
+            f"Got shapes {y_true.shape} and {y_score.shape}. {_FORMS}"
+        )
+    if y_true.ndim == 2:
+        if qid is not None:
+            raise ValueError(
+                f"{func}: qid must be None when y_true and y_score are 2-D "
+                f"(each row is a query). Got qid of type {type(qid).__name__}. {_FORMS}"
+            )
+        if retrieved is not None:
+            raise ValueError(
+                f"{func}: retrieved is only supported with 1-D input and qid. {_FORMS}"
+            )
+        if y_true.shape != y_score.shape:
+            raise ValueError(
+                f"{func}: y_true and y_score must have the same shape. "
+                f"Got {y_true.shape} and {y_score.shape}."
+            )
+        if y_true.size == 0:
+            raise ValueError(
+                f"{func}: y_true must hold at least one query with one document. "
+                f"Got shape {y_true.shape} instead."
+            )
+        _check_finite(func, "y_true", y_true)
+        _check_finite(func, "y_score", y_score)
+        return y_true.ravel(), y_score.ravel(), None, y_true.shape, None
+
+    if qid is None:
+        raise ValueError(
+            f"{func}: qid is required with 1-D y_true and y_score: it says which query each "
+            f"row belongs to. {_FORMS} (For one single query, pass qid=np.zeros(len(y_true)).)"
+        )
+    qid = np.asarray(qid)
+    if qid.ndim != 1:
+        raise ValueError(
+            f"{func}: qid must be a 1-D array with one query id per row. "
+            f"Got an array of shape {qid.shape} instead."
+        )
+    _check_length(func, [("y_true", y_true), ("y_score", y_score), ("qid", qid)])
+    if y_true.shape[0] == 0:
+        raise ValueError(
+            f"{func}: y_true must hold at least one document. Got an empty array instead."
+        )
+    retrieved = check_retrieved(func, retrieved, y_true.shape[0])
+    _check_finite(func, "y_true", y_true)
+    _check_finite(func, "y_score", y_score, where=retrieved)
+    return y_true, y_score, qid, None, retrieved
+
+
+def check_labels(func, y_true, *, nonnegative, reason):
+    """Labels must be >= 0 where the metric's gain or bounds need it."""
+    if nonnegative and y_true.size and y_true.min() < 0:
+        raise ValueError(
+            f"{func}: y_true must be non-negative {reason}. Got min(y_true) = "
+            f"{y_true.min():g} instead."
+        )
+
+
+def check_gain(func, gain):
+    """Return a vectorised gain function for 'linear', 'exponential' or a callable."""
+    if callable(gain):
+        return gain
+    check_choice(func, "gain", gain, ("linear", "exponential"))
+    return gain
+
+
+def apply_gain(func, gain, labels):
+    if gain == "linear":
+        return labels
+    if gain == "exponential":
+        return np.expm1(labels * np.log(2.0))
+    try:
+        gains = np.asarray(gain(labels.copy()), dtype=np.float64)
+    except Exception as exc:
+        raise ValueError(
+            f"{func}: the gain callable failed on the labels array: {exc!r}. It must map "
+            f"an array of relevance labels to an array of gains of the same shape."
+        ) from exc
+    if gains.shape != labels.shape:
+        raise ValueError(
+            f"{func}: the gain callable must return one gain per label (shape "
+            f"{labels.shape}). Got shape {gains.shape} instead."
+        )
+    if not np.isfinite(gains).all():
+        raise ValueError(f"{func}: the gain callable returned non-finite gains.")
+    return gains
