@@ -156,18 +156,12 @@ class Ranking:
     def max_ranked(self):
         return int(self.n_ranked.max()) if self.n_queries else 0
 
-    def per_query_sum(self, values, *, rows="ranked"):
-        """Sum a per-row vector within each query."""
-        query = self.query if rows == "ranked" else self.all_query
-        return np.bincount(query, weights=values, minlength=self.n_queries)
-
     def n_relevant(self, threshold):
         """R: relevant documents per query (retrieved or not), label >= threshold."""
         key = ("n_relevant", threshold)
         if key not in self._cache:
-            self._cache[key] = np.bincount(
-                self.all_query, weights=self.all_labels >= threshold, minlength=self.n_queries
-            )
+            relevant = self.all_labels >= threshold
+            self._cache[key] = np.bincount(self.all_query[relevant], minlength=self.n_queries)
         return self._cache[key]
 
     def ideal_labels(self):

@@ -25,6 +25,11 @@ import numpy as np
 from scipy.special import gammaln
 
 
+def sum_by_query(query, values, n_queries):
+    """Sum ``values`` within each query (float64 even when empty, unlike bincount)."""
+    return np.bincount(query, weights=values, minlength=n_queries).astype(np.float64, copy=False)
+
+
 def _log_comb(n, k):
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
 
@@ -51,11 +56,9 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None):
     if ranking.tie_starts is None:
         rows = _cutoff_rows(ranking, cutoff)
         if rows is None:
-            return np.bincount(ranking.query, weights=row_values * weight(ranking.position),
-                               minlength=nq)
-        return np.bincount(ranking.query[rows],
-                           weights=row_values[rows] * weight(ranking.position[rows]),
-                           minlength=nq)
+            return sum_by_query(ranking.query, row_values * weight(ranking.position), nq)
+        return sum_by_query(ranking.query[rows],
+                            row_values[rows] * weight(ranking.position[rows]), nq)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     longest = ranking.max_ranked
     if cutoff is not None and np.ndim(cutoff) == 0:
@@ -63,11 +66,11 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None):
     cumulative = np.zeros(longest + 1)
     np.cumsum(weight(np.arange(longest)), out=cumulative[1:])
     limit = longest if cutoff is None else np.minimum(
-        cutoff if np.ndim(cutoff) == 0 else cutoff[group_query], longest)
+        cutoff if np.ndim(cutoff) == 0 else cutoff[group_query], longest).astype(np.intp)
     spanned = (cumulative[np.minimum(group_pos + sizes, limit)]
                - cumulative[np.minimum(group_pos, limit)])
     means = np.add.reduceat(row_values, starts) / sizes
-    return np.bincount(group_query, weights=means * spanned, minlength=nq)
+    return sum_by_query(group_query, means * spanned, nq)
 
 
 def ones(positions):
@@ -91,8 +94,8 @@ def ideal_dcg(ranking, gain_fn, k, discount):
     if k is not None:
         rows = np.flatnonzero(position < k)
         labels, position, query = labels[rows], position[rows], query[rows]
-    return np.bincount(query, weights=gain_fn(labels) * discount(position),
-                       minlength=ranking.n_queries)
+    return sum_by_query(query, gain_fn(labels) * discount(position),
+                       ranking.n_queries)
 
 
 def hit_rate(ranking, relevant, k):
@@ -102,11 +105,11 @@ def hit_rate(ranking, relevant, k):
         rows = _cutoff_rows(ranking, k)
         hits = relevant if rows is None else relevant[rows]
         query = ranking.query if rows is None else ranking.query[rows]
-        return (np.bincount(query, weights=hits, minlength=nq) > 0).astype(np.float64)
+        return (sum_by_query(query, hits, nq) > 0).astype(np.float64)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     n_rel = np.add.reduceat(relevant, starts)
     inside = group_pos + sizes <= k
-    certain = np.bincount(group_query, weights=n_rel * inside, minlength=nq) > 0
+    certain = sum_by_query(group_query, n_rel * inside, nq) > 0
     value = certain.astype(np.float64)
     straddle = np.flatnonzero((group_pos < k) & ~inside & (n_rel > 0))
     n, r = sizes[straddle].astype(np.float64), n_rel[straddle]
@@ -149,7 +152,7 @@ def reciprocal_rank(ranking, relevant, k):
     ok = (j <= nn - rr + 1) & (ss + j <= (np.inf if k is None else k))
     log_p = _log_comb(nn[ok] - j[ok], rr[ok] - 1) - _log_comb(nn[ok], rr[ok])
     terms = np.exp(log_p) / (ss[ok] + j[ok])
-    return np.bincount(group_query[group][offsets[ok]], weights=terms, minlength=nq)
+    return sum_by_query(group_query[group][offsets[ok]], terms, nq)
 
 
 def average_precision_sum(ranking, relevant, k):
@@ -164,7 +167,7 @@ def average_precision_sum(ranking, relevant, k):
         rows = np.flatnonzero(mask)
         query = ranking.query[rows]
         precision = (cum[rows] - before_query[query]) / (ranking.position[rows] + 1.0)
-        return np.bincount(query, weights=precision, minlength=nq)
+        return sum_by_query(query, precision, nq)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     n_rel = np.add.reduceat(relevant, starts)
     above = np.concatenate(([0.0], cum))[starts] - before_query[group_query]
@@ -175,7 +178,7 @@ def average_precision_sum(ranking, relevant, k):
     t = ranking.position[rows] - group_pos[g] + 1.0
     expected_hits = c + 1.0 + (r - 1.0) * (t - 1.0) / np.maximum(n - 1.0, 1.0)
     terms = (r / n) * expected_hits / (ranking.position[rows] + 1.0)
-    return np.bincount(group_query[g], weights=terms, minlength=nq)
+    return sum_by_query(group_query[g], terms, nq)
 
 
 def expected_reciprocal_rank(ranking, labels, max_grade, k):
@@ -188,5 +191,5 @@ def expected_reciprocal_rank(ranking, labels, max_grade, k):
     terms = stop * np.exp(before) / (ranking.position + 1.0)
     rows = _cutoff_rows(ranking, k)
     if rows is None:
-        return np.bincount(ranking.query, weights=terms, minlength=ranking.n_queries)
-    return np.bincount(ranking.query[rows], weights=terms[rows], minlength=ranking.n_queries)
+        return sum_by_query(ranking.query, terms, ranking.n_queries)
+    return sum_by_query(ranking.query[rows], terms[rows], ranking.n_queries)

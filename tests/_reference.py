@@ -242,8 +242,8 @@ REFERENCE_METRICS = {
     "recall": ref_recall,
     "hit_rate": ref_hit_rate,
     "r_precision": ref_r_precision,
-    "ap": ref_ap,
-    "rr": ref_rr,
+    "map": ref_ap,
+    "mrr": ref_rr,
     "err": ref_err,
     "rbp": ref_rbp,
 }
