@@ -21,14 +21,18 @@ from ._metrics import (
     recall_at_k_score,
 )
 
+from ._evaluate import Evaluation, evaluate
+
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "METRICS",
+    "Evaluation",
     "QueryScores",
     "cg_score",
     "dcg_score",
     "err_score",
+    "evaluate",
     "hit_rate_score",
     "map_score",
     "mrr_score",

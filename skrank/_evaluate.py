@@ -1,0 +1,234 @@
+"""Many metrics over one grouping pass, with per-query results."""
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._aggregate import mean_over_queries
+from ._grouping import rank_queries
+from ._metrics import METRICS, MetricSpec, _prepare, run_kernel
+from ._names import canonical_name, parse_metric_name
+from ._validation import _describe, check_choice, check_ranking_arrays
+
+DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Result of :func:`evaluate`: per-query values, their query ids, and the means.
+
+    Attributes
+    ----------
+    qid : ndarray of shape (n_queries,)
+        Every evaluated query id (sorted when orderable).
+    per_query : dict of str -> ndarray of shape (n_queries,)
+        Per-query values of each metric, aligned with ``qid``.  Queries left
+        out by ``no_relevant="skip"`` hold NaN.
+    mean : dict of str -> float
+        Mean over queries of each metric (skipped queries left out).
+    counts : dict of str -> ndarray of shape (n_queries,)
+        ``num_ret``, ``num_rel`` and ``num_rel_ret`` per query (trec_eval's
+        counts; relevance at the evaluation's threshold, 1 by default).
+    """
+
+    qid: np.ndarray
+    per_query: dict
+    mean: dict
+    counts: dict
+
+    @property
+    def metrics(self):
+        return list(self.mean)
+
+    def to_pandas(self):
+        """Per-query values as a DataFrame indexed by qid (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - exercised without pandas only
+            raise ImportError("Evaluation.to_pandas needs pandas: pip install pandas") from exc
+        frame = pd.DataFrame(self.per_query, index=pd.Index(self.qid, name="qid"))
+        return frame
+
+    def to_dict(self):
+        """Plain-Python form (for JSON): means, per-query values and counts."""
+        def clean(values):
+            return [None if isinstance(v, float) and np.isnan(v) else v for v in values.tolist()]
+
+        return {
+            "mean": {name: (None if np.isnan(v) else v) for name, v in self.mean.items()},
+            "per_query": {
+                str(q): {name: clean(vals)[i] for name, vals in self.per_query.items()}
+                for i, q in enumerate(self.qid.tolist())
+            },
+            "counts": {name: vals.tolist() for name, vals in self.counts.items()},
+            "qid": [str(q) for q in self.qid.tolist()],
+        }
+
+    def __repr__(self):
+        means = ", ".join(f"{name}={value:.4f}" for name, value in self.mean.items())
+        return f"Evaluation(n_queries={self.qid.shape[0]}, {means})"
+
+
+def _resolve_metrics(metrics, *, trec=False):
+    """Normalise ``metrics`` to a list of (label, spec, params)."""
+    func = "evaluate"
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    items = metrics.items() if isinstance(metrics, dict) else [(None, m) for m in metrics]
+    resolved = []
+    for label, item in items:
+        if isinstance(item, str):
+            spec, params = parse_metric_name(item, func=func, trec=trec)
+            label = label or item
+        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
+            name, params = item
+            spec, base = parse_metric_name(name, func=func, trec=trec)
+            params = {**base, **params}
+            label = label or canonical_name(spec, params) or f"{name}{params}"
+        else:
+            raise TypeError(
+                f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
+                f"(name, params_dict) such as ('ndcg', {{'k': 10, 'gain': 'exponential'}}). "
+                f"Got {_describe(item)} instead."
+            )
+        if any(label == other for other, _, _ in resolved):
+            raise ValueError(f"{func}: metric {label!r} is listed twice.")
+        resolved.append((label, spec, params))
+    if not resolved:
+        raise ValueError(f"{func}: metrics must name at least one metric. Got none.")
+    return resolved
+
+
+def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
+             ties=None, no_relevant="zero", threshold=None, qrels=None, run=None,
+             missing_queries="skip"):
+    """Evaluate several metrics at once, sharing one grouping and sorting pass.
+
+    Parameters
+    ----------
+    y_true, y_score, qid, retrieved
+        As in :func:`skrank.ndcg_score`.  Leave them out to evaluate TREC
+        files with ``qrels`` and ``run`` instead.
+    metrics : list of str, or dict of label -> str or (str, dict), default=DEFAULT_METRICS
+        Metric names in the scorer grammar (``"ndcg_exp@10"``, ``"map"``,
+        ``"precision@5"``; trec_eval names such as ``"ndcg_cut.10"`` are
+        accepted too), or ``(name, params)`` pairs for other options, e.g.
+        ``("map", {"k": 10, "denominator": "min"})``.
+    ties : str, default=None
+        Tie policy for every metric; None uses each metric's default
+        (``"average"``, or ``"pessimistic"`` for ERR).  With TREC files the
+        default is ``"trec"``: score descending, then docno descending, as
+        trec_eval orders documents.
+    no_relevant : str, default="zero"
+        Policy for queries without a relevant document, for the metrics that
+        take it (see :func:`skrank.ndcg_score`).
+    threshold : float, default=None
+        Relevance threshold for every binary metric (trec_eval ``-l``); None
+        keeps each metric's default of 1.  The DCG family keeps graded gains.
+    qrels, run : path or :class:`skrank.io.Qrels` / :class:`skrank.io.Run`, default=None
+        TREC relevance judgements and run to evaluate instead of arrays.
+        Judged documents that the run did not retrieve count in R, the ideal
+        DCG and recall; retrieved documents without judgement count as
+        non-relevant; negative judgements (trec_eval's "unjudged in pool")
+        have gain 0 and are never relevant.
+    missing_queries : {"skip", "zero"}, default="skip"
+        With TREC files: queries in the qrels but not in the run are left out
+        (trec_eval's default) or count as an empty ranking (``trec_eval -c``).
+
+    Returns
+    -------
+    result : Evaluation
+        Per-query values with their query ids, and the means.
+
+    Examples
+    --------
+    >>> import skrank
+    >>> res = skrank.evaluate([2, 0, 1, 0, 1, 0], [0.9, 0.8, 0.1, 0.3, 0.2, 0.1],
+    ...                       qid=[1, 1, 1, 2, 2, 2], metrics=["ndcg@2", "mrr", "precision@1"])
+    >>> {name: round(value, 4) for name, value in res.mean.items()}
+    {'ndcg@2': 0.6956, 'mrr': 0.75, 'precision@1': 0.5}
+    >>> res.per_query["mrr"].tolist()
+    [1.0, 0.5]
+    """
+    func = "evaluate"
+    trec = qrels is not None or run is not None
+    if trec:
+        if y_true is not None or y_score is not None or qid is not None or retrieved is not None:
+            raise ValueError(f"{func}: pass either arrays (y_true, y_score, qid) or TREC files "
+                             f"(qrels, run), not both.")
+        if qrels is None or run is None:
+            raise ValueError(f"{func}: TREC evaluation needs both qrels and run.")
+        check_choice(func, "missing_queries", missing_queries, ("skip", "zero"))
+        y_true, y_score, qid, retrieved = _trec_arrays(qrels, run, missing_queries)
+        ties = "trec" if ties is None else ties
+    elif y_true is None or y_score is None:
+        raise ValueError(f"{func}: y_true and y_score are required (or qrels and run).")
+    if ties == "trec":
+        if not trec:
+            raise ValueError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
+        # Rows already come in trec_eval's order; a stable sort keeps it.
+        ties_policy = "stable"
+    else:
+        ties_policy = ties
+
+    resolved = _resolve_metrics(metrics, trec=trec)
+    arrays = check_ranking_arrays(func, y_true, y_score, qid, retrieved)
+    labels_for_gain = arrays
+    if trec:
+        # Negative judgements mean "unjudged in pool": gain 0, never relevant.
+        labels_for_gain = (np.maximum(arrays[0], 0.0), *arrays[1:])
+
+    rankings = {}
+    per_query, mean = {}, {}
+    qids = None
+    for label, spec, params in resolved:
+        params = dict(params)
+        if ties_policy is not None and "ties" in spec.parameters:
+            params["ties"] = ties_policy
+        if "no_relevant" in spec.parameters:
+            params.setdefault("no_relevant", no_relevant)
+        if threshold is not None and "threshold" in spec.parameters:
+            params.setdefault("threshold", threshold)
+        params, _ = _prepare(spec, func, labels_for_gain[0][:1], labels_for_gain[1][:1],
+                             np.zeros(1), None, params)
+        spec.check_labels(func, labels_for_gain[0], params)
+        policy = params.get("ties", "stable")
+        if policy not in rankings:
+            rankings[policy] = rank_queries(func, *labels_for_gain, policy)
+        ranking = rankings[policy]
+        qids = ranking.qids
+        kept_qids, values = run_kernel(spec, func, ranking, params)
+        mean[label] = mean_over_queries(func, values)
+        if kept_qids.shape[0] == qids.shape[0]:
+            per_query[label] = values
+        else:
+            full = np.full(qids.shape[0], np.nan)
+            full[np.isin(qids, kept_qids)] = values
+            per_query[label] = full
+
+    ranking = next(iter(rankings.values()))
+    relevant_at = 1.0 if threshold is None else float(threshold)
+    counts = _counts(ranking, relevant_at)
+    return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts)
+
+
+def _counts(ranking, threshold):
+    nq = ranking.n_queries
+    relevant = ranking.labels >= threshold
+    return {
+        "num_ret": ranking.n_ranked.astype(np.int64),
+        "num_rel": ranking.n_relevant(threshold).astype(np.int64),
+        "num_rel_ret": np.bincount(ranking.query[relevant], minlength=nq).astype(np.int64),
+    }
+
+
+def _trec_arrays(qrels, run, missing_queries):
+    from . import io
+
+    if isinstance(qrels, (str, os.PathLike)):
+        qrels = io.read_qrels(qrels)
+    if isinstance(run, (str, os.PathLike)):
+        run = io.read_run(run)
+    joined = io.join_qrels_run(qrels, run, missing_queries=missing_queries)
+    return joined.y_true, joined.y_score, joined.qid, joined.retrieved

@@ -1,0 +1,121 @@
+"""Metric names: ``"ndcg_exp@10"`` <-> (metric, parameters).
+
+The grammar is ``<stem>[@<k>]``.  Stems come from the metric table's
+``variants`` (``ndcg``, ``ndcg_exp``, ``map``, ...); ``k`` is any integer
+>= 1.  trec_eval's measure names (``ndcg_cut.10``, ``P_5``, ``recip_rank``)
+are accepted as aliases by :func:`parse_metric_name` with ``trec=True``.
+"""
+
+import difflib
+import re
+
+from ._metrics import METRICS
+
+_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:@(?P<k>\d+))?$")
+_TREC_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:[._](?P<k>\d+))?$")
+
+
+def _stems():
+    table = {}
+    for spec in METRICS.values():
+        for stem, fixed in spec.variants.items():
+            table[stem] = (spec, dict(fixed))
+    return table
+
+
+def _trec_stems():
+    table = {}
+    for spec in METRICS.values():
+        for stem, fixed in spec.trec_names.items():
+            table[stem] = (spec, dict(fixed))
+    return table
+
+
+def grammar():
+    """Human-readable list of valid names, for error messages and docs."""
+    parts = []
+    for stem, (spec, _) in _stems().items():
+        if spec.k == "none":
+            parts.append(stem)
+        elif spec.k == "required":
+            parts.append(f"{stem}@<k>")
+        else:
+            parts.append(f"{stem}[@<k>]")
+    return ", ".join(parts)
+
+
+def metric_names(*, cutoffs=(1, 3, 5, 10, 20, 100)):
+    """Canonical names: each stem without a cutoff (where allowed) and with common cutoffs."""
+    names = []
+    for stem, (spec, _) in _stems().items():
+        if spec.k != "required":
+            names.append(stem)
+        if spec.k != "none":
+            names.extend(f"{stem}@{k}" for k in cutoffs)
+    return names
+
+
+def _unknown(name, func, trec):
+    candidates = metric_names()
+    if trec:
+        candidates = candidates + list(_trec_stems())
+    close = difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return ValueError(
+        f"{func}: unknown metric name {name!r}.{hint} Valid names follow "
+        f"'<metric>[@<k>]' with k an integer >= 1: {grammar()}."
+        + (" trec_eval names such as 'ndcg_cut.10', 'P.5', 'recip_rank' are accepted too."
+           if trec else "")
+    )
+
+
+def parse_metric_name(name, *, func="skrank", trec=False):
+    """Return ``(spec, params)`` for a metric name such as ``"ndcg_exp@10"``.
+
+    With ``trec=True`` trec_eval measure names are also accepted.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"{func}: a metric name must be a string such as 'ndcg@10'. "
+                        f"Got {name!r} of type {type(name).__name__} instead.")
+    match = _NAME.match(name)
+    found = None
+    if match and match["stem"] in _stems():
+        found = (*_stems()[match["stem"]], match["k"])
+    elif match and match["stem"].lower() in _stems():
+        found = (*_stems()[match["stem"].lower()], match["k"])
+    elif match and match["stem"] in ("P", "p"):
+        found = (*_stems()["precision"], match["k"])
+    elif trec:
+        tmatch = _TREC_NAME.match(name)
+        if tmatch and tmatch["stem"] in _trec_stems():
+            found = (*_trec_stems()[tmatch["stem"]], tmatch["k"])
+    if found is None:
+        raise _unknown(name, func, trec)
+    spec, params, k = found
+    if k is not None:
+        if spec.k == "none":
+            raise ValueError(f"{func}: {spec.name} takes no cutoff, so {name!r} is not valid. "
+                             f"Use {name.split('@')[0].split('.')[0]!r}.")
+        if int(k) < 1:
+            raise ValueError(f"{func}: the cutoff in {name!r} must be an integer >= 1.")
+        params["k"] = int(k)
+    elif spec.k == "required":
+        raise ValueError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10'.")
+    if spec.name == "err":
+        # The scorer name fixes gdeval's grade scale; the function itself has no default.
+        params.setdefault("max_grade", 4)
+    return spec, params
+
+
+def canonical_name(spec, params):
+    """The scorer-style name of (metric, params) when one exists, else None."""
+    rest = dict(params)
+    k = rest.pop("k", None)
+    if spec.name == "err" and rest.get("max_grade") == 4:
+        rest.pop("max_grade")
+    defaults = spec.parameters
+    rest = {key: v for key, v in rest.items() if defaults.get(key) != v}
+    for stem, fixed in spec.variants.items():
+        if rest == fixed:
+            return stem if k is None else f"{stem}@{k}"
+    return None

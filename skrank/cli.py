@@ -1,0 +1,146 @@
+"""The ``skrank`` console command.
+
+``skrank evaluate QRELS RUN -m ndcg@10 -m map`` prints trec_eval's layout
+(``measure<TAB>qid|all<TAB>value``); ``skrank demo`` scores a synthetic ranking.
+"""
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
+DEFAULT_CLI_METRICS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "recip_rank",
+                       "P_5", "P_10", "recall_100", "ndcg", "ndcg_cut_10")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _build_parser():
+    parser = _Parser(prog="skrank", description="Ranking metrics the scikit-learn way.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    ev = sub.add_parser(
+        "evaluate", help="evaluate a TREC run against qrels (trec_eval layout)",
+        description="Evaluate a TREC run (qid Q0 docno rank score tag) against qrels "
+                    "(qid iter docno rel). Output: measure<TAB>qid|all<TAB>value.",
+    )
+    ev.prog = "skrank evaluate"
+    ev.error = _Parser.error.__get__(ev)
+    ev.add_argument("qrels", help="TREC qrels file (plain or gzip)")
+    ev.add_argument("run", help="TREC run file (plain or gzip)")
+    ev.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
+                    help="metric name such as ndcg@10, ndcg_exp@10, map, map@100, mrr, P@5, "
+                         "recall@100, or a trec_eval name (ndcg_cut.10, P.5, recip_rank); "
+                         "also num_q, num_ret, num_rel, num_rel_ret. Repeatable.")
+    ev.add_argument("-q", "--per-query", action="store_true",
+                    help="also print one row per query")
+    ev.add_argument("-l", "--threshold", type=float, default=None, metavar="LEVEL",
+                    help="relevance threshold for binary metrics (trec_eval -l); default 1")
+    ev.add_argument("-c", "--complete", action="store_true",
+                    help="count queries in the qrels but missing from the run as 0 "
+                         "(trec_eval -c); default: leave them out")
+    ev.add_argument("--ties", default="trec",
+                    choices=["trec", "average", "stable", "pessimistic", "optimistic"],
+                    help="order of tied scores; default 'trec' (docno descending, "
+                         "as trec_eval)")
+    ev.add_argument("--no-relevant", default="zero", choices=["zero", "one", "skip", "nan"],
+                    help="value of queries without a relevant document (default zero)")
+    ev.add_argument("--json", action="store_true", help="print JSON instead of the table")
+
+    demo = sub.add_parser("demo", help="score a small synthetic ranking")
+    demo.prog = "skrank demo"
+    demo.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def _display_name(name):
+    # trec_eval prints cutoffs as measure_k
+    return name.replace(".", "_") if "@" not in name else name
+
+
+def _format(value):
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return f"{value:.4f}"
+
+
+def _evaluate(args, out):
+    from ._evaluate import evaluate
+
+    requested = args.metrics or list(DEFAULT_CLI_METRICS)
+    metrics = [m for m in requested if m not in COUNTS]
+    res = evaluate(qrels=args.qrels, run=args.run, metrics=metrics or ["map"],
+                   ties=args.ties, threshold=args.threshold, no_relevant=args.no_relevant,
+                   missing_queries="zero" if args.complete else "skip")
+    if args.json:
+        data = res.to_dict()
+        if not metrics:
+            data["mean"], data["per_query"] = {}, {}
+        json.dump(data, out, indent=1)
+        out.write("\n")
+        return
+    rows = []
+    qids = [str(q) for q in res.qid.tolist()]
+    for name in requested:
+        label = _display_name(name)
+        if name in COUNTS:
+            if name == "num_q":
+                rows.append((label, "all", res.qid.shape[0]))
+                continue
+            per_q = res.counts[name]
+            if args.per_query:
+                rows.extend((label, q, int(v)) for q, v in zip(qids, per_q))
+            rows.append((label, "all", int(per_q.sum())))
+            continue
+        if args.per_query:
+            rows.extend((label, q, float(v)) for q, v in zip(qids, res.per_query[name])
+                        if not np.isnan(v) or args.no_relevant == "nan")
+        rows.append((label, "all", res.mean[name]))
+    for label, q, value in rows:
+        out.write(f"{label:<22}\t{q}\t{_format(value)}\n")
+
+
+def _demo(args, out):
+    from ._evaluate import evaluate
+
+    rng = np.random.default_rng(args.seed)
+    sizes = rng.integers(5, 30, size=50)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    y_true = rng.integers(0, 4, size=qid.size)
+    y_score = y_true + rng.normal(scale=1.5, size=qid.size)   # a noisy ranker
+    out.write(f"A synthetic ranking: {sizes.size} queries, {qid.size} documents, "
+              f"labels 0-3, scores = labels + noise.\n\n")
+    metrics = ["ndcg@10", "ndcg_exp@10", "map", "mrr", "precision@5", "recall@10", "err@10"]
+    res = evaluate(y_true, y_score, qid=qid, metrics=metrics)
+    for name, value in res.mean.items():
+        out.write(f"{name:<14}{value:.4f}\n")
+    out.write("\nThe same in Python: skrank.evaluate(y_true, y_score, qid=qid, "
+              "metrics=[...]).mean\n")
+
+
+def main(argv=None, out=None):
+    """Entry point of the ``skrank`` command; returns the exit status."""
+    out = sys.stdout if out is None else out
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "evaluate":
+            _evaluate(args, out)
+        else:
+            _demo(args, out)
+    except (ValueError, TypeError, OSError) as exc:
+        message = str(exc).replace("\n", " ")
+        sys.stderr.write(f"skrank {args.command}: error: {message}\n")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

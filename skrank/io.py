@@ -1,0 +1,887 @@
+"""Read TREC qrels and run files, and join them into skrank's flat arrays.
+
+The readers follow trec_eval 10 (``get_qrels.c`` and ``get_trec_results.c``):
+
+* fields are separated by any whitespace;
+* a line whose first non-blank character is ``#`` is a comment, and blank
+  lines are skipped; a ``#`` *inside* a field (``CR#93E-1860``) is part of it;
+* in a run, the ``Q0`` and ``rank`` columns are read but trec_eval ignores
+  them, and tokens after the run tag are ignored;
+* a qrels line has exactly four fields ``qid iter docno rel`` (``iter`` is
+  ignored) and ``rel`` is an integer; ``rel < 0`` means "in the pool but
+  unjudged" and is kept as it is.
+
+Unlike trec_eval, a non-numeric ``rel``, ``score`` or ``rank`` is an error
+(trec_eval reads it as 0 with ``atof``/``atol``), as is a NaN score and a
+duplicate ``(qid, docno)`` pair.
+
+Both readers accept plain or gzip-compressed files (detected from the magic
+bytes, not the file name) and parse without a Python loop per line, so a
+10-million-line run takes seconds.
+
+:func:`join_qrels_run` turns a :class:`Qrels` and a :class:`Run` into the
+``y_true, y_score, qid, retrieved`` arrays the skrank metrics take, in
+trec_eval's ranking order.
+"""
+
+import gzip
+import os
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "Qrels",
+    "Run",
+    "TrecArrays",
+    "join_qrels_run",
+    "read_qrels",
+    "read_run",
+]
+
+_QRELS_FORMAT = "qid iter docno rel"
+_RUN_FORMAT = "qid Q0 docno rank score tag"
+_GZIP_MAGIC = b"\x1f\x8b"
+# Files are tokenized in pieces of about this many bytes (cut at a newline)
+# to bound the memory of the temporary per-byte arrays.
+_CHUNK_BYTES = 1 << 25
+# isspace() in the C locale: \t \n \v \f \r and space.
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
+_NEWLINE = 10
+_HASH = ord("#")
+_MAX_SHOWN = 200
+
+
+# --------------------------------------------------------------------------
+# Containers
+# --------------------------------------------------------------------------
+
+
+def _str_array(cls, name, value):
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{cls}: {name} must be a 1-D array. Got an array of shape {arr.shape} instead."
+        )
+    if arr.dtype.kind == "U":
+        return arr
+    if arr.dtype.kind == "S":
+        return _decode(arr)
+    if arr.size == 0:
+        return np.zeros(0, dtype="U1")
+    return arr.astype(str)
+
+
+def _num_array(cls, name, value, dtype):
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{cls}: {name} must be a 1-D array. Got an array of shape {arr.shape} instead."
+        )
+    if arr.size == 0:
+        return np.zeros(0, dtype=dtype)
+    if np.dtype(dtype).kind == "i":
+        if arr.dtype.kind not in "iub":
+            if arr.dtype.kind != "f" or not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+                raise ValueError(
+                    f"{cls}: {name} must hold integers. Got an array of dtype {arr.dtype} instead."
+                )
+    elif arr.dtype.kind not in "iubf":
+        raise ValueError(
+            f"{cls}: {name} must hold numbers. Got an array of dtype {arr.dtype} instead."
+        )
+    return arr.astype(dtype, copy=False)
+
+
+def _check_lengths(cls, **arrays):
+    lengths = {name: arr.shape[0] for name, arr in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{name}={n}" for name, n in lengths.items())
+        raise ValueError(f"{cls}: all arrays must have the same length. Got {shown}.")
+
+
+def _pandas(cls):
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - pandas is optional
+        raise ImportError(f"{cls}.to_pandas() requires pandas: pip install pandas") from exc
+    return pd
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Qrels:
+    """Relevance judgements read from a TREC qrels file, one row per line.
+
+    Parameters
+    ----------
+    qid : array-like of str of shape (n_judgements,)
+        Query ids.
+    docno : array-like of str of shape (n_judgements,)
+        Document ids.
+    rel : array-like of int of shape (n_judgements,)
+        Relevance levels. A negative level means "in the pool but unjudged".
+
+    Attributes are numpy arrays: ``qid`` and ``docno`` of dtype ``str``
+    (``<U...``), ``rel`` of dtype int64, in file order.
+
+    See Also
+    --------
+    read_qrels : Read a qrels file.
+
+    Examples
+    --------
+    >>> from skrank.io import Qrels
+    >>> qrels = Qrels(qid=["q1", "q1"], docno=["d1", "d2"], rel=[1, 0])
+    >>> len(qrels)
+    2
+    >>> qrels.rel
+    array([1, 0])
+    """
+
+    qid: np.ndarray
+    docno: np.ndarray
+    rel: np.ndarray
+
+    def __post_init__(self):
+        name = type(self).__name__
+        object.__setattr__(self, "qid", _str_array(name, "qid", self.qid))
+        object.__setattr__(self, "docno", _str_array(name, "docno", self.docno))
+        object.__setattr__(self, "rel", _num_array(name, "rel", self.rel, np.int64))
+        _check_lengths(name, qid=self.qid, docno=self.docno, rel=self.rel)
+
+    def __len__(self):
+        return self.qid.shape[0]
+
+    def __repr__(self):
+        n_queries = np.unique(self.qid).shape[0] if len(self) else 0
+        return f"Qrels(n_judgements={len(self)}, n_queries={n_queries})"
+
+    def to_pandas(self):
+        """Return the judgements as a :class:`pandas.DataFrame`.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            Columns ``qid``, ``docno`` and ``rel``.
+        """
+        pd = _pandas("Qrels")
+        return pd.DataFrame({"qid": self.qid, "docno": self.docno, "rel": self.rel})
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Run:
+    """Retrieval results read from a TREC run file, one row per line.
+
+    Parameters
+    ----------
+    qid : array-like of str of shape (n_rows,)
+        Query ids.
+    docno : array-like of str of shape (n_rows,)
+        Document ids.
+    score : array-like of float of shape (n_rows,)
+        Retrieval scores, higher first. trec_eval ranks by this column.
+    rank : array-like of int of shape (n_rows,), default=None
+        The rank column of the file, which trec_eval ignores. None gives
+        1, 2, ... within each query in input order.
+    tag : array-like of str of shape (n_rows,) or str, default=""
+        The run tag of each row (one string is repeated).
+
+    Attributes are numpy arrays: ``qid``, ``docno`` and ``tag`` of dtype
+    ``str``, ``score`` float64 and ``rank`` int64, in file order.
+
+    See Also
+    --------
+    read_run : Read a run file.
+
+    Examples
+    --------
+    >>> from skrank.io import Run
+    >>> run = Run(qid=["q1", "q1", "q2"], docno=["d1", "d2", "d1"], score=[2.0, 1.0, 0.5])
+    >>> len(run)
+    3
+    >>> run.rank
+    array([1, 2, 1])
+    """
+
+    qid: np.ndarray
+    docno: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray = None
+    tag: np.ndarray = ""
+
+    def __post_init__(self):
+        name = type(self).__name__
+        qid = _str_array(name, "qid", self.qid)
+        object.__setattr__(self, "qid", qid)
+        object.__setattr__(self, "docno", _str_array(name, "docno", self.docno))
+        object.__setattr__(self, "score", _num_array(name, "score", self.score, np.float64))
+        if self.rank is None:
+            rank = _rank_in_query(qid)
+        else:
+            rank = _num_array(name, "rank", self.rank, np.int64)
+        object.__setattr__(self, "rank", rank)
+        tag = self.tag
+        if isinstance(tag, str):
+            tag = np.full(qid.shape[0], tag, dtype=f"U{max(len(tag), 1)}")
+        object.__setattr__(self, "tag", _str_array(name, "tag", tag))
+        _check_lengths(name, qid=self.qid, docno=self.docno, score=self.score,
+                       rank=self.rank, tag=self.tag)
+
+    def __len__(self):
+        return self.qid.shape[0]
+
+    def __repr__(self):
+        n_queries = np.unique(self.qid).shape[0] if len(self) else 0
+        return f"Run(n_rows={len(self)}, n_queries={n_queries})"
+
+    def to_pandas(self):
+        """Return the run as a :class:`pandas.DataFrame`.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            Columns ``qid``, ``docno``, ``score``, ``rank`` and ``tag``.
+        """
+        pd = _pandas("Run")
+        return pd.DataFrame({"qid": self.qid, "docno": self.docno, "score": self.score,
+                             "rank": self.rank, "tag": self.tag})
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TrecArrays:
+    """Flat per-document arrays from :func:`join_qrels_run`.
+
+    One row per (query, document) pair in the union of the run's documents
+    and the judged documents of the evaluated queries. Rows of a query are
+    contiguous (queries in sorted order); within a query, the retrieved
+    rows come first in trec_eval's ranking order (score descending, then
+    docno descending), then the unretrieved judged documents in qrels order.
+
+    Attributes
+    ----------
+    y_true : ndarray of float64
+        The qrels relevance, or 0 for a retrieved document absent from the
+        qrels. Negative levels are kept as they are.
+    y_score : ndarray of float64
+        The run score, or NaN for an unretrieved document.
+    qid : ndarray of str
+        Query ids.
+    docno : ndarray of str
+        Document ids.
+    retrieved : ndarray of bool
+        True for documents in the run.
+    """
+
+    y_true: np.ndarray
+    y_score: np.ndarray
+    qid: np.ndarray
+    docno: np.ndarray
+    retrieved: np.ndarray
+
+    def __len__(self):
+        return self.qid.shape[0]
+
+    def __repr__(self):
+        n_queries = np.unique(self.qid).shape[0] if len(self) else 0
+        return (f"TrecArrays(n_rows={len(self)}, n_queries={n_queries}, "
+                f"n_retrieved={int(self.retrieved.sum())})")
+
+    def to_pandas(self):
+        """Return the arrays as a :class:`pandas.DataFrame`.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            Columns ``qid``, ``docno``, ``y_true``, ``y_score`` and ``retrieved``.
+        """
+        pd = _pandas("TrecArrays")
+        return pd.DataFrame({"qid": self.qid, "docno": self.docno, "y_true": self.y_true,
+                             "y_score": self.y_score, "retrieved": self.retrieved})
+
+
+def _rank_in_query(qid):
+    """1-based position of each row among the rows of its query, in input order."""
+    n = qid.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, codes = _factorize(qid)
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = sorted_codes[1:] != sorted_codes[:-1]
+    starts = np.flatnonzero(new)
+    position = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = position + 1
+    return rank
+
+
+# --------------------------------------------------------------------------
+# Tokenizer
+# --------------------------------------------------------------------------
+
+
+def _load(source):
+    """Return ``(data, name)``: the (decompressed) bytes and a name for messages."""
+    if hasattr(source, "read"):
+        data = source.read()
+        name = getattr(source, "name", None)
+        name = os.fsdecode(name) if isinstance(name, (str, bytes, os.PathLike)) else "<stream>"
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+    else:
+        try:
+            path = os.fspath(source)
+        except TypeError:
+            raise TypeError(
+                "expected a path (str or os.PathLike) or a file object. "
+                f"Got {type(source).__name__} instead."
+            ) from None
+        name = os.fsdecode(path)
+        with open(path, "rb") as f:
+            data = f.read()
+    data = bytes(data)
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ValueError(f"{name}: corrupt gzip data ({exc})") from exc
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    return data, name
+
+
+def _chunks(data):
+    """Yield ``(a, first_line)``: uint8 views of ``data`` cut after a newline."""
+    start, size, line = 0, len(data), 0
+    while start < size:
+        end = min(start + _CHUNK_BYTES, size)
+        if end < size:
+            cut = data.rfind(b"\n", start, end)
+            end = (data.find(b"\n", end) if cut < 0 else cut) + 1
+        a = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start)
+        yield a, line
+        line += data.count(b"\n", start, end)
+        start = end
+
+
+class _Lines:
+    """Tokens of the data lines (not blank, not comment) of one chunk."""
+
+    def __init__(self, a, first_line):
+        self.a = a
+        self.first_line = first_line
+        nonblank = (~_WHITESPACE[a]).view(np.int8)
+        step = np.diff(nonblank)
+        starts = np.flatnonzero(step == 1) + 1
+        ends = np.flatnonzero(step == -1) + 1
+        if nonblank[0]:
+            starts = np.concatenate(([0], starts))
+        # The chunk ends with a newline, so every token has an end.
+        newlines = np.cumsum(a == _NEWLINE, dtype=np.int32)
+        line = newlines[starts]  # 0-based line of each token, within the chunk
+        first = np.ones(starts.shape[0], dtype=bool)
+        first[1:] = line[1:] != line[:-1]
+        comment = first & (a[starts] == _HASH)
+        if comment.any():
+            dropped = np.zeros(int(newlines[-1]) + 1, dtype=bool)
+            dropped[line[comment]] = True
+            keep = ~dropped[line]
+            starts, ends, line, first = starts[keep], ends[keep], line[keep], first[keep]
+        self.starts, self.ends = starts, ends
+        self.first_token = np.flatnonzero(first)
+        self.n_tokens = np.diff(np.append(self.first_token, starts.shape[0]))
+        self.local_line = line[self.first_token]
+
+    def __len__(self):
+        return self.first_token.shape[0]
+
+    def line_number(self, i):
+        """1-based line number in the file of data line ``i``."""
+        return self.first_line + int(self.local_line[i]) + 1
+
+    def text(self, i):
+        """The text of data line ``i``, for messages."""
+        newlines = np.flatnonzero(self.a == _NEWLINE)
+        k = int(self.local_line[i])
+        begin = int(newlines[k - 1]) + 1 if k > 0 else 0
+        raw = self.a[begin:int(newlines[k])].tobytes()
+        text = raw.decode("utf-8", errors="replace").rstrip("\r")
+        if len(text) > _MAX_SHOWN:
+            text = text[:_MAX_SHOWN] + "..."
+        return text
+
+    def columns(self, n_fields, *, exact):
+        """Token starts and ends as (n_lines, n_fields) arrays.
+
+        Returns the index of the first bad line instead when a line has too
+        few fields (or, with ``exact``, too many).
+        """
+        bad = (self.n_tokens != n_fields) if exact else (self.n_tokens < n_fields)
+        if bad.any():
+            return int(np.argmax(bad))
+        starts, ends = self.starts, self.ends
+        if not exact and not np.all(self.n_tokens == n_fields):
+            # Extra tokens after the last field (e.g. junk after the run tag).
+            within = np.arange(starts.shape[0]) - np.repeat(self.first_token, self.n_tokens)
+            keep = within < n_fields
+            starts, ends = starts[keep], ends[keep]
+        return starts.reshape(-1, n_fields), ends.reshape(-1, n_fields)
+
+    def field(self, starts, ends):
+        """The tokens ``a[starts[i]:ends[i]]`` as a numpy bytes (``S``) array.
+
+        Shorter tokens are NUL padded, which numpy's ``S`` dtype ignores.
+        """
+        n = starts.shape[0]
+        if n == 0:
+            return np.zeros(0, dtype="S1")
+        lengths = ends - starts
+        longest, shortest = int(lengths.max()), int(lengths.min())
+        width = longest
+        out = np.zeros((width, n), dtype=np.uint8)
+        last = self.a.shape[0] - 1
+        for j in range(longest):
+            col = self.a[np.minimum(starts + j, last)] if j >= shortest else self.a[starts + j]
+            if j >= shortest:
+                col[lengths <= j] = 0
+            out[j] = col
+        return np.ascontiguousarray(out.T).view(f"S{width}").reshape(n)
+
+
+def _parse_numbers(col, dtype):
+    """Convert a bytes array to ``dtype``, or return None if any value is invalid."""
+    if b"_" in col.tobytes():  # Python's int()/float() accept "1_000"; C does not.
+        return None
+    try:
+        values = col.astype(dtype)
+    except (ValueError, OverflowError):
+        return None
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        return None
+    return values
+
+
+def _first_invalid(col, dtype):
+    """Index of the first value of ``col`` that :func:`_parse_numbers` rejects."""
+    lo, hi = 0, col.shape[0]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _parse_numbers(col[lo:mid], dtype) is None:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def _decode(arr):
+    """Bytes array to str array: ASCII fast path, UTF-8 otherwise."""
+    try:
+        return arr.astype(str)
+    except UnicodeDecodeError:
+        # Invalid UTF-8 bytes are kept as lone surrogates (round-trippable).
+        return np.char.decode(arr, "utf-8", "surrogateescape")
+
+
+def _read_table(source, *, fmt, n_fields, exact, text_fields, numeric_fields):
+    """Parse a whitespace-separated TREC file into bytes/number columns."""
+    data, name = _load(source)
+    pieces = {f: [] for f in (*text_fields, *numeric_fields)}
+    line_numbers = []
+    for a, first_line in _chunks(data):
+        lines = _Lines(a, first_line)
+        if len(lines) == 0:
+            continue
+        result = lines.columns(n_fields, exact=exact)
+        if isinstance(result, int):
+            i = result
+            reason = ""
+            if exact and lines.n_tokens[i] > n_fields:
+                reason = f" ({lines.n_tokens[i]} fields, expected {n_fields})"
+            raise ValueError(
+                f"{name}:{lines.line_number(i)}: expected {fmt!r}, got {lines.text(i)!r}{reason}"
+            )
+        starts, ends = result
+        for field, index in text_fields.items():
+            pieces[field].append(lines.field(starts[:, index], ends[:, index]))
+        for field, (index, dtype, what) in numeric_fields.items():
+            col = lines.field(starts[:, index], ends[:, index])
+            values = _parse_numbers(col, dtype)
+            if values is None:
+                i = _first_invalid(col, dtype)
+                token = col[i].decode("utf-8", errors="replace")
+                raise ValueError(
+                    f"{name}:{lines.line_number(i)}: expected {fmt!r}, got {lines.text(i)!r} "
+                    f"({field} {token!r} is not {what})"
+                )
+            pieces[field].append(values)
+        line_numbers.append(lines.first_line + lines.local_line.astype(np.int64) + 1)
+
+    columns = {}
+    for field in text_fields:
+        columns[field] = np.concatenate(pieces[field]) if pieces[field] else np.zeros(0, "S1")
+    for field, (_, dtype, _) in numeric_fields.items():
+        columns[field] = (np.concatenate(pieces[field]) if pieces[field]
+                          else np.zeros(0, dtype=dtype))
+    lines = np.concatenate(line_numbers) if line_numbers else np.zeros(0, dtype=np.int64)
+    return columns, lines, name
+
+
+# --------------------------------------------------------------------------
+# Keys: factorizing and hashing
+# --------------------------------------------------------------------------
+
+
+def _factorize(arr):
+    """``(uniques, codes)`` with sorted uniques and ``uniques[codes] == arr``.
+
+    Runs of equal neighbours (queries are usually contiguous) are collapsed
+    before sorting, so the cost is a sort of the runs, not of the rows.
+    """
+    n = arr.shape[0]
+    if n == 0:
+        return arr[:0], np.zeros(0, dtype=np.intp)
+    change = np.ones(n, dtype=bool)
+    np.not_equal(arr[1:], arr[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    uniques, inverse = np.unique(arr[starts], return_inverse=True)
+    codes = np.repeat(inverse.reshape(-1), np.diff(np.append(starts, n)))
+    return uniques, codes
+
+
+_U64 = np.uint64
+
+
+def _mix(h):
+    """splitmix64 finalizer, in place."""
+    h ^= h >> _U64(30)
+    h *= _U64(0xBF58476D1CE4E5B9)
+    h ^= h >> _U64(27)
+    h *= _U64(0x94D049BB133111EB)
+    h ^= h >> _U64(31)
+    return h
+
+
+def _key_hash(codes, strings):
+    """64-bit hash of each ``(codes[i], strings[i])`` pair.
+
+    ``strings`` is one ``S`` or ``U`` array (the hash depends on its width,
+    so only compare hashes computed on the same array).
+    """
+    n = strings.shape[0]
+    raw = np.ascontiguousarray(strings).view(np.uint8).reshape(n, strings.dtype.itemsize)
+    pad = -raw.shape[1] % 8
+    if pad:
+        raw = np.concatenate([raw, np.zeros((n, pad), dtype=np.uint8)], axis=1)
+    words = raw.view("<u8")
+    h = codes.astype(_U64) * _U64(0x9E3779B97F4A7C15)
+    for k in range(words.shape[1]):
+        h ^= words[:, k]
+        _mix(h)
+    return h
+
+
+def _first_duplicate(codes, strings, keys):
+    """``(i, j)``, i < j, the duplicate pair whose second row comes first, or None.
+
+    ``keys`` are hashes of the pairs (equal pairs have equal keys); rows
+    sharing a key are then compared exactly, so collisions are harmless.
+    """
+    if keys.shape[0] < 2:
+        return None
+    order = np.argsort(keys)
+    sorted_keys = keys[order]
+    same = sorted_keys[1:] == sorted_keys[:-1]
+    if not same.any():
+        return None
+    flagged = np.zeros(keys.shape[0], dtype=bool)
+    flagged[1:] |= same
+    flagged[:-1] |= same
+    candidates = np.sort(order[flagged])
+    seen = {}
+    for i, code, string in zip(candidates.tolist(), codes[candidates].tolist(),
+                               strings[candidates].tolist()):
+        first = seen.setdefault((code, string), i)
+        if first != i:
+            return first, i
+    return None
+
+
+def _check_no_duplicates(name, qid, docno, line_numbers):
+    uniques, codes = _factorize(qid)
+    pair = _first_duplicate(codes, docno, _key_hash(codes, docno))
+    if pair is None:
+        return
+    i, j = pair
+    raise ValueError(
+        f"{name}: duplicate document {str(_decode(docno[i:i + 1])[0])!r} for query "
+        f"{str(_decode(qid[i:i + 1])[0])!r} (lines {line_numbers[i]} and {line_numbers[j]})"
+    )
+
+
+# --------------------------------------------------------------------------
+# Readers
+# --------------------------------------------------------------------------
+
+
+def read_qrels(path):
+    """Read a TREC qrels file (``qid iter docno rel`` per line).
+
+    Parameters
+    ----------
+    path : str, os.PathLike or file object
+        The qrels file, plain or gzip-compressed (detected from its first
+        bytes). A file object must be opened in binary mode, or in text mode
+        as UTF-8.
+
+    Returns
+    -------
+    qrels : Qrels
+        The judgements in file order: ``qid`` and ``docno`` as str arrays,
+        ``rel`` as int64. The ``iter`` column is ignored, as in trec_eval.
+
+    Raises
+    ------
+    ValueError
+        If a line does not have exactly four fields or ``rel`` is not an
+        integer (the message names the file, the line number and the
+        line), or if a ``(qid, docno)`` pair is judged twice.
+
+    Notes
+    -----
+    Lines whose first non-blank character is ``#`` and blank lines are
+    skipped; a ``#`` inside a docno is part of it. Negative ``rel`` values
+    ("in the pool but unjudged") are kept.
+
+    Examples
+    --------
+    >>> import io
+    >>> from skrank.io import read_qrels
+    >>> qrels = read_qrels(io.BytesIO(b"# topic 301\\n301 0 d1 1\\n301 0 CR#93 -1\\n"))
+    >>> qrels.docno
+    array(['d1', 'CR#93'], dtype='<U5')
+    >>> qrels.rel
+    array([ 1, -1])
+    """
+    columns, lines, name = _read_table(
+        path, fmt=_QRELS_FORMAT, n_fields=4, exact=True,
+        text_fields={"qid": 0, "docno": 2},
+        numeric_fields={"rel": (3, np.int64, "an integer")},
+    )
+    _check_no_duplicates(name, columns["qid"], columns["docno"], lines)
+    return Qrels(qid=_decode(columns["qid"]), docno=_decode(columns["docno"]),
+                 rel=columns["rel"])
+
+
+def read_run(path):
+    """Read a TREC run file (``qid Q0 docno rank score tag`` per line).
+
+    Parameters
+    ----------
+    path : str, os.PathLike or file object
+        The run file, plain or gzip-compressed (detected from its first
+        bytes). A file object must be opened in binary mode, or in text mode
+        as UTF-8.
+
+    Returns
+    -------
+    run : Run
+        The rows in file order: ``qid``, ``docno`` and ``tag`` as str arrays,
+        ``score`` as float64 and ``rank`` as int64.
+
+    Raises
+    ------
+    ValueError
+        If a line has fewer than six fields, or its score is not a number
+        (or NaN) or its rank not an integer (the message names the file,
+        the line number and the line), or if a document appears twice for
+        the same query.
+
+    Notes
+    -----
+    As in trec_eval, the ``Q0`` column is not checked, tokens after the tag
+    are ignored, and lines whose first non-blank character is ``#`` and blank
+    lines are skipped (a ``#`` inside a docno is part of it). trec_eval ranks
+    documents by ``score`` and ignores ``rank``; see :func:`join_qrels_run`.
+
+    Examples
+    --------
+    >>> import io
+    >>> from skrank.io import read_run
+    >>> run = read_run(io.BytesIO(b"301 Q0 d1 1 2.5 bm25\\n301 Q0 d2 2 1.0 bm25\\n"))
+    >>> len(run)
+    2
+    >>> run.docno
+    array(['d1', 'd2'], dtype='<U2')
+    >>> run.score
+    array([2.5, 1. ])
+    """
+    columns, lines, name = _read_table(
+        path, fmt=_RUN_FORMAT, n_fields=6, exact=False,
+        text_fields={"qid": 0, "docno": 2, "tag": 5},
+        numeric_fields={"rank": (3, np.int64, "an integer"),
+                        "score": (4, np.float64, "a number")},
+    )
+    _check_no_duplicates(name, columns["qid"], columns["docno"], lines)
+    return Run(qid=_decode(columns["qid"]), docno=_decode(columns["docno"]),
+               score=columns["score"], rank=columns["rank"], tag=_decode(columns["tag"]))
+
+
+# --------------------------------------------------------------------------
+# Join
+# --------------------------------------------------------------------------
+
+
+def _match(run_keys, qrels_keys):
+    """Index of the qrels row with each run key, or -1; None on a hash collision."""
+    matched = np.full(run_keys.shape[0], -1, dtype=np.intp)
+    if qrels_keys.shape[0] == 0 or run_keys.shape[0] == 0:
+        return matched
+    order = np.argsort(qrels_keys)
+    sorted_keys = qrels_keys[order]
+    if (sorted_keys[1:] == sorted_keys[:-1]).any():
+        return None  # qrels pairs are distinct, so equal keys are a collision
+    pos = np.minimum(np.searchsorted(sorted_keys, run_keys), sorted_keys.shape[0] - 1)
+    found = sorted_keys[pos] == run_keys
+    matched[found] = order[pos[found]]
+    return matched
+
+
+def join_qrels_run(qrels, run, *, missing_queries="skip"):
+    """Join judgements and a run into flat per-document arrays, as trec_eval does.
+
+    Parameters
+    ----------
+    qrels : Qrels
+        Relevance judgements, e.g. from :func:`read_qrels`.
+    run : Run
+        Retrieval results, e.g. from :func:`read_run`.
+    missing_queries : {"skip", "zero"}, default="skip"
+        Which queries to evaluate. ``"skip"`` (trec_eval's default): the
+        queries present in both the qrels and the run. ``"zero"``
+        (``trec_eval -c``): every query of the qrels; one absent from the run
+        gets rows for its judged documents, all unretrieved. Queries of the
+        run without judgements are always dropped.
+
+    Returns
+    -------
+    arrays : TrecArrays
+        One row per (qid, docno) in the union of the run's documents and the
+        judged documents of the evaluated queries, with ``y_true`` (the qrels
+        rel, 0 for retrieved unjudged documents; negative levels kept),
+        ``y_score`` (NaN when unretrieved), ``qid``, ``docno`` and
+        ``retrieved``. Queries are contiguous and in sorted order; within a
+        query, retrieved rows come first in trec_eval's ranking order (score
+        descending, ties broken by docno in *descending* ``strcmp`` order),
+        then the unretrieved judged documents in qrels order. The rows can
+        be passed to the skrank metrics with ``qid=`` and ``retrieved=``;
+        ``ties="stable"`` then reproduces trec_eval's tie-breaking.
+
+    Raises
+    ------
+    ValueError
+        If a (qid, docno) pair appears twice in ``qrels`` or in ``run``, or
+        a run score is NaN.
+
+    Examples
+    --------
+    >>> from skrank.io import Qrels, Run, join_qrels_run
+    >>> qrels = Qrels(qid=["q1", "q1", "q2"], docno=["a", "c", "x"], rel=[1, 2, 1])
+    >>> run = Run(qid=["q1", "q1", "q3"], docno=["a", "b", "z"], score=[0.5, 0.5, 1.0])
+    >>> arrays = join_qrels_run(qrels, run)
+    >>> arrays.docno
+    array(['b', 'a', 'c'], dtype='<U1')
+    >>> arrays.y_true
+    array([0., 1., 2.])
+    >>> arrays.retrieved
+    array([ True,  True, False])
+    >>> join_qrels_run(qrels, run, missing_queries="zero").qid
+    array(['q1', 'q1', 'q1', 'q2'], dtype='<U2')
+    """
+    func = "join_qrels_run"
+    if not isinstance(qrels, Qrels):
+        raise TypeError(f"{func}: qrels must be a Qrels (see read_qrels). "
+                        f"Got {type(qrels).__name__} instead.")
+    if not isinstance(run, Run):
+        raise TypeError(f"{func}: run must be a Run (see read_run). "
+                        f"Got {type(run).__name__} instead.")
+    if missing_queries not in ("skip", "zero"):
+        raise ValueError(f"{func}: missing_queries must be one of 'skip', 'zero'. "
+                         f"Got {missing_queries!r} instead.")
+    if np.isnan(run.score).any():
+        i = int(np.argmax(np.isnan(run.score)))
+        raise ValueError(f"{func}: run scores must not be NaN. Got NaN for query "
+                         f"{str(run.qid[i])!r}, document {str(run.docno[i])!r}.")
+
+    # Query codes shared by both sides, in sorted qid order.
+    n_judged = len(qrels)
+    qids, codes = _factorize(np.concatenate([qrels.qid, run.qid]))
+    qrels_codes, run_codes = codes[:n_judged], codes[n_judged:]
+    evaluated = np.bincount(qrels_codes, minlength=qids.shape[0]) > 0
+    if missing_queries == "skip":
+        evaluated &= np.bincount(run_codes, minlength=qids.shape[0]) > 0
+    keep_q = np.flatnonzero(evaluated[qrels_codes])
+    keep_r = np.flatnonzero(evaluated[run_codes])
+    q_codes, q_docno, q_rel = qrels_codes[keep_q], qrels.docno[keep_q], qrels.rel[keep_q]
+    r_codes, r_docno, r_score = run_codes[keep_r], run.docno[keep_r], run.score[keep_r]
+
+    # Match run rows to judgements on (query, docno) by hashing the pairs.
+    all_codes = np.concatenate([q_codes, r_codes])
+    all_docno = np.concatenate([q_docno, r_docno])
+    keys = _key_hash(all_codes, all_docno)
+    n_q = q_codes.shape[0]
+    for side, rows in (("qrels", slice(0, n_q)), ("run", slice(n_q, None))):
+        pair = _first_duplicate(all_codes[rows], all_docno[rows], keys[rows])
+        if pair is not None:
+            i = pair[0]
+            raise ValueError(
+                f"{func}: duplicate document {str(all_docno[rows][i])!r} for query "
+                f"{str(qids[all_codes[rows][i]])!r} in {side}."
+            )
+    matched = _match(keys[n_q:], keys[:n_q])
+    if matched is not None:
+        hit = np.flatnonzero(matched >= 0)
+        if not np.array_equal(q_docno[matched[hit]], r_docno[hit]) or \
+                not np.array_equal(q_codes[matched[hit]], r_codes[hit]):
+            matched = None
+    if matched is None:  # 64-bit hash collision: match on exact docno codes
+        _, docno_codes = np.unique(all_docno, return_inverse=True)
+        exact = all_codes.astype(np.int64) * (int(docno_codes.max()) + 1) + docno_codes
+        matched = _match(exact[n_q:], exact[:n_q])
+
+    hit = matched >= 0
+    r_true = np.zeros(r_codes.shape[0], dtype=np.float64)
+    r_true[hit] = q_rel[matched[hit]]
+    judged_retrieved = np.zeros(n_q, dtype=bool)
+    judged_retrieved[matched[hit]] = True
+    unret = np.flatnonzero(~judged_retrieved)
+    n_ret, n_unret = r_codes.shape[0], unret.shape[0]
+
+    code = np.concatenate([r_codes, q_codes[unret]])
+    docno = np.concatenate([r_docno, q_docno[unret]])
+    y_true = np.concatenate([r_true, q_rel[unret].astype(np.float64)])
+    y_score = np.concatenate([r_score, np.full(n_unret, np.nan)])
+    retrieved = np.concatenate([np.ones(n_ret, dtype=bool), np.zeros(n_unret, dtype=bool)])
+
+    # Order: query, retrieved first, score descending (stable sorts, so
+    # unretrieved rows stay in qrels order) ...
+    neg_score = np.concatenate([-r_score, np.zeros(n_unret)])
+    order = np.lexsort((neg_score, ~retrieved, code))
+    # ... then docno descending among retrieved rows with equal scores.
+    s_code, s_ret, s_score = code[order], retrieved[order], neg_score[order]
+    tie = ((s_code[1:] == s_code[:-1]) & s_ret[1:] & s_ret[:-1]
+           & (s_score[1:] == s_score[:-1]))
+    if tie.any():
+        in_tie = np.zeros(order.shape[0], dtype=bool)
+        in_tie[1:] |= tie
+        in_tie[:-1] |= tie
+        rows = np.flatnonzero(in_tie)
+        group = np.cumsum(np.concatenate(([True], ~tie)))[rows]
+        tied = order[rows]
+        # (group descending, docno ascending), reversed: group ascending, docno descending.
+        order[rows] = tied[np.lexsort((docno[tied], -group))[::-1]]
+
+    return TrecArrays(y_true=y_true[order], y_score=y_score[order], qid=qids[code[order]],
+                      docno=docno[order], retrieved=retrieved[order])
