@@ -268,7 +268,7 @@ def test_average_matches_linearity_of_expectation():
     y, s = [1, 0, 1, 0], [0, 0, 0, 0]
     assert R.ref_query_value("precision", y, s, k=1) == pytest.approx(2 / 4)
     # RR: first relevant at rank 1 w.p. 1/2, rank 2 w.p. 1/3, rank 3 w.p. 1/6
-    assert R.ref_query_value("rr", y, s) == pytest.approx(1 / 2 + (1 / 3) / 2 + (1 / 6) / 3)
+    assert R.ref_query_value("mrr", y, s) == pytest.approx(1 / 2 + (1 / 3) / 2 + (1 / 6) / 3)
 
 
 # --------------------------------------------------------------------------------------
@@ -332,7 +332,7 @@ def test_mean_2d_and_hashable_qids():
     assert R.ref_mean_2d("ndcg", Y, S, no_relevant="skip") == (1.0, {0: 1.0})
     # qids: any hashable, rows of one query need not be contiguous
     mean, per_q = R.ref_mean(
-        "rr", [0, 0, 1, 1], [3, 2, 1, 0], [("x", 1), "y", ("x", 1), "y"]
+        "mrr", [0, 0, 1, 1], [3, 2, 1, 0], [("x", 1), "y", ("x", 1), "y"]
     )
     assert per_q == {("x", 1): pytest.approx(1 / 2), "y": pytest.approx(1 / 2)}
     assert mean == pytest.approx(1 / 2)
