@@ -22,17 +22,26 @@ from ._metrics import (
 )
 
 from ._evaluate import Evaluation, evaluate
+from ._scorer import RankingScorer, get_scorer, get_scorer_names, make_ranking_scorer
+from ._scorer import register_with_sklearn as _register_with_sklearn
 
 __version__ = "0.1.0.dev0"
+
+# Deliberate: after `import skrank`, scoring="ndcg_exp@10" works in scikit-learn.
+_register_with_sklearn()
 
 __all__ = [
     "METRICS",
     "Evaluation",
     "QueryScores",
+    "RankingScorer",
     "cg_score",
     "dcg_score",
     "err_score",
     "evaluate",
+    "get_scorer",
+    "get_scorer_names",
+    "make_ranking_scorer",
     "hit_rate_score",
     "map_score",
     "mrr_score",

@@ -373,27 +373,38 @@ class _Lines:
     def __init__(self, a, first_line):
         self.a = a
         self.first_line = first_line
-        nonblank = (~_WHITESPACE[a]).view(np.int8)
-        step = np.diff(nonblank)
-        starts = np.flatnonzero(step == 1) + 1
-        ends = np.flatnonzero(step == -1) + 1
-        if nonblank[0]:
-            starts = np.concatenate(([0], starts))
+        # blank[i + 1] is for a[i]; a newline is prepended (the chunk starts a line).
+        padded = np.empty(a.shape[0] + 1, dtype=np.uint8)
+        padded[0] = _NEWLINE
+        padded[1:] = a
+        blank = _WHITESPACE[padded]
+        starts = blank[:-1] > blank[1:]  # a[i] non-blank after a blank
+        newline = a == _NEWLINE
+        # Token starts and newlines in file order; a token is the first of its
+        # line when the event before it is a newline.
+        events = np.flatnonzero(starts | newline)
+        is_newline = newline[events]
+        token_events = np.flatnonzero(~is_newline)
+        starts = events[token_events]
         # The chunk ends with a newline, so every token has an end.
-        newlines = np.cumsum(a == _NEWLINE, dtype=np.int32)
-        line = newlines[starts]  # 0-based line of each token, within the chunk
-        first = np.ones(starts.shape[0], dtype=bool)
-        first[1:] = line[1:] != line[:-1]
-        comment = first & (a[starts] == _HASH)
+        ends = np.flatnonzero(blank[1:] > blank[:-1])
+        after_newline = np.empty(events.shape[0], dtype=bool)
+        after_newline[0] = True
+        after_newline[1:] = is_newline[:-1]
+        first = after_newline[token_events]
+        first_token = np.flatnonzero(first)
+        # 0-based line (within the chunk) of each data line.
+        local_line = np.cumsum(is_newline, dtype=np.intp)[token_events[first_token]]
+        comment = a[starts[first_token]] == _HASH
         if comment.any():
-            dropped = np.zeros(int(newlines[-1]) + 1, dtype=bool)
-            dropped[line[comment]] = True
-            keep = ~dropped[line]
-            starts, ends, line, first = starts[keep], ends[keep], line[keep], first[keep]
+            keep = ~comment[np.cumsum(first) - 1]
+            starts, ends, first = starts[keep], ends[keep], first[keep]
+            local_line = local_line[~comment]
+            first_token = np.flatnonzero(first)
         self.starts, self.ends = starts, ends
-        self.first_token = np.flatnonzero(first)
-        self.n_tokens = np.diff(np.append(self.first_token, starts.shape[0]))
-        self.local_line = line[self.first_token]
+        self.first_token = first_token
+        self.n_tokens = np.diff(np.append(first_token, starts.shape[0]))
+        self.local_line = local_line
 
     def __len__(self):
         return self.first_token.shape[0]

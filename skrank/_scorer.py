@@ -1,0 +1,290 @@
+"""Scorers for scikit-learn model selection, and their registration as strings.
+
+A skrank scorer is a scikit-learn scorer (the class ``make_scorer`` returns)
+that also finds the query ids: from metadata routing (it requests ``qid``) or,
+without routing, from a ``qid`` column of a pandas DataFrame ``X``.
+
+Registration.  scikit-learn resolves ``scoring="..."`` strings in
+``sklearn.metrics._scorer._SCORERS`` and validates them against sets of names
+frozen when each of its modules is imported.  :func:`register_with_sklearn`
+(run by ``import skrank``) does two deliberate, idempotent things:
+
+1. it swaps ``_SCORERS`` for a dict subclass with the same entries whose
+   missing-key hook builds a skrank scorer for a valid ranking name, so
+   ``get_scorer("ndcg_exp@37")`` works for any cutoff;
+2. it lets ``StrOptions`` constraints that hold scikit-learn's scorer names
+   (those created before and after the import alike) also accept valid
+   ranking names.
+
+scikit-learn's own names, their scorers and its error messages are untouched:
+a name scikit-learn knows always means scikit-learn's scorer.  If a future
+scikit-learn moves these internals, importing skrank still works, a warning
+says the strings are unavailable, and ``skrank.get_scorer(name)`` still works.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.metrics import make_scorer
+
+from ._metrics import METRICS
+from ._names import canonical_name, metric_names, parse_metric_name
+from ._validation import apply_gain, check_choice
+
+_RESPONSES = ("predict", "expected_gain")
+
+
+def _sklearn_scorer_class():
+    return type(make_scorer(METRICS["ndcg"].function))
+
+
+def qid_from_X(X):
+    """The ``qid`` column of a DataFrame-like ``X``, or None."""
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return None
+    try:
+        if "qid" not in list(columns):
+            return None
+        column = X["qid"]
+    except Exception:  # exotic frame types
+        return None
+    return np.asarray(column.to_numpy() if hasattr(column, "to_numpy") else column)
+
+
+def _missing_qid_message(name):
+    return (
+        f"{name} needs qid but none was given. Enable metadata routing "
+        f"(sklearn.set_config(enable_metadata_routing=True)) and call "
+        f"fit(X, y, qid=qid), or pass X as a pandas DataFrame with a 'qid' column. "
+        f"(GridSearchCV and cross_validate show this only as a warning and NaN scores "
+        f"unless error_score='raise'.)"
+    )
+
+
+class RankingScorer(_sklearn_scorer_class()):
+    """A scikit-learn scorer for a ranking metric; greater is better.
+
+    Build one with :func:`skrank.get_scorer` or :func:`skrank.make_ranking_scorer`.
+    It requests ``qid`` through metadata routing and otherwise reads it from
+    a ``qid`` column of a DataFrame ``X``.
+    """
+
+    # Default metadata request: route qid to the scorer without set_score_request.
+    __metadata_request__score = {"qid": True}
+
+    def __init__(self, metric, params, *, response="predict", name=None):
+        if callable(metric):
+            func, self._metric = metric, getattr(metric, "__name__", "custom")
+        else:
+            func, self._metric = METRICS[metric].function, metric
+        response_method = "predict_proba" if response == "expected_gain" else "predict"
+        super().__init__(func, 1, dict(params), response_method)
+        self._response = response
+        self._name = name
+
+    @property
+    def name(self):
+        """The scorer's name in skrank's grammar, when it has one."""
+        return self._name
+
+    def __repr__(self):
+        if self._name is not None and self._response == "predict":
+            return f"get_scorer({self._name!r})"
+        args = [repr(self._metric)] + [f"{k}={v!r}" for k, v in self._kwargs.items()]
+        if self._response != "predict":
+            args.append(f"response={self._response!r}")
+        return f"make_ranking_scorer({', '.join(args)})"
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        qid = kwargs.pop("qid", None)
+        if kwargs:
+            raise TypeError(
+                f"{self._name or self._metric}: ranking scorers take only qid as metadata. "
+                f"Got {', '.join(sorted(kwargs))}."
+            )
+        if qid is None:
+            qid = qid_from_X(X)
+        if qid is None:
+            raise ValueError(_missing_qid_message(self._name or self._metric))
+        y_score = method_caller(estimator, self._response_method, X)
+        if self._response == "expected_gain":
+            y_score = self._expected_gain(estimator, y_score)
+        return self._score_func(y_true, np.asarray(y_score), qid=qid, **self._kwargs)
+
+    def _expected_gain(self, estimator, proba):
+        """Expected gain of each document under a classifier over graded labels."""
+        classes = np.asarray(estimator.classes_, dtype=np.float64)
+        proba = np.asarray(proba, dtype=np.float64)
+        if proba.ndim == 1:  # binary classifier: scikit-learn returns P(classes_[1])
+            proba = np.column_stack([1.0 - proba, proba])
+        gains = apply_gain("expected_gain", self._kwargs.get("gain", "linear"), classes)
+        return proba @ gains
+
+
+def make_ranking_scorer(metric, *, response="predict", **params):
+    """Make a scorer from a ranking metric and its options.
+
+    Parameters
+    ----------
+    metric : str or callable
+        A metric name (``"ndcg"``, ``"map"``, or a full name such as
+        ``"ndcg_exp@10"``), or a callable ``f(y_true, y_score, *, qid, **params)``
+        returning a float, greater is better.
+    response : {"predict", "expected_gain"}, default="predict"
+        How documents are scored: the estimator's ``predict``, or, for a
+        classifier trained on graded labels, the expected gain
+        ``sum_c P(c | x) * gain(c)`` from ``predict_proba`` (with the
+        metric's ``gain``, linear by default).
+    **params
+        The metric's options (``k``, ``gain``, ``ties``, ``no_relevant``, ...).
+
+    Returns
+    -------
+    scorer : RankingScorer
+        Use it as ``scoring=`` in any scikit-learn search or validation function.
+
+    Examples
+    --------
+    >>> import skrank
+    >>> skrank.make_ranking_scorer("ndcg", k=10, gain="exponential")
+    get_scorer('ndcg_exp@10')
+    >>> skrank.make_ranking_scorer("map", k=10, denominator="min")
+    make_ranking_scorer('map', k=10, denominator='min')
+    """
+    check_choice("make_ranking_scorer", "response", response, _RESPONSES)
+    if callable(metric):
+        return RankingScorer(metric, params, response=response)
+    spec, fixed = parse_metric_name(metric, func="make_ranking_scorer")
+    overlap = sorted(set(fixed) & set(params) - {"max_grade"})
+    if overlap:
+        raise ValueError(
+            f"make_ranking_scorer: {metric!r} already sets {', '.join(overlap)}; pass the "
+            f"plain metric name ({spec.name!r}) with the options instead."
+        )
+    merged = {**fixed, **params}
+    spec.check_params("make_ranking_scorer", merged)
+    return RankingScorer(spec.name, merged, response=response,
+                         name=canonical_name(spec, merged))
+
+
+def get_scorer(scoring):
+    """Scorer for a ranking metric name such as ``"ndcg_exp@10"``.
+
+    The grammar is ``<metric>[@<k>]`` with any integer ``k >= 1``; see
+    :func:`get_scorer_names`.  Names that are not ranking names are passed to
+    :func:`sklearn.metrics.get_scorer`, and a scorer object is returned as is.
+
+    Examples
+    --------
+    >>> import skrank
+    >>> skrank.get_scorer("ndcg_exp@37")
+    get_scorer('ndcg_exp@37')
+    """
+    if not isinstance(scoring, str):
+        return scoring
+    if is_ranking_name(scoring):
+        spec, params = parse_metric_name(scoring, func="get_scorer")
+        return RankingScorer(spec.name, params, name=scoring)
+    from sklearn.metrics import get_scorer as sk_get_scorer
+
+    if scoring in _sklearn_names():
+        return sk_get_scorer(scoring)
+    parse_metric_name(scoring, func="get_scorer")  # raises with the grammar and a suggestion
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def get_scorer_names():
+    """Names of skrank's scorers with common cutoffs; any other ``k >= 1`` works too.
+
+    Examples
+    --------
+    >>> import skrank
+    >>> "ndcg_exp@10" in skrank.get_scorer_names()
+    True
+    """
+    return [name for name in metric_names() if name not in _sklearn_names()]
+
+
+def _sklearn_names():
+    from sklearn.metrics._scorer import _SCORERS
+
+    return set(dict.keys(_SCORERS))
+
+
+def is_ranking_name(name):
+    """True for a valid skrank name that does not shadow a scikit-learn scorer name."""
+    if not isinstance(name, str) or name in _sklearn_names():
+        return False
+    try:
+        parse_metric_name(name)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------
+# Registration with scikit-learn.
+
+
+class _ScorerRegistry(dict):
+    """scikit-learn's scorer dict, plus on-demand skrank ranking names."""
+
+    def __missing__(self, key):
+        if is_ranking_name(key):
+            return get_scorer(key)
+        raise KeyError(key)
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or is_ranking_name(key)
+
+
+def _is_scorer_name_set(options):
+    # The StrOptions holding scikit-learn's scorer names (see get_scorer_names).
+    return isinstance(options, (set, frozenset)) and {
+        "accuracy", "neg_mean_squared_error", "r2"} <= options
+
+
+REGISTERED = False
+
+
+def register_with_sklearn():
+    """Make skrank's ranking names valid ``scoring=`` strings in scikit-learn.
+
+    Idempotent; returns True on success.  On an incompatible scikit-learn it
+    warns and returns False (use ``scoring=skrank.get_scorer(name)`` then).
+    """
+    global REGISTERED
+    try:
+        from sklearn.metrics import _scorer as sk_scorer
+        from sklearn.utils import _param_validation as pv
+
+        if not isinstance(sk_scorer._SCORERS, dict) or not callable(sk_scorer.get_scorer):
+            raise AttributeError("sklearn.metrics._scorer._SCORERS is not a dict")
+        if not isinstance(sk_scorer._SCORERS, _ScorerRegistry):
+            sk_scorer._SCORERS = _ScorerRegistry(sk_scorer._SCORERS)
+
+        str_options = pv.StrOptions
+        original = str_options.is_satisfied_by
+        if not getattr(original, "_skrank", False):
+            def is_satisfied_by(self, val):
+                if original(self, val):
+                    return True
+                return (isinstance(val, str) and _is_scorer_name_set(self.options)
+                        and is_ranking_name(val))
+
+            is_satisfied_by._skrank = True
+            is_satisfied_by.__wrapped__ = original
+            str_options.is_satisfied_by = is_satisfied_by
+    except Exception as exc:  # an incompatible scikit-learn must not break the import
+        REGISTERED = False
+        warnings.warn(
+            f"skrank could not register its scorer names with this scikit-learn ({exc!r}); "
+            f"strings such as scoring='ndcg@10' will be rejected by scikit-learn. Pass "
+            f"scoring=skrank.get_scorer('ndcg@10') instead.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return False
+    REGISTERED = True
+    return True

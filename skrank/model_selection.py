@@ -1,0 +1,163 @@
+"""Query-aware cross-validation splitters: a query is never cut across folds.
+
+Query ids come, in this order, from routed metadata (``qid``; with
+``sklearn.set_config(enable_metadata_routing=True)`` the splitters request it),
+from ``groups``, or from a ``qid`` column of a pandas DataFrame ``X``.
+"""
+
+import numpy as np
+from sklearn.model_selection import BaseCrossValidator, GroupShuffleSplit
+from sklearn.utils import check_random_state
+
+from ._grouping import factorize_qid
+from ._scorer import qid_from_X
+from ._validation import check_k
+
+
+def _resolve_qid(cls, X, groups, qid):
+    if qid is None:
+        qid = groups
+    if qid is None:
+        qid = qid_from_X(X)
+    if qid is None:
+        raise ValueError(
+            f"{cls}: query ids are required. Pass qid=... (routed: enable metadata "
+            f"routing and call fit(X, y, qid=qid)), groups=qid, or X as a pandas DataFrame "
+            f"with a 'qid' column."
+        )
+    qid = np.asarray(qid)
+    n = getattr(X, "shape", (len(X),))[0] if X is not None else qid.shape[0]
+    if qid.ndim != 1 or qid.shape[0] != n:
+        raise ValueError(
+            f"{cls}: qid must be 1-D with one id per row of X ({n}). Got shape {qid.shape}."
+        )
+    codes, qids, _ = factorize_qid(cls, qid)
+    return codes, qids.shape[0]
+
+
+class QueryKFold(BaseCrossValidator):
+    """K-fold cross-validation over whole queries.
+
+    Each query's rows land in exactly one test fold; folds hold about the same
+    number of rows.  Unlike :class:`sklearn.model_selection.KFold`, a query is
+    never split between training and test data (which would leak its labels
+    and inflate scores).
+
+    Parameters
+    ----------
+    n_splits : int >= 2, default=5
+        Number of folds.
+    shuffle : bool, default=False
+        Shuffle the queries before assigning them to folds.  Without shuffling,
+        queries keep the order of their ids.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the shuffle; only used with ``shuffle=True``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrank.model_selection import QueryKFold
+    >>> qid = np.array([1, 1, 2, 2, 2, 3, 4, 4])
+    >>> for train, test in QueryKFold(n_splits=2).split(np.zeros((8, 1)), qid=qid):
+    ...     print(sorted(set(qid[test])))
+    [1, 2]
+    [3, 4]
+    """
+
+    __metadata_request__split = {"qid": True, "groups": True}
+
+    def __init__(self, n_splits=5, *, shuffle=False, random_state=None):
+        self.n_splits = n_splits
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def get_n_splits(self, X=None, y=None, groups=None, qid=None):
+        """Number of splitting iterations."""
+        return self.n_splits
+
+    def split(self, X, y=None, groups=None, qid=None):
+        """Generate indices of train and test rows, query by query.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : ignored
+        groups : array-like of shape (n_samples,), default=None
+            Query ids, when ``qid`` is not given.
+        qid : array-like of shape (n_samples,), default=None
+            Query ids.
+
+        Yields
+        ------
+        train, test : ndarray of row indices
+        """
+        n_splits = check_k("QueryKFold", self.n_splits, name="n_splits")
+        if n_splits < 2:
+            raise ValueError(f"QueryKFold: n_splits must be an int >= 2. Got {n_splits} instead.")
+        codes, n_queries = _resolve_qid("QueryKFold", X, groups, qid)
+        if n_queries < n_splits:
+            raise ValueError(
+                f"QueryKFold: n_splits must not exceed the number of queries. Got "
+                f"n_splits={n_splits} with {n_queries} queries."
+            )
+        order = np.arange(n_queries)
+        if self.shuffle:
+            check_random_state(self.random_state).shuffle(order)
+        sizes = np.bincount(codes, minlength=n_queries)[order]
+        # Cut the sequence of queries where the running row count crosses
+        # i * n_samples / n_splits; if a huge query would leave a fold empty,
+        # balance the number of queries instead.
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        fold_of_position = np.minimum(starts * n_splits // sizes.sum(), n_splits - 1)
+        if np.unique(fold_of_position).size < n_splits:
+            fold_of_position = np.arange(n_queries) * n_splits // n_queries
+        fold_of_query = np.empty(n_queries, dtype=np.intp)
+        fold_of_query[order] = fold_of_position
+        fold = fold_of_query[codes]
+        rows = np.arange(codes.shape[0])
+        for i in range(n_splits):
+            test = fold == i
+            yield rows[~test], rows[test]
+
+    def _iter_test_masks(self, X=None, y=None, groups=None):  # pragma: no cover
+        raise NotImplementedError  # split() is overridden
+
+
+class QueryShuffleSplit(GroupShuffleSplit):
+    """Random train/test splits of whole queries.
+
+    ``test_size`` and ``train_size`` count queries (fractions or numbers), as
+    in :class:`sklearn.model_selection.GroupShuffleSplit`, which this extends
+    with query ids from ``qid`` or a DataFrame's ``qid`` column.
+
+    Parameters
+    ----------
+    n_splits : int, default=5
+    test_size : float or int, default=0.2
+    train_size : float or int, default=None
+    random_state : int, RandomState instance or None, default=None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skrank.model_selection import QueryShuffleSplit
+    >>> qid = np.repeat(np.arange(10), 3)
+    >>> train, test = next(QueryShuffleSplit(n_splits=1, test_size=0.2,
+    ...                                      random_state=0).split(np.zeros((30, 1)), qid=qid))
+    >>> len(set(qid[test])), len(set(qid[train]) & set(qid[test]))
+    (2, 0)
+    """
+
+    __metadata_request__split = {"qid": True, "groups": True}
+
+    def __init__(self, n_splits=5, *, test_size=0.2, train_size=None, random_state=None):
+        super().__init__(n_splits=n_splits, test_size=test_size, train_size=train_size,
+                         random_state=random_state)
+
+    def split(self, X, y=None, groups=None, qid=None):
+        """Generate indices of train and test rows; see :meth:`QueryKFold.split`."""
+        codes, _ = _resolve_qid("QueryShuffleSplit", X, groups, qid)
+        yield from super().split(X if X is not None else codes, y, groups=codes)
+
+    def get_n_splits(self, X=None, y=None, groups=None, qid=None):
+        return self.n_splits
