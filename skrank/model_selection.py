@@ -59,7 +59,7 @@ class QueryKFold(BaseCrossValidator):
     >>> from skrank.model_selection import QueryKFold
     >>> qid = np.array([1, 1, 2, 2, 2, 3, 4, 4])
     >>> for train, test in QueryKFold(n_splits=2).split(np.zeros((8, 1)), qid=qid):
-    ...     print(sorted(set(qid[test])))
+    ...     print(np.unique(qid[test]).tolist())
     [1, 2]
     [3, 4]
     """
