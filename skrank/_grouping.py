@@ -65,48 +65,81 @@ def _group_order(codes, n_queries):
     return np.argsort(codes, kind="stable")
 
 
-def segmented_argsort_desc(values, offsets, *, stable):
-    """Permutation sorting ``values`` descending within each segment.
+def _size_blocks(offsets):
+    """Yield (first rows, widths, block width) for queries grouped by size class.
 
-    ``values`` are grouped: segment ``q`` is ``values[offsets[q]:offsets[q+1]]``.
-    With ``stable=True`` equal values keep their order.  ``values`` must not
-    hold NaN or +inf/-inf (padding uses +inf on the negated values).
+    Queries whose sizes share ``ceil(log2(size))`` form one block: one 2-D
+    array padded to the block's longest query, sorted with one row-wise call.
     """
-    n = values.shape[0]
-    kind = "stable" if stable else None
     sizes = np.diff(offsets)
-    if n == 0:
-        return np.zeros(0, dtype=np.intp)
-    lo, hi = sizes.min(), sizes.max()
-    if lo == hi:
-        block = np.negative(values).reshape(-1, hi)
-        order = np.argsort(block, axis=1, kind=kind)
-        order += offsets[:-1, None]
-        return order.reshape(-1)
-    out = np.empty(n, dtype=np.intp)
-    size_class = np.zeros(sizes.shape, dtype=np.intp)
     nonempty = sizes > 0
-    # ceil(log2(size)): queries of sizes in (2^(c-1), 2^c] share a block.
+    if not nonempty.any():
+        return
+    lo, hi = sizes[nonempty].min(), sizes.max()
+    if lo == hi:
+        members = np.flatnonzero(nonempty)
+        yield offsets[members], sizes[members], int(hi)
+        return
+    size_class = np.zeros(sizes.shape, dtype=np.intp)
     size_class[nonempty] = np.frexp((sizes[nonempty] - 1).astype(np.float64))[1]
     for cls in np.unique(size_class[nonempty]):
         members = np.flatnonzero((size_class == cls) & nonempty)
         widths = sizes[members]
-        width = int(widths.max())
-        starts = offsets[members]
-        cols = np.arange(width)
-        valid = cols < widths[:, None]
-        if widths.min() == width:
-            rows = starts[:, None] + cols
-            block = np.negative(values[rows])
-            order = np.argsort(block, axis=1, kind=kind)
-            out[rows.reshape(-1)] = (order + starts[:, None]).reshape(-1)
-            continue
-        rows = (starts[:, None] + cols)[valid]
-        block = np.full(valid.shape, np.inf)
-        block[valid] = np.negative(values[rows])
+        yield offsets[members], widths, int(widths.max())
+
+
+def _block(values, starts, widths, width, fill):
+    """Rows of ``values`` as a 2-D block; returns (block, row index, valid mask or None)."""
+    if starts.shape[0] * width == values.shape[0] and widths.min() == width:
+        # Every query has the same size and they tile the array: a free reshape.
+        return values.reshape(-1, width), np.arange(values.shape[0]).reshape(-1, width), None
+    cols = np.arange(width)
+    index = starts[:, None] + cols
+    if widths.min() == width:
+        return values[index], index, None
+    valid = cols < widths[:, None]
+    block = np.full(valid.shape, fill)
+    block[valid] = values[index[valid]]
+    return block, index, valid
+
+
+def segmented_argsort_desc(values, offsets, *, stable):
+    """Permutation sorting ``values`` descending within each segment.
+
+    ``values`` are grouped: segment ``q`` is ``values[offsets[q]:offsets[q+1]]``.
+    With ``stable=True`` equal values keep their order.  ``values`` must be
+    finite (padding uses +inf on the negated values).
+    """
+    kind = "stable" if stable else None
+    out = np.empty(values.shape[0], dtype=np.intp)
+    negated = np.negative(values)
+    for starts, widths, width in _size_blocks(offsets):
+        block, index, valid = _block(negated, starts, widths, width, np.inf)
         order = np.argsort(block, axis=1, kind=kind)
-        # Padding sorts last, so the first `width_q` entries of each row are real.
-        out[rows] = (order + starts[:, None])[valid]
+        order += starts[:, None]
+        if valid is None and index.shape[0] * width == out.shape[0]:
+            return order.reshape(-1)
+        if valid is None:
+            out[index.reshape(-1)] = order.reshape(-1)
+        else:
+            # Padding sorts last, so the first `width_q` entries of each row are real.
+            out[index[valid]] = order[valid]
+    return out
+
+
+def segmented_sort_desc(values, offsets):
+    """``values`` sorted descending within each segment (values, not indices)."""
+    out = np.empty_like(values)
+    negated = np.negative(values)
+    for starts, widths, width in _size_blocks(offsets):
+        block, index, valid = _block(negated, starts, widths, width, np.inf)
+        block = np.sort(block, axis=1)
+        if valid is None and index.shape[0] * width == out.shape[0]:
+            return -block.reshape(-1)
+        if valid is None:
+            out[index.reshape(-1)] = -block.reshape(-1)
+        else:
+            out[index[valid]] = -block[valid]
     return out
 
 
@@ -167,8 +200,7 @@ class Ranking:
     def ideal_labels(self):
         """All labels of each query sorted in decreasing order (the ideal ranking)."""
         if "ideal" not in self._cache:
-            order = segmented_argsort_desc(self.all_labels, self.all_offsets, stable=False)
-            self._cache["ideal"] = self.all_labels[order]
+            self._cache["ideal"] = segmented_sort_desc(self.all_labels, self.all_offsets)
         return self._cache["ideal"]
 
     def ideal_position(self):

@@ -46,9 +46,6 @@ _GZIP_MAGIC = b"\x1f\x8b"
 # Files are tokenized in pieces of about this many bytes (cut at a newline)
 # to bound the memory of the temporary per-byte arrays.
 _CHUNK_BYTES = 1 << 25
-# isspace() in the C locale: \t \n \v \f \r and space.
-_WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
 _NEWLINE = 10
 _HASH = ord("#")
 _MAX_SHOWN = 200
@@ -377,7 +374,8 @@ class _Lines:
         padded = np.empty(a.shape[0] + 1, dtype=np.uint8)
         padded[0] = _NEWLINE
         padded[1:] = a
-        blank = _WHITESPACE[padded]
+        blank = padded == 32
+        blank |= (padded - np.uint8(9)) < 5  # \t \n \v \f \r
         starts = blank[:-1] > blank[1:]  # a[i] non-blank after a blank
         newline = a == _NEWLINE
         # Token starts and newlines in file order; a token is the first of its
@@ -452,13 +450,16 @@ class _Lines:
         lengths = ends - starts
         longest, shortest = int(lengths.max()), int(lengths.min())
         width = longest
-        out = np.zeros((width, n), dtype=np.uint8)
-        last = self.a.shape[0] - 1
+        out = np.empty((width, n), dtype=np.uint8)
+        a = self.a
+        if int(starts[-1]) + longest > a.shape[0]:  # reads past the token stay in bounds
+            a = np.concatenate([a, np.zeros(longest, dtype=np.uint8)])
+        index = starts.copy()
         for j in range(longest):
-            col = self.a[np.minimum(starts + j, last)] if j >= shortest else self.a[starts + j]
+            np.take(a, index, out=out[j])
             if j >= shortest:
-                col[lengths <= j] = 0
-            out[j] = col
+                out[j] *= lengths > j
+            index += 1
         return np.ascontiguousarray(out.T).view(f"S{width}").reshape(n)
 
 
@@ -488,12 +489,14 @@ def _first_invalid(col, dtype):
 
 
 def _decode(arr):
-    """Bytes array to str array: ASCII fast path, UTF-8 otherwise."""
-    try:
-        return arr.astype(str)
-    except UnicodeDecodeError:
-        # Invalid UTF-8 bytes are kept as lone surrogates (round-trippable).
-        return np.char.decode(arr, "utf-8", "surrogateescape")
+    """Bytes (``S``) array to str array: ASCII fast path, UTF-8 otherwise."""
+    n, width = arr.shape[0], arr.dtype.itemsize
+    raw = np.ascontiguousarray(arr).view(np.uint8).reshape(n, width)
+    if raw.size == 0 or int(raw.max()) < 128:
+        # ASCII: widening each byte to a UCS-4 code unit is the decoding.
+        return raw.astype(np.uint32).view(np.dtype(("U", width))).reshape(n)
+    # Invalid UTF-8 bytes are kept as lone surrogates (round-trippable).
+    return np.char.decode(arr, "utf-8", "surrogateescape")
 
 
 def _read_table(source, *, fmt, n_fields, exact, text_fields, numeric_fields):
@@ -594,23 +597,41 @@ def _key_hash(codes, strings):
     return h
 
 
+def _shared_keys(keys):
+    """Rows that may share their key with another row (a superset), cheaply.
+
+    Rows are bucketed by slices of the key bits; a row alone in its bucket
+    has a unique key and is dropped. Each round keeps about a fifth of the
+    rows, so the final exact sort is small.
+    """
+    rows = np.arange(keys.shape[0])
+    for shift in (0, 21, 42):
+        if rows.shape[0] < 1 << 16:
+            break
+        bits = min(int(rows.shape[0]).bit_length() + 2, 22)
+        bucket = ((keys[rows] >> np.uint64(shift)) & np.uint64((1 << bits) - 1)).astype(np.intp)
+        rows = rows[np.bincount(bucket, minlength=1 << bits)[bucket] > 1]
+    return rows
+
+
 def _first_duplicate(codes, strings, keys):
     """``(i, j)``, i < j, the duplicate pair whose second row comes first, or None.
 
     ``keys`` are hashes of the pairs (equal pairs have equal keys); rows
     sharing a key are then compared exactly, so collisions are harmless.
     """
-    if keys.shape[0] < 2:
+    rows = _shared_keys(keys)
+    if rows.shape[0] == 0:
         return None
-    order = np.argsort(keys)
-    sorted_keys = keys[order]
+    order = np.argsort(keys[rows])
+    sorted_keys = keys[rows][order]
     same = sorted_keys[1:] == sorted_keys[:-1]
     if not same.any():
         return None
-    flagged = np.zeros(keys.shape[0], dtype=bool)
+    flagged = np.zeros(rows.shape[0], dtype=bool)
     flagged[1:] |= same
     flagged[:-1] |= same
-    candidates = np.sort(order[flagged])
+    candidates = np.sort(rows[order[flagged]])
     seen = {}
     for i, code, string in zip(candidates.tolist(), codes[candidates].tolist(),
                                strings[candidates].tolist()):
