@@ -834,7 +834,7 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
                ties=("pessimistic", "optimistic", "stable"),
                variants={"err": {}}, labels="graded"),
     MetricSpec("rbp", rbp_score, _rbp, "rank-biased precision",
-               variants={"rbp": {}}, trec_names={"rbp": {}}),
+               variants={"rbp": {}}),
 )})
 
 
