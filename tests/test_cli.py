@@ -1,0 +1,102 @@
+"""The `skrank` command: layout, options, errors (one line, exit status 2)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skrank.cli import main
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval"
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 2\nq1 0 b 0\nq1 0 c 1\nq1 0 e 3\nq2 0 x 1\nq3 0 z 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text(
+        "q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\nq1 Q0 c 3 0.5 t\nq1 Q0 d 4 0.1 t\n"
+        "q2 Q0 x 1 0.3 t\nq2 Q0 y 2 0.7 t\n"
+    )
+    return str(qrels), str(run)
+
+
+def run_cli(capsys, argv):
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_trec_layout_and_values(capsys, tiny):
+    status, out, _ = run_cli(capsys, ["evaluate", *tiny, "-m", "ndcg", "-m", "P@2", "-q"])
+    assert status == 0
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert all(len(parts) == 3 for parts in lines)
+    assert all(len(parts[0]) == 22 for parts in lines)          # left-justified in 22 columns
+    values = {(m.strip(), q): float(v) for m, q, v in lines}
+    # q1: c (rel 1) ranks before b at equal score (docno descending); e (rel 3) unretrieved.
+    import numpy as np
+    dcg = 2 + 1 / np.log2(3)
+    idcg = 3 + 2 / np.log2(3) + 1 / np.log2(4)
+    assert values[("ndcg", "q1")] == pytest.approx(round(dcg / idcg, 4))
+    assert values[("ndcg", "q2")] == pytest.approx(round(1 / np.log2(3), 4))
+    assert values[("P@2", "q2")] == 0.5
+    assert ("ndcg", "q3") not in values                         # not in the run: left out
+    assert values[("ndcg", "all")] == pytest.approx(round((dcg / idcg + 1 / np.log2(3)) / 2, 4),
+                                                    abs=1e-4)
+
+
+def test_complete_counts_missing_queries(capsys, tiny):
+    _, out, _ = run_cli(capsys, ["evaluate", *tiny, "-m", "num_q", "-m", "map", "-c"])
+    rows = dict((line.split("\t")[0].strip(), line.split("\t")[2]) for line in out.splitlines())
+    assert rows["num_q"] == "3"
+
+
+def test_threshold_and_json(capsys, tiny):
+    _, out, _ = run_cli(capsys, ["evaluate", *tiny, "-m", "map", "-l", "2", "--json"])
+    data = json.loads(out)
+    assert set(data) >= {"mean", "per_query", "qid"}
+    assert data["per_query"]["q2"]["map"] == 0.0           # no document at level 2 in q2
+    assert data["mean"]["map"] == pytest.approx(data["per_query"]["q1"]["map"] / 2)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["evaluate", "missing.qrels", "missing.run"], "No such file"),
+    (["evaluate", "QRELS", "RUN", "-m", "ndgc@10"], "Did you mean 'ndcg@10'"),
+    (["evaluate", "QRELS", "RUN", "-m", "r_precision@5"], "takes no cutoff"),
+    (["evaluate", "QRELS", "RUN", "--ties", "random"], "invalid choice"),
+    (["evaluate", "QRELS"], "required"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_arguments_one_line_exit_2(capsys, tiny, argv, fragment):
+    argv = [tiny[0] if a == "QRELS" else tiny[1] if a == "RUN" else a for a in argv]
+    try:
+        status = main(argv)
+    except SystemExit as exc:                   # argparse's own errors
+        status = exc.code
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1, err
+    assert fragment in err
+
+
+def test_console_script_and_module_entry_points():
+    out = subprocess.run([sys.executable, "-m", "skrank", "demo"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "ndcg@10" in out and "map" in out
+    bad = subprocess.run([sys.executable, "-m", "skrank", "evaluate"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"trec_eval data absent at {DATA}")
+def test_trec_eval_names_accepted(capsys):
+    status, out, _ = run_cli(capsys, ["evaluate", str(DATA / "qrels.test"),
+                                      str(DATA / "results.test"), "-m", "ndcg_cut.10",
+                                      "-m", "P.5", "-m", "recip_rank"])
+    assert status == 0
+    names = [line.split("\t")[0].strip() for line in out.splitlines()]
+    assert names == ["ndcg_cut_10", "P_5", "recip_rank"]
