@@ -15,20 +15,14 @@ _NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:@(?P<k>\d+))?$")
 _TREC_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:[._](?P<k>\d+))?$")
 
 
-def _stems():
-    table = {}
-    for spec in METRICS.values():
-        for stem, fixed in spec.variants.items():
-            table[stem] = (spec, dict(fixed))
-    return table
+def _stems(field="variants"):
+    """Name stem -> (spec, fixed params), from the table's ``variants`` or ``trec_names``."""
+    return {stem: (spec, dict(fixed))
+            for spec in METRICS.values() for stem, fixed in getattr(spec, field).items()}
 
 
 def _trec_stems():
-    table = {}
-    for spec in METRICS.values():
-        for stem, fixed in spec.trec_names.items():
-            table[stem] = (spec, dict(fixed))
-    return table
+    return _stems("trec_names")
 
 
 def grammar():
