@@ -85,7 +85,8 @@ def _resolve_metrics(metrics, *, trec=False):
             name, params = item
             spec, base = parse_metric_name(name, func=func, trec=trec)
             params = {**base, **params}
-            label = label or canonical_name(spec, params) or f"{name}{params}"
+            options = ", ".join(f"{k}={v!r}" for k, v in params.items())
+            label = label or canonical_name(spec, params) or f"{spec.name}({options})"
         else:
             raise TypeError(
                 f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
@@ -116,13 +117,14 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         accepted too), or ``(name, params)`` pairs for other options, e.g.
         ``("map", {"k": 10, "denominator": "min"})``.
     ties : str, default=None
-        Tie policy for every metric; None uses each metric's default
+        Tie policy for every metric that does not set its own in a
+        ``(name, params)`` pair; None uses each metric's default
         (``"average"``, or ``"pessimistic"`` for ERR).  With TREC files the
         default is ``"trec"``: score descending, then docno descending, as
         trec_eval orders documents.
     no_relevant : str, default="zero"
         Policy for queries without a relevant document, for the metrics that
-        take it (see :func:`skrank.ndcg_score`).
+        take it and do not set their own (see :func:`skrank.ndcg_score`).
     threshold : float, default=None
         Relevance threshold for every binary metric (trec_eval ``-l``); None
         keeps each metric's default of 1.  The DCG family keeps graded gains.
@@ -172,7 +174,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     else:
         ties_policy = ties
 
-    resolved = _resolve_metrics(metrics, trec=trec)
+    resolved = _resolve_metrics(metrics, trec=True)
     arrays = check_ranking_arrays(func, y_true, y_score, qid, retrieved)
     labels_for_gain = arrays
     if trec:
@@ -185,7 +187,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     for label, spec, params in resolved:
         params = dict(params)
         if ties_policy is not None and "ties" in spec.parameters:
-            params["ties"] = ties_policy
+            params.setdefault("ties", ties_policy)
         if "no_relevant" in spec.parameters:
             params.setdefault("no_relevant", no_relevant)
         if threshold is not None and "threshold" in spec.parameters:

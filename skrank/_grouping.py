@@ -43,7 +43,10 @@ def factorize_qid(func, qid):
     # object ids: numbers, strings, tuples, ... Sorted when comparable.
     try:
         qids, codes = np.unique(qid, return_inverse=True)
-        return codes.reshape(-1), qids, bool(np.all(codes[1:] >= codes[:-1]))
+        # Sorting needs a total order; ids such as frozensets compare without one
+        # and would leave one id in several places: then group by hash instead.
+        if len(set(qids.tolist())) == qids.shape[0]:
+            return codes.reshape(-1), qids, bool(np.all(codes[1:] >= codes[:-1]))
     except TypeError:
         pass
     index = {}

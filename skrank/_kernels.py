@@ -184,11 +184,16 @@ def average_precision_sum(ranking, relevant, k):
 def expected_reciprocal_rank(ranking, labels, max_grade, k):
     """ERR (Chapelle et al. 2009) in the ranking's order (no tie averaging)."""
     stop = np.exp2(labels - max_grade) - np.exp2(-max_grade)  # (2^rel - 1) / 2^max_grade
-    log_continue = np.log1p(-stop)
+    # prod_{j<i} (1 - R_j) per query, via sums of logs; a certain stop (R_j rounds to 1
+    # on large scales) is counted apart so that no -inf enters the sums.
+    certain = stop >= 1.0
+    log_continue = np.log1p(-np.where(certain, 0.0, stop))
+    first = ranking.offsets[:-1][ranking.query]
     cum = np.concatenate(([0.0], np.cumsum(log_continue)))
-    # sum of log(1 - R_j) over earlier ranks of the same query
-    before = cum[:-1] - cum[ranking.offsets[:-1]][ranking.query]
-    terms = stop * np.exp(before) / (ranking.position + 1.0)
+    stops_before = np.concatenate(([0], np.cumsum(certain)))
+    before = cum[:-1] - cum[first]
+    blocked = (stops_before[:-1] - stops_before[first]) > 0
+    terms = np.where(blocked, 0.0, stop * np.exp(before)) / (ranking.position + 1.0)
     rows = _cutoff_rows(ranking, k)
     if rows is None:
         return sum_by_query(ranking.query, terms, ranking.n_queries)

@@ -15,6 +15,10 @@ _NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:@(?P<k>\d+))?$")
 _TREC_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:[._](?P<k>\d+))?$")
 
 
+# trec_eval measures that only exist with a cutoff (ndcg_cut.10, P.5, ...).
+_TREC_CUT_MEASURES = ("ndcg_cut", "map_cut", "P", "recall", "success")
+
+
 def _stems(field="variants"):
     """Name stem -> (spec, fixed params), from the table's ``variants`` or ``trec_names``."""
     return {stem: (spec, dict(fixed))
@@ -83,6 +87,11 @@ def parse_metric_name(name, *, func="skrank", trec=False):
         tmatch = _TREC_NAME.match(name)
         if tmatch and tmatch["stem"] in _trec_stems():
             found = (*_trec_stems()[tmatch["stem"]], tmatch["k"])
+            if tmatch["k"] is None and tmatch["stem"] in _TREC_CUT_MEASURES:
+                raise ValueError(
+                    f"{func}: the trec_eval measure {name!r} needs a cutoff here, e.g. "
+                    f"'{name}.10' (trec_eval's default list of cutoffs is not expanded)."
+                )
     if found is None:
         raise _unknown(name, func, trec)
     spec, params, k = found

@@ -67,8 +67,8 @@ def check_real(func, name, value, *, low=None, high=None, low_open=False, high_o
     if high is not None:
         bad |= value >= high if high_open else value > high
     if bad:
-        left = "(" if low_open else "["
-        right = ")" if high_open else "]"
+        left = "(" if low_open or low is None else "["
+        right = ")" if high_open or high is None else "]"
         lo = "-inf" if low is None else f"{low:g}"
         hi = "inf" if high is None else f"{high:g}"
         raise ValueError(
@@ -137,6 +137,26 @@ def check_retrieved(func, retrieved, n):
     return arr
 
 
+def as_qid_array(qid):
+    """Query ids as a 1-D array; tuples stay whole ids instead of becoming a 2-D array."""
+    try:
+        arr = np.asarray(qid)
+    except ValueError:  # a list mixing tuples and scalars
+        arr = np.empty(len(qid), dtype=object)
+        arr[:] = list(qid)
+        return arr
+    if isinstance(qid, np.ndarray) or getattr(qid, "dtype", None) is not None:
+        return arr
+    # A Python sequence: keep tuples whole and mixed types as they are (numpy would
+    # turn [(1, 2)] into a 2-D array and [1, "a"] into the strings ['1', 'a']).
+    items = list(qid)
+    mixed = arr.dtype.kind in "US" and not all(isinstance(item, str) for item in items)
+    if (arr.ndim > 1 and all(isinstance(item, tuple) for item in items)) or mixed:
+        arr = np.empty(len(items), dtype=object)
+        arr[:] = items
+    return arr
+
+
 def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):
     """Validate the input arrays and return them flat.
 
@@ -183,7 +203,7 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):
             f"{func}: qid is required with 1-D y_true and y_score: it says which query each "
             f"row belongs to. {_FORMS} (For one single query, pass qid=np.zeros(len(y_true)).)"
         )
-    qid = np.asarray(qid)
+    qid = as_qid_array(qid)
     if qid.ndim != 1:
         raise ValueError(
             f"{func}: qid must be a 1-D array with one query id per row. "

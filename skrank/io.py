@@ -269,6 +269,11 @@ class TrecArrays:
         Document ids.
     retrieved : ndarray of bool
         True for documents in the run.
+    judged : ndarray of bool
+        True for documents in the qrels (whatever their level, negative
+        included). A retrieved document with ``judged=False`` is what
+        trec_eval calls "not in the pool" (``-`` in ``relstring``), as
+        opposed to a judged non-relevant one; bpref and ``unj@k`` need this.
     """
 
     y_true: np.ndarray
@@ -276,6 +281,7 @@ class TrecArrays:
     qid: np.ndarray
     docno: np.ndarray
     retrieved: np.ndarray
+    judged: np.ndarray
 
     def __len__(self):
         return self.qid.shape[0]
@@ -291,11 +297,13 @@ class TrecArrays:
         Returns
         -------
         frame : pandas.DataFrame
-            Columns ``qid``, ``docno``, ``y_true``, ``y_score`` and ``retrieved``.
+            Columns ``qid``, ``docno``, ``y_true``, ``y_score``, ``retrieved``
+            and ``judged``.
         """
         pd = _pandas("TrecArrays")
         return pd.DataFrame({"qid": self.qid, "docno": self.docno, "y_true": self.y_true,
-                             "y_score": self.y_score, "retrieved": self.retrieved})
+                             "y_score": self.y_score, "retrieved": self.retrieved,
+                             "judged": self.judged})
 
 
 def _rank_in_query(qid):
@@ -376,29 +384,32 @@ class _Lines:
         padded[1:] = a
         blank = padded == 32
         blank |= (padded - np.uint8(9)) < 5  # \t \n \v \f \r
-        starts = blank[:-1] > blank[1:]  # a[i] non-blank after a blank
-        newline = a == _NEWLINE
-        # Token starts and newlines in file order; a token is the first of its
-        # line when the event before it is a newline.
-        events = np.flatnonzero(starts | newline)
-        is_newline = newline[events]
-        token_events = np.flatnonzero(~is_newline)
-        starts = events[token_events]
-        # The chunk ends with a newline, so every token has an end.
-        ends = np.flatnonzero(blank[1:] > blank[:-1])
-        after_newline = np.empty(events.shape[0], dtype=bool)
-        after_newline[0] = True
-        after_newline[1:] = is_newline[:-1]
-        first = after_newline[token_events]
-        first_token = np.flatnonzero(first)
-        # 0-based line (within the chunk) of each data line.
-        local_line = np.cumsum(is_newline, dtype=np.intp)[token_events[first_token]]
+        # Blank/non-blank transitions alternate token starts and ends (the
+        # chunk starts after and ends with a newline).
+        transitions = np.flatnonzero(blank[:-1] != blank[1:])
+        starts, ends = transitions[0::2].copy(), transitions[1::2].copy()
+        # The token after each newline starts a line; the last of several
+        # newlines before one token (blank lines) gives its line number.
+        newlines = np.flatnonzero(a == _NEWLINE)
+        following = np.searchsorted(starts, newlines)
+        last = np.empty(following.shape[0], dtype=bool)
+        last[-1] = True
+        np.not_equal(following[1:], following[:-1], out=last[:-1])
+        first_token = following[last]
+        local_line = np.flatnonzero(last) + 1  # 0-based line within the chunk
+        inside = first_token < starts.shape[0]
+        first_token, local_line = first_token[inside], local_line[inside]
+        if starts.shape[0] and (first_token.shape[0] == 0 or first_token[0] != 0):
+            first_token = np.concatenate(([0], first_token))
+            local_line = np.concatenate(([0], local_line))
         comment = a[starts[first_token]] == _HASH
         if comment.any():
+            first = np.zeros(starts.shape[0], dtype=bool)
+            first[first_token] = True
             keep = ~comment[np.cumsum(first) - 1]
-            starts, ends, first = starts[keep], ends[keep], first[keep]
+            starts, ends = starts[keep], ends[keep]
+            first_token = np.flatnonzero(first[keep])
             local_line = local_line[~comment]
-            first_token = np.flatnonzero(first)
         self.starts, self.ends = starts, ends
         self.first_token = first_token
         self.n_tokens = np.diff(np.append(first_token, starts.shape[0]))
@@ -439,20 +450,20 @@ class _Lines:
             starts, ends = starts[keep], ends[keep]
         return starts.reshape(-1, n_fields), ends.reshape(-1, n_fields)
 
-    def field(self, starts, ends):
-        """The tokens ``a[starts[i]:ends[i]]`` as a numpy bytes (``S``) array.
+    def matrix(self, starts, ends):
+        """The tokens ``a[starts[i]:ends[i]]`` as the columns of a byte matrix.
 
-        Shorter tokens are NUL padded, which numpy's ``S`` dtype ignores.
+        Returns ``(matrix, lengths)``: ``matrix[j, i]`` is byte ``j`` of token
+        ``i``, NUL past its end. The number of rows is the longest token
+        rounded up to a multiple of 8, so that rows can be hashed as words.
         """
         n = starts.shape[0]
-        if n == 0:
-            return np.zeros(0, dtype="S1")
         lengths = ends - starts
-        longest, shortest = int(lengths.max()), int(lengths.min())
-        width = longest
-        out = np.empty((width, n), dtype=np.uint8)
+        longest = int(lengths.max()) if n else 0
+        shortest = int(lengths.min()) if n else 0
+        out = np.zeros((max(-(-longest // 8) * 8, 8), n), dtype=np.uint8)
         a = self.a
-        if int(starts[-1]) + longest > a.shape[0]:  # reads past the token stay in bounds
+        if n and int(starts[-1]) + longest > a.shape[0]:  # keep reads past a token in bounds
             a = np.concatenate([a, np.zeros(longest, dtype=np.uint8)])
         index = starts.copy()
         for j in range(longest):
@@ -460,7 +471,69 @@ class _Lines:
             if j >= shortest:
                 out[j] *= lengths > j
             index += 1
-        return np.ascontiguousarray(out.T).view(f"S{width}").reshape(n)
+        return out, lengths
+
+
+def _as_bytes(matrix):
+    """A byte matrix from :meth:`_Lines.matrix` as an ``S`` array (one row per token)."""
+    return np.ascontiguousarray(matrix.T).view(f"S{matrix.shape[0]}").reshape(-1)
+
+
+def _as_str(matrix, lengths):
+    """A byte matrix from :meth:`_Lines.matrix` as a str array: ASCII fast path, else UTF-8."""
+    longest = max(int(lengths.max()) if lengths.size else 0, 1)
+    rows = matrix[:longest]
+    if int(rows.max()) < 128:
+        # ASCII: widening each byte to a UCS-4 code unit is the decoding.
+        wide = rows.T.astype(np.uint32, order="C")
+        return wide.view(np.dtype(("U", longest))).reshape(-1)
+    return _decode(_as_bytes(rows))
+
+
+def _decode(arr):
+    """Bytes (``S``) array to str array; invalid UTF-8 bytes become lone surrogates."""
+    try:
+        return arr.astype(str)
+    except UnicodeDecodeError:
+        return np.char.decode(arr, "utf-8", "surrogateescape")
+
+
+_POW10 = 10.0 ** np.arange(19)
+
+
+def _parse_decimal(matrix, lengths, *, integer):
+    """Exact vectorised parse of plain decimals (``-12``, ``3.25``, ``+.5``).
+
+    Returns ``(values, ok)``. Rows not in that form (exponents, ``inf``,
+    too many digits, garbage) have ``ok`` False and are left to
+    :func:`_parse_numbers`. Floats are exact: a mantissa below 2**53 divided
+    by an exact power of ten is one correctly rounded operation, the same
+    double as C's ``strtod``.
+    """
+    longest = int(lengths.max())
+    rows = matrix[:longest]
+    digits = rows - np.uint8(48)
+    is_digit = digits < 10  # NUL padding wraps around to 208
+    is_dot = rows == 46
+    negative = rows[0] == 45
+    signed = negative | (rows[0] == 43)
+    n_digits = is_digit.sum(axis=0)
+    n_dots = is_dot.sum(axis=0)
+    ok = (n_digits + n_dots + signed == lengths) & (n_digits >= 1) & (n_digits <= 18)
+    ok &= (n_dots == 0) if integer else (n_dots <= 1)
+    mantissa = np.zeros(lengths.shape[0], dtype=np.int64)
+    step = np.empty_like(mantissa)
+    for j in range(longest):
+        np.multiply(mantissa, 10, out=step)
+        step += digits[j]
+        np.copyto(mantissa, step, where=is_digit[j])
+    if integer:
+        return np.where(negative, -mantissa, mantissa), ok
+    ok &= mantissa <= 1 << 53
+    decimals = np.where(n_dots > 0, lengths - 1 - np.argmax(is_dot, axis=0), 0)
+    values = mantissa / _POW10[np.minimum(decimals, 18)]
+    np.negative(values, out=values, where=negative)
+    return values, ok
 
 
 def _parse_numbers(col, dtype):
@@ -488,21 +561,24 @@ def _first_invalid(col, dtype):
     return lo
 
 
-def _decode(arr):
-    """Bytes (``S``) array to str array: ASCII fast path, UTF-8 otherwise."""
-    n, width = arr.shape[0], arr.dtype.itemsize
-    raw = np.ascontiguousarray(arr).view(np.uint8).reshape(n, width)
-    if raw.size == 0 or int(raw.max()) < 128:
-        # ASCII: widening each byte to a UCS-4 code unit is the decoding.
-        return raw.astype(np.uint32).view(np.dtype(("U", width))).reshape(n)
-    # Invalid UTF-8 bytes are kept as lone surrogates (round-trippable).
-    return np.char.decode(arr, "utf-8", "surrogateescape")
+def _concatenate(pieces, empty_dtype):
+    if not pieces:
+        return np.zeros(0, dtype=empty_dtype)
+    # An explicit dtype: concatenating strings of different widths is 8x slower without.
+    return np.concatenate(pieces, dtype=np.result_type(*pieces))
 
 
 def _read_table(source, *, fmt, n_fields, exact, text_fields, numeric_fields):
-    """Parse a whitespace-separated TREC file into bytes/number columns."""
+    """Parse a whitespace-separated TREC file.
+
+    Returns ``(columns, keys, line_numbers, name)``: str arrays for the text
+    fields, numbers for the numeric ones, a hash of each (qid, docno) pair,
+    and the line number of each row.
+    """
     data, name = _load(source)
-    pieces = {f: [] for f in (*text_fields, *numeric_fields)}
+    if b"\0" in data:
+        raise ValueError(f"{name}: contains NUL bytes; not a TREC text file")
+    pieces = {f: [] for f in (*text_fields, *numeric_fields, "keys")}
     line_numbers = []
     for a, first_line in _chunks(data):
         lines = _Lines(a, first_line)
@@ -518,29 +594,41 @@ def _read_table(source, *, fmt, n_fields, exact, text_fields, numeric_fields):
                 f"{name}:{lines.line_number(i)}: expected {fmt!r}, got {lines.text(i)!r}{reason}"
             )
         starts, ends = result
+        matrices = {}
         for field, index in text_fields.items():
-            pieces[field].append(lines.field(starts[:, index], ends[:, index]))
+            matrix, lengths = lines.matrix(starts[:, index], ends[:, index])
+            pieces[field].append(_as_str(matrix, lengths))
+            if field in ("qid", "docno"):
+                matrices[field] = matrix
+        pieces["keys"].append(_pair_hash(matrices["qid"], matrices["docno"]))
+        del matrices
         for field, (index, dtype, what) in numeric_fields.items():
-            col = lines.field(starts[:, index], ends[:, index])
-            values = _parse_numbers(col, dtype)
-            if values is None:
-                i = _first_invalid(col, dtype)
-                token = col[i].decode("utf-8", errors="replace")
-                raise ValueError(
-                    f"{name}:{lines.line_number(i)}: expected {fmt!r}, got {lines.text(i)!r} "
-                    f"({field} {token!r} is not {what})"
-                )
+            matrix, lengths = lines.matrix(starts[:, index], ends[:, index])
+            values, ok = _parse_decimal(matrix, lengths, integer=dtype == np.int64)
+            values = values.astype(dtype, copy=False)
+            if not ok.all():
+                slow = np.flatnonzero(~ok)
+                col = _as_bytes(matrix[:, slow])
+                parsed = _parse_numbers(col, dtype)
+                if parsed is None:
+                    i = slow[_first_invalid(col, dtype)]
+                    token = _as_bytes(matrix[:, i:i + 1])[0].decode("utf-8", errors="replace")
+                    raise ValueError(
+                        f"{name}:{lines.line_number(i)}: expected {fmt!r}, "
+                        f"got {lines.text(i)!r} ({field} {token!r} is not {what})"
+                    )
+                values[slow] = parsed
             pieces[field].append(values)
         line_numbers.append(lines.first_line + lines.local_line.astype(np.int64) + 1)
 
     columns = {}
     for field in text_fields:
-        columns[field] = np.concatenate(pieces[field]) if pieces[field] else np.zeros(0, "S1")
+        columns[field] = _concatenate(pieces[field], "U1")
+    keys = _concatenate(pieces["keys"], _U64)
     for field, (_, dtype, _) in numeric_fields.items():
-        columns[field] = (np.concatenate(pieces[field]) if pieces[field]
-                          else np.zeros(0, dtype=dtype))
-    lines = np.concatenate(line_numbers) if line_numbers else np.zeros(0, dtype=np.int64)
-    return columns, lines, name
+        columns[field] = _concatenate(pieces[field], dtype)
+    lines = _concatenate(line_numbers, np.int64)
+    return columns, keys, lines, name
 
 
 # --------------------------------------------------------------------------
@@ -578,37 +666,60 @@ def _mix(h):
     return h
 
 
-def _key_hash(codes, strings):
-    """64-bit hash of each ``(codes[i], strings[i])`` pair.
+def _fold_words(h, words):
+    """Fold the 8-byte words of each row of ``words`` (n, k) into the hashes ``h``.
 
-    ``strings`` is one ``S`` or ``U`` array (the hash depends on its width,
-    so only compare hashes computed on the same array).
+    All-zero words (the NUL padding after a string; strings hold no NUL) are
+    skipped, so a hash does not depend on the width of the array.
     """
+    for k in range(words.shape[1]):
+        word = words[:, k]
+        nonzero = word != 0
+        if nonzero.all():
+            h ^= word
+            _mix(h)
+        else:
+            np.copyto(h, _mix(h ^ word), where=nonzero)
+    return h
+
+
+def _words(strings):
+    """The bytes of each row of an ``S``/``U`` array as little-endian 8-byte words."""
     n = strings.shape[0]
     raw = np.ascontiguousarray(strings).view(np.uint8).reshape(n, strings.dtype.itemsize)
     pad = -raw.shape[1] % 8
     if pad:
         raw = np.concatenate([raw, np.zeros((n, pad), dtype=np.uint8)], axis=1)
-    words = raw.view("<u8")
+    return raw.view("<u8")
+
+
+def _key_hash(codes, strings):
+    """64-bit hash of each ``(codes[i], strings[i])`` pair (``strings`` of dtype S or U)."""
     h = codes.astype(_U64) * _U64(0x9E3779B97F4A7C15)
-    for k in range(words.shape[1]):
-        h ^= words[:, k]
-        _mix(h)
-    return h
+    return _fold_words(h, _words(strings))
+
+
+def _pair_hash(qid_matrix, docno_matrix):
+    """64-bit hash of each (qid, docno) pair, from :meth:`_Lines.matrix` byte matrices."""
+    h = np.full(qid_matrix.shape[1], 0x9E3779B97F4A7C15, dtype=_U64)
+    _fold_words(h, _words(_as_bytes(qid_matrix)))
+    h ^= _U64(0xD6E8FEB86659FD93)  # end of the qid
+    _mix(h)
+    return _fold_words(h, _words(_as_bytes(docno_matrix)))
 
 
 def _shared_keys(keys):
     """Rows that may share their key with another row (a superset), cheaply.
 
     Rows are bucketed by slices of the key bits; a row alone in its bucket
-    has a unique key and is dropped. Each round keeps about a fifth of the
-    rows, so the final exact sort is small.
+    has a unique key and is dropped. A few rounds leave few rows, so the
+    final exact sort is small.
     """
     rows = np.arange(keys.shape[0])
-    for shift in (0, 21, 42):
+    for shift in (0, 24, 40):
         if rows.shape[0] < 1 << 16:
             break
-        bits = min(int(rows.shape[0]).bit_length() + 2, 22)
+        bits = min(int(rows.shape[0]).bit_length() + 1, 24)
         bucket = ((keys[rows] >> np.uint64(shift)) & np.uint64((1 << bits) - 1)).astype(np.intp)
         rows = rows[np.bincount(bucket, minlength=1 << bits)[bucket] > 1]
     return rows
@@ -641,15 +752,15 @@ def _first_duplicate(codes, strings, keys):
     return None
 
 
-def _check_no_duplicates(name, qid, docno, line_numbers):
-    uniques, codes = _factorize(qid)
-    pair = _first_duplicate(codes, docno, _key_hash(codes, docno))
+def _check_no_duplicates(name, columns, keys, line_numbers):
+    qid, docno = columns["qid"], columns["docno"]
+    pair = _first_duplicate(qid, docno, keys)
     if pair is None:
         return
     i, j = pair
     raise ValueError(
-        f"{name}: duplicate document {str(_decode(docno[i:i + 1])[0])!r} for query "
-        f"{str(_decode(qid[i:i + 1])[0])!r} (lines {line_numbers[i]} and {line_numbers[j]})"
+        f"{name}: duplicate document {str(docno[i])!r} for query {str(qid[i])!r} "
+        f"(lines {line_numbers[i]} and {line_numbers[j]})"
     )
 
 
@@ -697,14 +808,13 @@ def read_qrels(path):
     >>> qrels.rel
     array([ 1, -1])
     """
-    columns, lines, name = _read_table(
+    columns, keys, lines, name = _read_table(
         path, fmt=_QRELS_FORMAT, n_fields=4, exact=True,
         text_fields={"qid": 0, "docno": 2},
         numeric_fields={"rel": (3, np.int64, "an integer")},
     )
-    _check_no_duplicates(name, columns["qid"], columns["docno"], lines)
-    return Qrels(qid=_decode(columns["qid"]), docno=_decode(columns["docno"]),
-                 rel=columns["rel"])
+    _check_no_duplicates(name, columns, keys, lines)
+    return Qrels(**columns)
 
 
 def read_run(path):
@@ -750,15 +860,14 @@ def read_run(path):
     >>> run.score
     array([2.5, 1. ])
     """
-    columns, lines, name = _read_table(
+    columns, keys, lines, name = _read_table(
         path, fmt=_RUN_FORMAT, n_fields=6, exact=False,
         text_fields={"qid": 0, "docno": 2, "tag": 5},
         numeric_fields={"rank": (3, np.int64, "an integer"),
                         "score": (4, np.float64, "a number")},
     )
-    _check_no_duplicates(name, columns["qid"], columns["docno"], lines)
-    return Run(qid=_decode(columns["qid"]), docno=_decode(columns["docno"]),
-               score=columns["score"], rank=columns["rank"], tag=_decode(columns["tag"]))
+    _check_no_duplicates(name, columns, keys, lines)
+    return Run(**columns)
 
 
 # --------------------------------------------------------------------------
@@ -803,8 +912,8 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
         One row per (qid, docno) in the union of the run's documents and the
         judged documents of the evaluated queries, with ``y_true`` (the qrels
         rel, 0 for retrieved unjudged documents; negative levels kept),
-        ``y_score`` (NaN when unretrieved), ``qid``, ``docno`` and
-        ``retrieved``. Queries are contiguous and in sorted order; within a
+        ``y_score`` (NaN when unretrieved), ``qid``, ``docno``,
+        ``retrieved`` and ``judged`` (in the qrels). Queries are contiguous and in sorted order; within a
         query, retrieved rows come first in trec_eval's ranking order (score
         descending, ties broken by docno in *descending* ``strcmp`` order),
         then the unretrieved judged documents in qrels order. The rows can
@@ -896,6 +1005,7 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
     y_true = np.concatenate([r_true, q_rel[unret].astype(np.float64)])
     y_score = np.concatenate([r_score, np.full(n_unret, np.nan)])
     retrieved = np.concatenate([np.ones(n_ret, dtype=bool), np.zeros(n_unret, dtype=bool)])
+    judged = np.concatenate([hit, np.ones(n_unret, dtype=bool)])
 
     # Order: query, retrieved first, score descending (stable sorts, so
     # unretrieved rows stay in qrels order) ...
@@ -916,4 +1026,4 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
         order[rows] = tied[np.lexsort((docno[tied], -group))[::-1]]
 
     return TrecArrays(y_true=y_true[order], y_score=y_score[order], qid=qids[code[order]],
-                      docno=docno[order], retrieved=retrieved[order])
+                      docno=docno[order], retrieved=retrieved[order], judged=judged[order])

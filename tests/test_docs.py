@@ -1,0 +1,187 @@
+"""The documentation's examples and its claims about the peers.
+
+* Every ``docs/*.md`` file with ``>>>`` examples runs as a doctest (one test
+  per file, collected from a glob so new pages are picked up).
+* The numbers that ``docs/metrics.md`` and ``docs/metric_families.md`` quote
+  for scikit-learn, trec_eval (pytrec_eval), XGBoost and LightGBM are checked
+  against those libraries where they are installed (skipped otherwise).
+  ranx and torchmetrics were measured by hand (their import or first call is
+  slow); their numbers are in the pages with the versions used.
+"""
+
+import contextlib
+import doctest
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOC_FILES = sorted(p for p in DOCS.glob("*.md") if ">>>" in p.read_text(encoding="utf-8"))
+FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+
+
+@pytest.mark.parametrize("path", DOC_FILES, ids=[p.name for p in DOC_FILES])
+def test_doc_examples(path):
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report):
+        result = doctest.testfile(str(path), module_relative=False, name=path.name,
+                                  optionflags=FLAGS, encoding="utf-8", globs={})
+    assert result.attempted > 0, f"{path.name}: no example ran"
+    assert result.failed == 0, f"{path.name}: {result.failed} failing example(s)\n{report.getvalue()}"
+
+
+# --------------------------------------------------------------------------------------
+# The peers' numbers quoted in the docs.
+# --------------------------------------------------------------------------------------
+
+GAIN = dict(y=[3, 2, 0], s=[.1, .9, .5])                     # linear 0.8212, exponential 0.7309
+TIES = dict(y=[0, 1, 0], s=[.5, .5, .1])                     # nDCG@1
+NO_REL = dict(y=[1, 0, 0, 0], s=[.9, .1, .9, .1], groups=[2, 2])
+P_AT_5 = dict(y=[1, 0, 0], s=[.9, .5, .1])
+AP_AT_2 = dict(y=[1, 0, 1, 1], s=[.9, .8, .7, .6])
+
+
+def test_sklearn_claims():
+    from sklearn.metrics import ndcg_score
+
+    assert ndcg_score([GAIN["y"]], [GAIN["s"]]) == pytest.approx(0.8212, abs=5e-5)
+    assert ndcg_score([TIES["y"]], [TIES["s"]], k=1) == pytest.approx(0.5)
+    assert ndcg_score([TIES["y"]], [TIES["s"]], k=1, ignore_ties=True) == pytest.approx(1.0)
+    assert ndcg_score([[1, 0], [0, 0]], [[.9, .1], [.9, .1]]) == pytest.approx(0.5)
+    assert ndcg_score([[1, 3]], [[.9, .1]], k=1) == pytest.approx(1 / 3)
+    assert ndcg_score([[2, 0, 1, 0]], [[.9, .5, .5, .1]]) == pytest.approx(0.9751, abs=5e-5)
+    assert ndcg_score([[2, 0, 1, 0, 3]], [[.9, .5, .5, .1, -1]]) == pytest.approx(0.7825, abs=5e-5)
+
+
+def _trec(qrels, run, measures, **kw):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    return pytrec_eval.RelevanceEvaluator(qrels, set(measures), **kw).evaluate(run)
+
+
+def _docs(values):
+    return {f"d{i}": v for i, v in enumerate(values)}
+
+
+def test_trec_eval_claims():
+    res = _trec({"q": _docs(GAIN["y"])}, {"q": _docs(GAIN["s"])}, ["ndcg"])
+    assert res["q"]["ndcg"] == pytest.approx(0.8212, abs=5e-5)
+    # ties by document id descending: the relevant d1 goes before d0 ...
+    res = _trec({"q": _docs(TIES["y"])}, {"q": _docs(TIES["s"])}, ["ndcg_cut.1"])
+    assert res["q"]["ndcg_cut_1"] == 1.0
+    # ... and after it when the names are swapped.
+    res = _trec({"q": {"d1": 0, "d0": 1, "d2": 0}}, {"q": {"d1": .5, "d0": .5, "d2": .1}},
+                ["ndcg_cut.1"])
+    assert res["q"]["ndcg_cut_1"] == 0.0
+    res = _trec({"1": {"a": 1, "b": 0}, "2": {"a": 0, "b": 0}},
+                {"1": {"a": .9, "b": .1}, "2": {"a": .9, "b": .1}}, ["ndcg"])
+    assert np.mean([v["ndcg"] for v in res.values()]) == pytest.approx(0.5)
+    res = _trec({"q": _docs(P_AT_5["y"])}, {"q": _docs(P_AT_5["s"])}, ["P.5"])
+    assert res["q"]["P_5"] == pytest.approx(0.2)
+    res = _trec({"q": _docs(AP_AT_2["y"])}, {"q": _docs(AP_AT_2["s"])}, ["map_cut.2", "map"])
+    assert res["q"]["map_cut_2"] == pytest.approx(1 / 3)
+    assert res["q"]["map"] == pytest.approx(0.8056, abs=5e-5)
+    res = _trec({"q": {"a": 1, "b": 2}}, {"q": {"a": .9, "b": .1}}, ["ndcg", "P.1"],
+                relevance_level=2)
+    assert res["q"]["ndcg"] == pytest.approx(0.8597, abs=5e-5)
+    assert res["q"]["P_1"] == 0.0
+    res = _trec({"q": {"a": 2, "b": 0, "c": 1, "d": 0, "e": 3}},
+                {"q": {"a": .9, "b": .5, "c": .5, "d": .1}}, ["ndcg"])
+    assert res["q"]["ndcg"] == pytest.approx(0.5525, abs=5e-5)
+    res = _trec({"q": {"a": 1, "b": 3}}, {"q": {"a": .9, "b": .1}}, ["ndcg_cut.1"])
+    assert res["q"]["ndcg_cut_1"] == pytest.approx(1 / 3)
+
+
+def test_trec_eval_matches_binary_example():
+    """The one-query example of the binary metrics (docs/metric_families.md)."""
+    import skrank
+
+    y = [0, 1, 0, 1, 1, 1]
+    s = [.9, .8, .7, .6, .5]
+    res = _trec({"q": _docs(y)}, {"q": _docs(s)},
+                ["P.3", "P.10", "recall.3", "recall.1000", "success.1", "success.2", "Rprec",
+                 "map", "map_cut.3", "recip_rank"])["q"]
+    got = skrank.evaluate(y, s + [np.nan], qid=[0] * 6, retrieved=[True] * 5 + [False],
+                          metrics=["P@3", "P@10", "recall@3", "recall", "hit_rate@1",
+                                   "hit_rate@2", "r_precision", "map", "map@3", "mrr"]).mean
+    expected = [res[m] for m in ("P_3", "P_10", "recall_3", "recall_1000", "success_1",
+                                 "success_2", "Rprec", "map", "map_cut_3", "recip_rank")]
+    assert list(got.values()) == pytest.approx(expected)
+
+
+def _xgb(y, s, groups, metric, **params):
+    xgb = pytest.importorskip("xgboost")
+    dmat = xgb.DMatrix(np.zeros((len(y), 1)), label=np.asarray(y, float),
+                       base_margin=np.asarray(s, float))
+    dmat.set_group(groups)
+    booster = xgb.train({"objective": "rank:ndcg", "eval_metric": metric, **params}, dmat,
+                        num_boost_round=0)
+    return float(re.search(r":([-0-9.e]+)", booster.eval(dmat)).group(1))
+
+
+def test_xgboost_claims():
+    assert _xgb(GAIN["y"], GAIN["s"], [3], "ndcg") == pytest.approx(0.7309, abs=5e-5)
+    assert _xgb(GAIN["y"], GAIN["s"], [3], "ndcg", ndcg_exp_gain=False) == pytest.approx(
+        0.8212, abs=5e-5)
+    assert _xgb(TIES["y"], TIES["s"], [3], "ndcg@1") == 0.0
+    assert _xgb([1, 0, 0], TIES["s"], [3], "ndcg@1") == 1.0        # input order
+    assert _xgb(NO_REL["y"], NO_REL["s"], NO_REL["groups"], "ndcg") == 1.0
+    assert _xgb(NO_REL["y"], NO_REL["s"], NO_REL["groups"], "ndcg-") == pytest.approx(0.5)
+    assert _xgb(NO_REL["y"], NO_REL["s"], NO_REL["groups"], "map") == 1.0
+    assert _xgb(NO_REL["y"], NO_REL["s"], NO_REL["groups"], "map-") == pytest.approx(0.5)
+    assert _xgb(P_AT_5["y"], P_AT_5["s"], [3], "pre@5") == pytest.approx(1 / 3)
+    assert _xgb(AP_AT_2["y"], AP_AT_2["s"], [4], "map@2") == pytest.approx(0.5)
+    assert _xgb(AP_AT_2["y"], AP_AT_2["s"], [4], "map") == pytest.approx(0.8056, abs=5e-5)
+    assert _xgb([1, 3], [.9, .1], [2], "ndcg@1") == pytest.approx(1 / 7)   # ideal cut at k
+
+
+def _lgb(y, s, groups, metric, eval_at, **params):
+    lgb = pytest.importorskip("lightgbm")
+    # A constant feature and a negligible learning rate: the evaluated scores are
+    # the init scores (a one-leaf tree adds the same ~0 to every row, ties stay tied).
+    data = lgb.Dataset(np.zeros((len(y), 1)), label=y, group=groups, init_score=s)
+    record = {}
+    lgb.train({"objective": "lambdarank", "metric": metric, "eval_at": eval_at,
+               "learning_rate": 1e-300, "verbose": -1, **params},
+              data, num_boost_round=1, valid_sets=[data], valid_names=["d"],
+              callbacks=[lgb.record_evaluation(record)])
+    return {name: values[-1] for name, values in record["d"].items()}
+
+
+def test_lightgbm_claims():
+    assert _lgb(GAIN["y"], GAIN["s"], [3], "ndcg", [3])["ndcg@3"] == pytest.approx(
+        0.7309, abs=5e-5)
+    assert _lgb(GAIN["y"], GAIN["s"], [3], "ndcg", [3], label_gain=[0, 1, 2, 3])[
+        "ndcg@3"] == pytest.approx(0.8212, abs=5e-5)
+    assert _lgb(TIES["y"], TIES["s"], [3], "ndcg", [1])["ndcg@1"] == 0.0
+    assert _lgb([1, 0, 0], TIES["s"], [3], "ndcg", [1])["ndcg@1"] == 1.0   # input order
+    assert _lgb(NO_REL["y"], NO_REL["s"], NO_REL["groups"], "ndcg", [2])["ndcg@2"] == 1.0
+    assert _lgb(NO_REL["y"], NO_REL["s"], NO_REL["groups"], "map", [2])["map@2"] == 1.0
+    res = _lgb(AP_AT_2["y"], AP_AT_2["s"], [4], "map", [2, 4])
+    assert res["map@2"] == pytest.approx(0.5)
+    assert res["map@4"] == pytest.approx(0.8056, abs=5e-5)
+    assert _lgb([1, 3], [.9, .1], [2], "ndcg", [1])["ndcg@1"] == pytest.approx(1 / 7)
+
+
+def test_skrank_reproduces_the_peers():
+    """The skrank side of the table in docs/metric_families.md."""
+    import skrank
+
+    q3 = [0, 0, 0]
+    lgbm = dict(gain="exponential", ties="stable", no_relevant="one")
+    assert skrank.ndcg_score(GAIN["y"], GAIN["s"], qid=q3) == pytest.approx(0.8212, abs=5e-5)
+    assert skrank.ndcg_score(GAIN["y"], GAIN["s"], qid=q3, **lgbm) == pytest.approx(
+        0.7309, abs=5e-5)
+    assert skrank.ndcg_score(TIES["y"], TIES["s"], qid=q3, k=1) == 0.5
+    assert skrank.ndcg_score(TIES["y"], TIES["s"], qid=q3, k=1, **lgbm) == 0.0
+    qid = [1, 1, 2, 2]
+    assert skrank.ndcg_score(NO_REL["y"], NO_REL["s"], qid=qid) == 0.5
+    assert skrank.ndcg_score(NO_REL["y"], NO_REL["s"], qid=qid, **lgbm) == 1.0
+    assert skrank.precision_at_k_score(P_AT_5["y"], P_AT_5["s"], qid=q3, k=5) == 0.2
+    assert skrank.precision_at_k_score(P_AT_5["y"], P_AT_5["s"], qid=q3, k=5,
+                                       denominator="min") == pytest.approx(1 / 3)
+    q4 = [0] * 4
+    assert skrank.map_score(AP_AT_2["y"], AP_AT_2["s"], qid=q4, k=2) == pytest.approx(1 / 3)
+    assert skrank.map_score(AP_AT_2["y"], AP_AT_2["s"], qid=q4, k=2, denominator="min") == 0.5
