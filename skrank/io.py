@@ -479,15 +479,67 @@ def _as_bytes(matrix):
     return np.ascontiguousarray(matrix.T).view(f"S{matrix.shape[0]}").reshape(-1)
 
 
-def _as_str(matrix, lengths):
-    """A byte matrix from :meth:`_Lines.matrix` as a str array: ASCII fast path, else UTF-8."""
-    longest = max(int(lengths.max()) if lengths.size else 0, 1)
-    rows = matrix[:longest]
-    if int(rows.max()) < 128:
-        # ASCII: widening each byte to a UCS-4 code unit is the decoding.
-        wide = rows.T.astype(np.uint32, order="C")
-        return wide.view(np.dtype(("U", longest))).reshape(-1)
-    return _decode(_as_bytes(rows))
+class _StrColumn:
+    """A str column filled chunk by chunk from byte matrices, without copies.
+
+    Code points are written into a preallocated ``(capacity, width)`` uint32
+    buffer (widened when a longer string arrives), which is finally viewed as
+    a ``U<width>`` array. ASCII bytes are their own code points; other
+    chunks are decoded as UTF-8.
+    """
+
+    def __init__(self, capacity):
+        self.capacity = capacity
+        self.codes = None
+        self.size = 0
+
+    def _reserve(self, width):
+        if self.codes is None or width > self.codes.shape[1]:
+            codes = np.empty((self.capacity, width), dtype=np.uint32)
+            if self.codes is not None:
+                old = self.codes.shape[1]
+                codes[:self.size, :old] = self.codes[:self.size]
+                codes[:self.size, old:] = 0
+            self.codes = codes
+
+    def append(self, matrix, lengths):
+        longest = max(int(lengths.max()), 1)
+        rows = matrix[:longest]
+        if int(rows.max()) >= 128:
+            decoded = _decode(_as_bytes(rows))
+            longest = decoded.dtype.itemsize // 4
+            rows = decoded.view(np.uint32).reshape(-1, longest).T
+        self._reserve(longest)
+        block = self.codes[self.size:self.size + rows.shape[1]]
+        block[:, :longest] = rows.T
+        block[:, longest:] = 0
+        self.size += rows.shape[1]
+
+    def result(self):
+        if self.codes is None:
+            return np.zeros(0, dtype="U1")
+        return _trimmed(self.codes, self.size).view(
+            np.dtype(("U", self.codes.shape[1]))).reshape(-1)
+
+
+class _Column:
+    """A numeric column filled chunk by chunk."""
+
+    def __init__(self, capacity, dtype):
+        self.values = np.empty(capacity, dtype=dtype)
+        self.size = 0
+
+    def append(self, values):
+        self.values[self.size:self.size + values.shape[0]] = values
+        self.size += values.shape[0]
+
+    def result(self):
+        return _trimmed(self.values, self.size)
+
+
+def _trimmed(buffer, size):
+    """The first ``size`` rows of a preallocated buffer (a view unless mostly unused)."""
+    return buffer[:size] if 2 * size >= buffer.shape[0] else buffer[:size].copy()
 
 
 def _decode(arr):
@@ -561,13 +613,6 @@ def _first_invalid(col, dtype):
     return lo
 
 
-def _concatenate(pieces, empty_dtype):
-    if not pieces:
-        return np.zeros(0, dtype=empty_dtype)
-    # An explicit dtype: concatenating strings of different widths is 8x slower without.
-    return np.concatenate(pieces, dtype=np.result_type(*pieces))
-
-
 def _read_table(source, *, fmt, n_fields, exact, text_fields, numeric_fields):
     """Parse a whitespace-separated TREC file.
 
@@ -578,8 +623,12 @@ def _read_table(source, *, fmt, n_fields, exact, text_fields, numeric_fields):
     data, name = _load(source)
     if b"\0" in data:
         raise ValueError(f"{name}: contains NUL bytes; not a TREC text file")
-    pieces = {f: [] for f in (*text_fields, *numeric_fields, "keys")}
-    line_numbers = []
+    # One row per line at most; untouched capacity costs no memory.
+    capacity = data.count(b"\n")
+    text = {field: _StrColumn(capacity) for field in text_fields}
+    numbers = {field: _Column(capacity, dtype) for field, (_, dtype, _) in numeric_fields.items()}
+    keys = _Column(capacity, _U64)
+    line_numbers = _Column(capacity, np.int64)
     for a, first_line in _chunks(data):
         lines = _Lines(a, first_line)
         if len(lines) == 0:
@@ -597,10 +646,10 @@ def _read_table(source, *, fmt, n_fields, exact, text_fields, numeric_fields):
         matrices = {}
         for field, index in text_fields.items():
             matrix, lengths = lines.matrix(starts[:, index], ends[:, index])
-            pieces[field].append(_as_str(matrix, lengths))
+            text[field].append(matrix, lengths)
             if field in ("qid", "docno"):
                 matrices[field] = matrix
-        pieces["keys"].append(_pair_hash(matrices["qid"], matrices["docno"]))
+        keys.append(_pair_hash(matrices["qid"], matrices["docno"]))
         del matrices
         for field, (index, dtype, what) in numeric_fields.items():
             matrix, lengths = lines.matrix(starts[:, index], ends[:, index])
@@ -618,17 +667,12 @@ def _read_table(source, *, fmt, n_fields, exact, text_fields, numeric_fields):
                         f"got {lines.text(i)!r} ({field} {token!r} is not {what})"
                     )
                 values[slow] = parsed
-            pieces[field].append(values)
-        line_numbers.append(lines.first_line + lines.local_line.astype(np.int64) + 1)
+            numbers[field].append(values)
+        line_numbers.append(lines.first_line + lines.local_line + 1)
 
-    columns = {}
-    for field in text_fields:
-        columns[field] = _concatenate(pieces[field], "U1")
-    keys = _concatenate(pieces["keys"], _U64)
-    for field, (_, dtype, _) in numeric_fields.items():
-        columns[field] = _concatenate(pieces[field], dtype)
-    lines = _concatenate(line_numbers, np.int64)
-    return columns, keys, lines, name
+    columns = {field: column.result() for field, column in text.items()}
+    columns.update((field, column.result()) for field, column in numbers.items())
+    return columns, keys.result(), line_numbers.result(), name
 
 
 # --------------------------------------------------------------------------

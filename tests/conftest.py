@@ -6,8 +6,8 @@ these helpers with ``from tests.conftest import ...`` (falling back to
 ``from conftest import ...`` when ``tests`` is not importable as a package).
 """
 
+import functools
 import inspect
-import itertools
 import math
 import zlib
 
@@ -20,22 +20,6 @@ try:  # works whether or not tests/ is a package
     from tests import _reference as R
 except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
     import _reference as R
-
-__all__ = [
-    "R",
-    "SPECS",
-    "AVERAGE_SPECS",
-    "spec_id",
-    "spec_ties",
-    "valid_params",
-    "param_grid",
-    "seed_of",
-    "make_queries",
-    "call_metric",
-    "oracle",
-    "assert_close",
-    "assert_per_query_equal",
-]
 
 SPECS = list(skrank.METRICS.values())
 AVERAGE_SPECS = [spec for spec in SPECS if "average" in spec.ties]
@@ -73,6 +57,12 @@ PARAM_VALUES = {
 DENOMINATORS = {"k": ["k", "min"], "R": ["R", "min"]}
 
 
+@functools.lru_cache(maxsize=None)
+def _defaults(name):
+    """spec.parameters, cached (inspect.signature is slow and hypothesis calls this a lot)."""
+    return skrank.METRICS[name].parameters
+
+
 def _max_grade(y_true):
     top = float(np.max(y_true)) if np.size(y_true) else 0.0
     return max(1.0, math.ceil(top))
@@ -86,7 +76,7 @@ def valid_params(spec, y_true=(), **overrides):
     ``"label_max"`` / ``"label_max+1"`` for max_grade are resolved from y_true.
     """
     params = {}
-    defaults = spec.parameters
+    defaults = _defaults(spec.name)
     for name, default in defaults.items():
         if default is inspect.Parameter.empty:
             if name == "k":
@@ -110,7 +100,7 @@ def valid_params(spec, y_true=(), **overrides):
 
 
 def _values_of(spec, name):
-    default = spec.parameters[name]
+    default = _defaults(spec.name)[name]
     if name == "denominator":
         return DENOMINATORS.get(default, [default])
     if name == "k" and spec.k == "required":
@@ -133,7 +123,13 @@ def param_grid(spec):
     The defaults, every single-option variation, and every variation crossed
     with k in {1, 3} (cutoffs interact with denominators, no_relevant, ...).
     """
-    names = [n for n in spec.parameters if n not in ("ties",)]
+    return [dict(combo) for combo in _param_grid(spec.name)]
+
+
+@functools.lru_cache(maxsize=None)
+def _param_grid(name):
+    spec = skrank.METRICS[name]
+    names = [n for n in _defaults(name) if n not in ("ties",)]
     base = {}
     if "k" in names:
         base["k"] = _values_of(spec, "k")[0]
@@ -156,7 +152,7 @@ def param_grid(spec):
         if key not in seen:
             seen.add(key)
             out.append(combo)
-    return out
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------------------
@@ -260,8 +256,3 @@ def assert_per_query_equal(per_q, expected, rel=1e-12, abs_=1e-12):
     bad = {q: (v, expected[q]) for q, v in zip(got_ids, per_q.score.tolist())
            if not _same(v, expected[q], rel, abs_)}
     assert not bad, f"per-query (got, expected): {bad}"
-
-
-def product_dicts(**options):
-    names = list(options)
-    return [dict(zip(names, values)) for values in itertools.product(*options.values())]

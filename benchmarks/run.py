@@ -1,0 +1,900 @@
+"""skrank benchmark suite: skrank against its peers, on identical inputs, in one run.
+
+    python benchmarks/run.py            # full run -> benchmarks/results/{results.md,results.json,scaling.png}
+    python benchmarks/run.py --smoke    # tiny sizes, every installed tool, value checks (< 60 s)
+
+Every tool gets the same flat arrays (see _workloads.py) and converts them to
+its own format; conversion and evaluation are timed separately with
+time.perf_counter (median of repeats after a warm-up call).  A tool's time
+counts only when its value agrees with skrank's under the tool's own
+conventions (see _tools.py); the run exits with status 1 when a value
+disagrees or a tool fails.  Peers that are not installed are reported and
+skipped.  There are no timing assertions: the targets are reported, not enforced.
+"""
+
+import argparse
+import gc
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import _tools as T  # noqa: E402
+import _workloads as W  # noqa: E402
+
+EVALUATE = T.EVALUATE
+
+FULL = {
+    "uniform": (10_000, 100),
+    "graded": (10_000, 100),
+    "ties": (10_000, 100),
+    "ragged": {"total": 1_000_000, "big": 100_000, "median": 40},
+    "scaling_docs": 100,
+    "scaling_queries": (100, 1_000, 10_000, 100_000),
+    "fold": (10, 100),
+    "fold_calls": 2000,
+    "budget": 1.5, "min_rep": 3, "max_rep": 15, "slow": 3.0,
+    "cold": ("skrank", "ranx-cold", "ranx-cached"),
+}
+SMOKE = {
+    "uniform": (40, 25),
+    "graded": (40, 25),
+    "ties": (40, 25),
+    "ragged": {"total": 3_000, "big": 1_000, "median": 8},
+    "scaling_docs": 25,
+    "scaling_queries": (10, 40, 160),
+    "fold": (10, 100),
+    "fold_calls": 30,
+    "budget": 0.05, "min_rep": 2, "max_rep": 3, "slow": 1.0,
+    # ranx's cold start takes 20-90 s (numba): run it with the full suite only.
+    "cold": ("skrank",),
+}
+
+METRICS = {
+    "uniform": ("ndcg@10", "ndcg_exp@10", "dcg@10", "map", "mrr", "p@10", EVALUATE),
+    "graded": ("ndcg@10", "ndcg_exp@10", "map", EVALUATE),
+    "ragged": ("ndcg@10", "ndcg_exp@10", "map", "mrr", "p@10", EVALUATE),
+    "ties": ("ndcg@10", "ndcg_exp@10", "dcg@10", "map"),
+}
+METRIC_LABELS = {
+    "ndcg@10": "nDCG@10 (linear gain)", "ndcg_exp@10": "nDCG@10 (exponential gain)",
+    "dcg@10": "DCG@10", "map": "MAP", "mrr": "MRR", "p@10": "P@10",
+    EVALUATE: "evaluate(): 6 metrics at once",
+}
+TOLERANCE = {"torchmetrics": 1e-6}  # float32 accumulation; everything else 1e-9
+
+
+_T0 = time.perf_counter()
+
+
+def log(msg):
+    print(f"[{time.perf_counter() - _T0:6.1f}s] {msg}", flush=True)
+
+
+# ---------------------------------------------------------------------------
+# Timing.
+
+def measure(fn, per_repeat=None, *, cfg, warm=True):
+    """Median wall time of ``fn(arg)`` (arg from ``per_repeat()``, untimed).
+
+    A warm-up call comes first (its value is returned); then repeats fill
+    about ``budget`` seconds, at least ``min_rep`` and at most ``max_rep``,
+    or a single repeat when one call takes longer than ``slow`` seconds.
+    """
+    def once():
+        arg = per_repeat() if per_repeat is not None else None
+        t0 = time.perf_counter()
+        value = fn(arg)
+        return time.perf_counter() - t0, value
+
+    times = []
+    first, value = once()
+    if not warm:
+        times.append(first)
+    if first > cfg["slow"]:
+        n = 1
+    else:
+        n = int(min(cfg["max_rep"], max(cfg["min_rep"], cfg["budget"] / max(first, 1e-9))))
+    while len(times) < n:
+        times.append(once()[0])
+    return {"median": float(np.median(times)), "min": float(np.min(times)), "n": len(times),
+            "warmup": None if not warm else first, "value": value}
+
+
+def time_conversion(fn, cfg):
+    """Time a conversion; repeated (median) only when it is quick."""
+    t0 = time.perf_counter()
+    out = fn()
+    times = [time.perf_counter() - t0]
+    while times[0] < 0.3 and len(times) < cfg["min_rep"]:
+        del out
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return out, float(np.median(times))
+
+
+def peak_extra_bytes(fn):
+    """Peak traced allocation during ``fn()`` above what was allocated before (numpy is traced)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        fn()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak - before
+
+
+# ---------------------------------------------------------------------------
+# Value agreement.
+
+def agreement(value, reference, tol):
+    """(agrees, largest absolute difference) of a float or a dict of floats."""
+    if isinstance(reference, dict):
+        if not isinstance(value, dict):
+            return False, math.inf
+        diffs = [abs(value[k] - reference[k]) / max(1.0, abs(reference[k])) for k in reference]
+        worst = max(diffs)
+    else:
+        worst = abs(float(value) - float(reference)) / max(1.0, abs(float(reference)))
+    return bool(worst <= tol), float(worst)
+
+
+# ---------------------------------------------------------------------------
+# One workload: every tool, every metric.
+
+def run_workload(wl, tools, metrics, cfg, records, *, warm=True):
+    log(f"== {wl.name}: {wl.summary()}")
+    for tool in tools:
+        base = {"workload": wl.name, "rows": wl.n_rows, "queries": wl.n_queries, "tool": tool.key}
+        wanted = [m for m in metrics if tool.available and tool.supports(wl, m) is None]
+        for m in metrics:
+            if not tool.available:
+                records.append({**base, "metric": m, "status": tool.missing})
+            elif m not in wanted:
+                records.append({**base, "metric": m, "status": "n/a", "note": tool.supports(wl, m)})
+        if not wanted:
+            continue
+        try:
+            native, convert_s = time_conversion(lambda: tool.convert(wl), cfg)
+        except Exception as exc:
+            for m in wanted:
+                records.append({**base, "metric": m, "status": "error",
+                                "note": f"conversion failed: {type(exc).__name__}: {exc}"})
+            log(f"   {tool.key}: conversion failed: {exc!r}")
+            continue
+        if not tool.converts:
+            convert_s = None
+        for m in wanted:
+            rec = {**base, "metric": m}
+            try:
+                t0 = time.perf_counter()
+                prepared = tool.setup(native, wl, m)
+                setup_s = time.perf_counter() - t0
+                fn, per_repeat = tool.call(prepared, wl, m)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    timing = measure(fn, per_repeat, cfg=cfg, warm=warm)
+                del prepared
+            except Exception as exc:
+                rec.update(status="error", note=f"{type(exc).__name__}: {exc}")
+                records.append(rec)
+                log(f"   {tool.key:16s} {m:12s} ERROR {exc!r}")
+                continue
+            value = timing.pop("value")
+            rec.update(status="ok", convert_s=(None if convert_s is None else convert_s + setup_s),
+                       eval_s=timing["median"], eval_min_s=timing["min"], n_repeats=timing["n"],
+                       warmup_s=timing["warmup"],
+                       value=value)
+            ref, note = tool.reference(wl, m)
+            rec["reference_note"] = note
+            if ref is not None and value is not None:
+                rec["reference"] = ref
+                ok, diff = agreement(value, ref, TOLERANCE.get(tool.key, 1e-9))
+                rec.update(agrees=ok, max_diff=diff)
+                if not ok:
+                    rec["status"] = "disagrees"
+            else:
+                rec["agrees"] = None
+            records.append(rec)
+            flag = {True: "ok", False: "DISAGREES", None: "-"}[rec["agrees"]]
+            conv = "" if rec["convert_s"] is None else f" conv {fmt_time(rec['convert_s'])}"
+            log(f"   {tool.key:16s} {m:12s} eval {fmt_time(rec['eval_s'])} (n={rec['n_repeats']})"
+                f"{conv} value-check {flag}")
+        del native
+
+
+def add_ratios(records):
+    """Peer time / skrank time on the same workload and metric (np.sort: sort time / skrank time)."""
+    base = {(r["workload"], r["metric"]): r for r in records
+            if r["tool"] == "skrank" and r.get("status") == "ok"}
+    for r in records:
+        b = base.get((r["workload"], r["metric"]))
+        if r.get("status") != "ok" or b is None or r["tool"] == "skrank":
+            continue
+        r["ratio_eval"] = r["eval_s"] / b["eval_s"]
+        if r.get("convert_s") is not None:
+            r["ratio_total"] = (r["eval_s"] + r["convert_s"]) / b["eval_s"]
+
+
+# ---------------------------------------------------------------------------
+# The scorer inside cross-validation: a 1,000-row fold, many calls.
+
+def run_fold(cfg, records):
+    import sklearn
+    from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.metrics import make_scorer, ndcg_score
+
+    import skrank
+
+    class FixedPredictions(RegressorMixin, BaseEstimator):
+        """A fitted estimator whose predict returns stored scores."""
+
+        def __init__(self, scores=None):
+            self.scores = scores
+
+        def fit(self, X, y=None, **fit_params):
+            self.fitted_ = True
+            return self
+
+        def predict(self, X):
+            return self.scores
+
+    nq, nd = cfg["fold"]
+    wl = W.uniform(nq, nd, seed=11, labels="graded", name="fold")
+    y, s, q = wl.y_true, wl.y_score, wl.qid
+    Y, S = y.reshape(nq, nd), s.reshape(nq, nd)
+    X = np.zeros((wl.n_rows, 1))
+    try:
+        import pandas as pd
+        X_frame = pd.DataFrame({"f0": np.zeros(wl.n_rows), "qid": q})
+    except ImportError:
+        X_frame = None
+    est_1d = FixedPredictions(s).fit(X, y)
+    est_2d = FixedPredictions(S).fit(np.zeros((nq, 1)), Y)
+    sk_scorer = make_scorer(ndcg_score, k=10)
+    sk_scorer_it = make_scorer(ndcg_score, k=10, ignore_ties=True)
+    rk_scorer = skrank.get_scorer("ndcg@10")
+
+    def routed():
+        with sklearn.config_context(enable_metadata_routing=True):
+            return rk_scorer(est_1d, X, y, qid=q)
+
+    cases = [
+        ("skrank.get_scorer('ndcg@10'), qid by metadata routing", "scorer", routed),
+        ("sklearn make_scorer(ndcg_score, k=10), 2-D", "scorer", lambda: sk_scorer(est_2d, np.zeros((nq, 1)), Y)),
+        ("sklearn make_scorer(ndcg_score, k=10, ignore_ties=True), 2-D", "scorer",
+         lambda: sk_scorer_it(est_2d, np.zeros((nq, 1)), Y)),
+        ("skrank.ndcg_score(y, s, qid=qid, k=10)", "function", lambda: skrank.ndcg_score(y, s, qid=q, k=10)),
+        ("skrank.ndcg_score(Y, S, k=10), 2-D", "function", lambda: skrank.ndcg_score(Y, S, k=10)),
+        ("sklearn.metrics.ndcg_score(Y, S, k=10)", "function", lambda: ndcg_score(Y, S, k=10)),
+        ("sklearn.metrics.ndcg_score(Y, S, k=10, ignore_ties=True)", "function",
+         lambda: ndcg_score(Y, S, k=10, ignore_ties=True)),
+    ]
+    if X_frame is not None:
+        cases.insert(1, ("skrank.get_scorer('ndcg@10'), qid from a DataFrame column", "scorer",
+                         lambda: rk_scorer(est_1d, X_frame, y)))
+    log(f"== fold: {wl.n_rows:,} rows ({nq} queries x {nd}), {cfg['fold_calls']} calls each")
+    reference = float(skrank.ndcg_score(y, s, qid=q, k=10))
+    out = []
+    for label, kind, fn in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(min(20, cfg["fold_calls"])):
+                value = fn()
+            times = []
+            for _ in range(cfg["fold_calls"]):
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
+        ok, diff = agreement(value, reference, 1e-9)
+        out.append({"case": label, "kind": kind, "median_s": float(np.median(times)),
+                    "calls": len(times), "value": float(value), "agrees": ok, "max_diff": diff})
+        log(f"   {label:64s} {fmt_time(out[-1]['median_s'])} value-check {'ok' if ok else 'DISAGREES'}")
+    records.extend({"workload": "fold", "tool": c["case"], "metric": "ndcg@10",
+                    "status": "ok" if c["agrees"] else "disagrees", "agrees": c["agrees"],
+                    "eval_s": c["median_s"], "value": c["value"]} for c in out)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Cold starts in fresh subprocesses.
+
+_SKRANK_COLD = r"""
+import json, sys, time
+import numpy as np
+d = np.load(sys.argv[1])
+y, s, q = d["y_true"], d["y_score"], d["qid"]
+t0 = time.perf_counter()
+import skrank
+t1 = time.perf_counter()
+v = skrank.ndcg_score(y, s, qid=q, k=10)
+t2 = time.perf_counter()
+skrank.ndcg_score(y, s, qid=q, k=10)
+t3 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "convert_s": None, "first_eval_s": t2 - t1,
+                  "second_eval_s": t3 - t2, "value": float(v)}))
+"""
+
+_RANX_COLD = r"""
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+sys.path.insert(0, sys.argv[2])
+import _tools, _workloads
+d = np.load(sys.argv[1])
+wl = _workloads.Workload(name="uniform", description="", y_true=d["y_true"], y_score=d["y_score"],
+                         qid=d["qid"], sizes=d["sizes"], binary=True, ties=False)
+adapter = _tools.RanxWarm.__new__(_tools.RanxWarm)
+t0 = time.perf_counter()
+import ranx
+t1 = time.perf_counter()
+native = adapter.convert(wl)
+t2 = time.perf_counter()
+v = adapter.evaluate(native, wl, "ndcg@10")
+t3 = time.perf_counter()
+adapter.evaluate(native, wl, "ndcg@10")
+t4 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "convert_s": t2 - t1, "first_eval_s": t3 - t2,
+                  "second_eval_s": t4 - t3, "value": v}))
+"""
+
+
+def run_cold(wl, tools, cfg, records):
+    by_key = {t.key: t for t in tools}
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "arrays.npz")
+        np.savez(path, y_true=wl.y_true, y_score=wl.y_score, qid=wl.qid, sizes=wl.sizes)
+        cases = [("skrank (new process)", "skrank-cold", _SKRANK_COLD, None)]
+        if "ranx" not in by_key:
+            pass
+        elif by_key["ranx"].available:
+            cases.append(("ranx cold (new process, empty numba cache: compiles)", "ranx-cold",
+                          _RANX_COLD, os.path.join(tmp, "numba-cache")))
+            cases.append(("ranx (new process, numba cache on disk)", "ranx-cached", _RANX_COLD, ""))
+        else:
+            records.append({"workload": wl.name, "tool": "ranx-cold", "metric": "ndcg@10",
+                            "status": by_key["ranx"].missing})
+        for label, key, script, cache in cases:
+            if key.replace("-cold", "") not in cfg["cold"] and key not in cfg["cold"]:
+                continue
+            env = dict(os.environ)
+            if cache:
+                env["NUMBA_CACHE_DIR"] = cache
+            log(f"   cold: {label} ...")
+            t0 = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-c", script, path, str(HERE)], env=env,
+                                  capture_output=True, text=True, timeout=900)
+            wall = time.perf_counter() - t0
+            if proc.returncode != 0:
+                out.append({"case": label, "key": key, "error": proc.stderr.strip()[-500:]})
+                records.append({"workload": wl.name, "tool": key, "metric": "ndcg@10", "status": "error",
+                                "note": proc.stderr.strip()[-300:]})
+                log(f"      failed: {proc.stderr.strip()[-300:]}")
+                continue
+            res = json.loads(proc.stdout.strip().splitlines()[-1])
+            res.update(case=label, key=key, process_wall_s=wall)
+            ref = T.skrank_value(wl, "ndcg@10")
+            ok, diff = agreement(res["value"], ref, 1e-9)
+            res.update(agrees=ok, max_diff=diff)
+            out.append(res)
+            records.append({"workload": wl.name, "tool": key, "metric": "ndcg@10",
+                            "status": "ok" if ok else "disagrees", "agrees": ok,
+                            "eval_s": res["first_eval_s"], "convert_s": res["convert_s"],
+                            "import_s": res["import_s"], "value": res["value"]})
+            conv = "" if res["convert_s"] is None else f", convert {fmt_time(res['convert_s'])}"
+            log(f"      import {fmt_time(res['import_s'])}{conv}, first evaluate "
+                f"{fmt_time(res['first_eval_s'])}, second {fmt_time(res['second_eval_s'])}")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Memory.
+
+def memory_rows(wl, cfg):
+    import skrank
+
+    rows = []
+    y, s, q = wl.y_true, wl.y_score, wl.qid
+
+    def add(label, fn):
+        peak = peak_extra_bytes(fn)
+        rows.append({"workload": wl.name, "rows": wl.n_rows, "case": label, "peak_extra_bytes": peak,
+                     "input_bytes": wl.input_bytes, "ratio": peak / wl.input_bytes})
+        log(f"   memory {wl.name:8s} {label:40s} peak extra {peak / 2**20:8.1f} MiB = "
+            f"{peak / wl.input_bytes:5.2f} x input ({wl.input_bytes / 2**20:.1f} MiB)")
+
+    add("skrank ndcg@10", lambda: skrank.ndcg_score(y, s, qid=q, k=10))
+    if wl.name == "uniform":
+        add("skrank evaluate(6)", lambda: skrank.evaluate(y, s, qid=q, metrics=list(T.EVAL6)))
+        add("np.sort(y_score)", lambda: np.sort(s))
+        if wl.shape is not None:
+            from sklearn.metrics import ndcg_score
+
+            Y, S = y.reshape(wl.shape), s.reshape(wl.shape)
+            add("sklearn ndcg_score ignore_ties=True (2-D)", lambda: ndcg_score(Y, S, k=10, ignore_ties=True))
+            add("sklearn ndcg_score ignore_ties=False (2-D)", lambda: ndcg_score(Y, S, k=10))
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Report.
+
+def fmt_time(t):
+    if t is None:
+        return "—"
+    if t < 1e-3:
+        return f"{t * 1e6:.0f} µs"
+    if t < 1:
+        return f"{t * 1e3:.1f} ms"
+    return f"{t:.2f} s"
+
+
+def fmt_ratio(r):
+    if r is None:
+        return "—"
+    if r >= 100:
+        return f"{r:.0f}x"
+    if r >= 10:
+        return f"{r:.1f}x"
+    return f"{r:.2f}x"
+
+
+def environment(tools):
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = None
+    try:
+        with open("/proc/meminfo") as f:
+            mem = int(f.readline().split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    versions = {"python": platform.python_version(), "numpy": np.__version__,
+                "scipy": T.package_version("scipy")}
+    seen = set()
+    for t in tools:
+        name = t.label.split(" (")[0]
+        if name in seen or t.key in ("np.sort",):
+            continue
+        seen.add(name)
+        versions[name] = t.version if t.available else t.missing
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_bytes": mem,
+            "platform": platform.platform(), "versions": versions}
+
+
+def _find(records, workload, metric, tool):
+    for r in records:
+        if r["workload"] == workload and r["metric"] == metric and r["tool"] == tool:
+            return r
+    return None
+
+
+def _ok(r):
+    return r is not None and r.get("status") == "ok"
+
+
+def targets(records, scaling, memory, fold):
+    """The issue's targets, each with its measured ratio; None where a tool is missing."""
+    out = []
+
+    def add(name, measured, goal, met, detail):
+        out.append({"target": name, "measured": measured, "goal": goal, "met": met, "detail": detail})
+
+    sk = _find(records, "uniform", "ndcg@10", "skrank")
+    it = _find(records, "uniform", "ndcg@10", "sklearn-it")
+    if _ok(sk) and _ok(it):
+        r = it["eval_s"] / sk["eval_s"]
+        add("nDCG@10 (ties='average', 1-D) on uniform rows faster than sklearn ignore_ties=True (its 2-D input)",
+            r, "> 1x", r > 1, f"sklearn {fmt_time(it['eval_s'])} vs skrank {fmt_time(sk['eval_s'])}")
+    xg = _find(records, "uniform", "ndcg@10", "xgboost")
+    if _ok(sk) and _ok(xg):
+        r = xg["eval_s"] / sk["eval_s"]
+        add("... at least as fast as XGBoost's C++ evaluation (ndcg@10 on a warm DMatrix)", r, ">= 1x", r >= 1,
+            f"XGBoost {fmt_time(xg['eval_s'])} vs skrank {fmt_time(sk['eval_s'])}")
+    xn = _find(records, "uniform", "ndcg@10", "xgboost-new")
+    if _ok(sk) and _ok(xn):
+        r = xn["eval_s"] / sk["eval_s"]
+        add("... (for reference) XGBoost's first eval of a new DMatrix", r, ">= 1x", r >= 1,
+            f"XGBoost {fmt_time(xn['eval_s'])} vs skrank {fmt_time(sk['eval_s'])}")
+    for peer, label in (("pytrec_eval", "pytrec_eval"), ("ranx", "ranx (warm)")):
+        rows = [r for r in records if r["workload"] == "uniform" and r["tool"] == peer and _ok(r)
+                and r.get("ratio_eval") is not None]
+        if rows:
+            worst = min(rows, key=lambda r: r["ratio_eval"])
+            nd = _find(records, "uniform", "ndcg@10", peer)
+            r_nd = nd.get("ratio_eval") if _ok(nd) else None
+            add(f">= 10x faster than {label}, evaluation only (uniform; nDCG@10 and the slowest-ratio metric)",
+                r_nd, ">= 10x", (r_nd or 0) >= 10 and worst["ratio_eval"] >= 10,
+                f"nDCG@10 {fmt_ratio(r_nd)}; lowest over {len(rows)} metrics: "
+                f"{fmt_ratio(worst['ratio_eval'])} ({worst['metric']})")
+    srt = _find(records, "uniform", "ndcg@10", "np.sort")
+    if _ok(sk) and _ok(srt):
+        r = sk["eval_s"] / srt["eval_s"]
+        add("nDCG@10 within 5x of one np.sort(y_score)", r, "<= 5x", r <= 5,
+            f"skrank {fmt_time(sk['eval_s'])} vs np.sort {fmt_time(srt['eval_s'])}")
+    for wname in ("ragged", "ties"):
+        other = _find(records, wname, "ndcg@10", "skrank")
+        if _ok(sk) and _ok(other) and other["rows"] == sk["rows"]:
+            r = other["eval_s"] / sk["eval_s"]
+            add(f"{wname} nDCG@10 within 1.5x of uniform at equal rows", r, "<= 1.5x", r <= 1.5,
+                f"{wname} {fmt_time(other['eval_s'])} vs uniform {fmt_time(sk['eval_s'])} ({sk['rows']:,} rows)")
+    pts = sorted((r["rows"], r["eval_s"]) for r in scaling if r["tool"] == "skrank" and _ok(r))
+    if len(pts) >= 2:
+        (n0, t0), (n1, t1) = pts[-2], pts[-1]
+        bound = (n1 * math.log(n1)) / (n0 * math.log(n0))
+        r = t1 / t0
+        add(f"{n1:,} rows scale no worse than n log n (time ratio vs {n0:,} rows)", r,
+            f"<= {bound:.2f}x", r <= bound,
+            f"{fmt_time(t0)} -> {fmt_time(t1)}; slope of log time over log rows {math.log(r) / math.log(n1 / n0):.2f}")
+    big = [m for m in memory if m["case"] == "skrank ndcg@10"]
+    if big:
+        m = max(big, key=lambda m: m["rows"])
+        add(f"peak extra memory < 10x the input arrays ({m['rows']:,} rows, tracemalloc)", m["ratio"], "< 10x",
+            m["ratio"] < 10, f"{m['peak_extra_bytes'] / 2**20:.0f} MiB over {m['input_bytes'] / 2**20:.0f} MiB of input")
+    ev = _find(records, "uniform", EVALUATE, "skrank")
+    if _ok(sk) and _ok(ev):
+        r = ev["eval_s"] / sk["eval_s"]
+        add("evaluate() with six metrics < 2x a single metric (nDCG@10)", r, "< 2x", r < 2,
+            f"evaluate {fmt_time(ev['eval_s'])} vs ndcg_score {fmt_time(sk['eval_s'])}")
+    if fold:
+        f = {c["case"]: c for c in fold}
+        pairs = [("skrank.get_scorer('ndcg@10'), qid by metadata routing",
+                  "sklearn make_scorer(ndcg_score, k=10), 2-D", "scorer"),
+                 ("skrank.get_scorer('ndcg@10'), qid from a DataFrame column",
+                  "sklearn make_scorer(ndcg_score, k=10), 2-D", "scorer (qid from DataFrame)"),
+                 ("skrank.ndcg_score(y, s, qid=qid, k=10)", "sklearn.metrics.ndcg_score(Y, S, k=10)",
+                  "metric functions")]
+        for a, b, what in pairs:
+            if a in f and b in f:
+                r = f[a]["median_s"] / f[b]["median_s"]
+                add(f"1,000-row fold, {what}: skrank <= 2x sklearn", r, "<= 2x", r <= 2,
+                    f"{fmt_time(f[a]['median_s'])} vs {fmt_time(f[b]['median_s'])} per call")
+    return out
+
+
+def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, fold, cold, tools,
+                   target_rows, elapsed, plot_note):
+    by_key = {t.key: t for t in tools}
+    L = []
+    L.append("# skrank benchmark results\n")
+    L.append(f"Produced by `python benchmarks/run.py{' --smoke' if cfg_name == 'smoke' else ''}` in "
+             f"{elapsed:.0f} s on {time.strftime('%Y-%m-%d')}. One run, identical inputs for every tool. "
+             f"Times are medians of repeats after a warm-up call (time.perf_counter); *ratio* is "
+             f"peer time / skrank time on the same workload and metric (above 1: skrank is faster). "
+             f"*Conversion* is the peer's own input format built from the shared arrays (plus "
+             f"metric-specific setup), reported apart from *evaluation*. A time counts only when "
+             f"the value agrees with skrank's under that peer's conventions (see the last section).\n")
+    L.append(f"Machine: {env['cpu']}, {env['cores']} cores"
+             + (f", {env['memory_bytes'] / 2**30:.0f} GiB" if env["memory_bytes"] else "")
+             + f"; {env['platform']}. skrank and numpy run single-threaded; XGBoost, LightGBM, ranx "
+               f"(numba) and torch may use every core.\n")
+    L.append("| package | version |\n|---|---|")
+    for k, v in env["versions"].items():
+        L.append(f"| {k} | {v} |")
+    L.append("")
+
+    L.append("## Targets\n")
+    if target_rows:
+        L.append("| target | goal | measured | met |\n|---|---|---|---|")
+        for t in target_rows:
+            met = "yes" if t["met"] else "**no**"
+            L.append(f"| {t['target']} | {t['goal']} | {fmt_ratio(t['measured'])} ({t['detail']}) | {met} |")
+    else:
+        L.append("No target could be evaluated (peers missing).")
+    L.append("")
+
+    # Summary: ratio of each peer on nDCG@10, per workload.
+    wnames = [w["name"] for w in workloads]
+    L.append("## Summary: nDCG@10 evaluation time, ratio to skrank\n")
+    L.append("| tool | " + " | ".join(wnames) + " |")
+    L.append("|---|" + "---|" * len(wnames))
+    for tool in tools:
+        cells = []
+        for w in wnames:
+            r = _find(records, w, "ndcg@10", tool.key)
+            cells.append(_cell_short(r))
+        if all(c in ("", "n/a") for c in cells):
+            continue
+        L.append(f"| {tool.label} | " + " | ".join(cells) + " |")
+    L.append("")
+    L.append("Cells: evaluation time (ratio to skrank). Ragged queries cannot be fed to sklearn's "
+             "2-D form without padding every query to the 100,000-document one.\n")
+
+    for w in workloads:
+        L.append(f"## Workload `{w['name']}`: {w['description']}\n")
+        L.append(f"{w['summary']}.\n")
+        L.append("| metric | tool | conversion | evaluation | ratio (eval) | ratio (conv + eval) | value | check |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for m in METRICS.get(w["name"], ()):
+            for tool in tools:
+                r = _find(records, w["name"], m, tool.key)
+                if r is None or r.get("status") == "n/a":
+                    continue
+                if r.get("status") not in ("ok", "disagrees"):
+                    L.append(f"| {METRIC_LABELS[m]} | {tool.label} | | | | | | {r['status']} |")
+                    continue
+                check = {True: "agrees", False: "**DISAGREES**", None: "not compared"}[r.get("agrees")]
+                if r.get("agrees") is None and r.get("reference_note") not in (None, "baseline", "not a metric"):
+                    check = f"not compared: {r['reference_note']}"
+                if r["tool"] in ("skrank", "np.sort"):
+                    check = ""
+                value = r.get("value")
+                if isinstance(value, dict):
+                    value = ", ".join(f"{k} {v:.4f}" for k, v in value.items())
+                elif value is not None:
+                    value = f"{value:.6f}"
+                ratio = fmt_ratio(r.get("ratio_eval")) if r.get("agrees") is not False else "—"
+                total = fmt_ratio(r.get("ratio_total")) if r.get("agrees") is not False else "—"
+                L.append(f"| {METRIC_LABELS[m]} | {tool.label} | {fmt_time(r.get('convert_s'))} | "
+                         f"{fmt_time(r['eval_s'])} | {ratio} | {total} | {value or ''} | {check} |")
+        L.append("")
+
+    if scaling:
+        sizes = sorted({r["rows"] for r in scaling})
+        L.append("## Scaling: nDCG@10 evaluation time against rows (uniform queries of "
+                 f"{workloads[0].get('docs', '')} documents)\n")
+        if plot_note:
+            L.append(plot_note + "\n")
+        L.append("| tool | " + " | ".join(f"{n:,}" for n in sizes) + " |")
+        L.append("|---|" + "---|" * len(sizes))
+        for tool in tools:
+            cells = []
+            for n in sizes:
+                r = next((x for x in scaling if x["rows"] == n and x["tool"] == tool.key), None)
+                cells.append(fmt_time(r["eval_s"]) if _ok(r) else ("✗" if r and r.get("status") == "disagrees" else ""))
+            if all(c == "" for c in cells):
+                continue
+            L.append(f"| {tool.label} | " + " | ".join(cells) + " |")
+        L.append("")
+        L.append("The largest size runs only the tools that finish it in seconds (skrank, np.sort, sklearn, "
+                 "XGBoost, LightGBM); calls at that size are timed without a separate warm-up (every "
+                 "tool was already warm from the smaller sizes).\n")
+
+    if memory:
+        L.append("## Peak extra memory (tracemalloc; numpy allocations are traced)\n")
+        L.append("| workload | rows | call | peak extra | input arrays | ratio |\n|---|---|---|---|---|---|")
+        for m in memory:
+            L.append(f"| {m['workload']} | {m['rows']:,} | {m['case']} | {m['peak_extra_bytes'] / 2**20:.1f} MiB | "
+                     f"{m['input_bytes'] / 2**20:.1f} MiB | {m['ratio']:.2f}x |")
+        L.append("")
+
+    if fold:
+        L.append("## A 1,000-row fold scored many times (what a scorer pays inside GridSearchCV)\n")
+        L.append("10 queries x 100 documents, graded labels; the estimator is a fitted stub whose "
+                 "`predict` returns fixed scores, so only the scorer is timed. Median per call.\n")
+        L.append("| call | kind | per call | calls | check |\n|---|---|---|---|---|")
+        for c in fold:
+            L.append(f"| `{c['case']}` | {c['kind']} | {fmt_time(c['median_s'])} | {c['calls']} | "
+                     f"{'agrees' if c['agrees'] else '**DISAGREES**'} |")
+        L.append("")
+
+    if cold:
+        L.append("## Cold start (a fresh Python process, uniform workload, nDCG@10)\n")
+        L.append("| case | import | conversion | first evaluation | second evaluation | check |\n|---|---|---|---|---|---|")
+        for c in cold:
+            if "error" in c:
+                L.append(f"| {c['case']} | | | | | error: {c['error'][-120:]} |")
+                continue
+            L.append(f"| {c['case']} | {fmt_time(c['import_s'])} | {fmt_time(c['convert_s'])} | "
+                     f"{fmt_time(c['first_eval_s'])} | {fmt_time(c['second_eval_s'])} | "
+                     f"{'agrees' if c['agrees'] else '**DISAGREES**'} |")
+        L.append("")
+        L.append("ranx compiles its numba kernels on first use and caches them on disk; the empty-cache "
+                 "case sets `NUMBA_CACHE_DIR` to a new directory, so it pays the compilation a user "
+                 "pays once per installation.\n")
+
+    L.append("## Conventions, as established by experiment, and how values were matched\n")
+    L.append("| tool | conventions | skrank call it is checked against |\n|---|---|---|")
+    notes = {}
+    for r in records:
+        if r.get("reference_note") and r["tool"] in by_key:
+            notes.setdefault(r["tool"], set()).add(r["reference_note"])
+    for tool in tools:
+        if not tool.available:
+            L.append(f"| {tool.label} | {tool.missing} | |")
+            continue
+        L.append(f"| {tool.label} | {tool.conventions} | {'; '.join(sorted(notes.get(tool.key, [])))} |")
+    L.append("")
+    L.append("Docnos are `d<row number>` zero-padded, so trec_eval's docno-descending tie order is "
+             "skrank's `ties='stable'` on the rows reversed. Tolerance: 1e-9 (relative above 1), "
+             "1e-6 for torchmetrics (float32 accumulation).\n")
+    Path(path).write_text("\n".join(L))
+
+
+def _cell_short(r):
+    if r is None:
+        return ""
+    if r.get("status") == "n/a":
+        return "n/a"
+    if r.get("status") == "disagrees":
+        return "✗ disagrees"
+    if r.get("status") != "ok":
+        return r.get("status", "")
+    if r["tool"] == "skrank":
+        return fmt_time(r["eval_s"])
+    return f"{fmt_time(r['eval_s'])} ({fmt_ratio(r.get('ratio_eval'))})"
+
+
+def plot(path, scaling, tools):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "scaling.png not written: matplotlib is not installed (`pip install -e \".[benchmark]\"`)."
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for tool in tools:
+        pts = sorted((r["rows"], r["eval_s"]) for r in scaling if r["tool"] == tool.key and _ok(r))
+        if len(pts) < 2:
+            continue
+        xs, ys = zip(*pts)
+        style = {"skrank": dict(lw=2.5, color="black", marker="o"),
+                 "np.sort": dict(ls="--", color="grey", marker=".")}.get(tool.key, dict(marker="o", ms=4))
+        ax.loglog(xs, ys, label=tool.label, **style)
+    ax.set_xlabel("rows (uniform queries)")
+    ax.set_ylabel("nDCG@10 evaluation time [s] (median)")
+    ax.set_title("Time against rows, every tool (log-log)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return None
+
+
+def to_json(obj):
+    if isinstance(obj, dict):
+        return {k: to_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_json(v) for v in obj]
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+# ---------------------------------------------------------------------------
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes (CI); writes to a temp dir unless --out")
+    parser.add_argument("--out", help="output directory (default: benchmarks/results, or a temp dir with --smoke)")
+    parser.add_argument("--tools", help="comma-separated tool keys to run (skrank is always run)")
+    parser.add_argument("--no-cold", action="store_true", help="skip the fresh-process cold starts")
+    args = parser.parse_args(argv)
+
+    cfg = dict(SMOKE if args.smoke else FULL)
+    cfg_name = "smoke" if args.smoke else "full"
+    if args.out:
+        out = Path(args.out)
+    elif args.smoke:
+        out = Path(tempfile.mkdtemp(prefix="skrank-bench-"))
+    else:
+        out = HERE / "results"
+    out.mkdir(parents=True, exist_ok=True)
+
+    started = time.perf_counter()
+    tools = T.all_tools()
+    if args.tools:
+        keep = set(args.tools.split(",")) | {"skrank"}
+        tools = [t for t in tools if t.key in keep]
+    env = environment(tools)
+    log(f"skrank benchmark ({cfg_name}) -> {out}")
+    for t in tools:
+        log(f"   {t.label:42s} {t.version if t.available else t.missing}")
+
+    records, workloads, scaling, memory = [], [], [], []
+
+    def describe(wl, docs=None):
+        workloads.append({"name": wl.name, "description": wl.description, "summary": wl.summary(),
+                          "rows": wl.n_rows, "queries": wl.n_queries, "docs": docs})
+
+    # The four main workloads.
+    nq, nd = cfg["uniform"]
+    uni = W.uniform(nq, nd, seed=0, labels="binary", name="uniform")
+    describe(uni, docs=nd)
+    run_workload(uni, tools, METRICS["uniform"], cfg, records)
+    memory += memory_rows(uni, cfg)
+    scaling += [r for r in records if r["workload"] == "uniform" and r["metric"] == "ndcg@10"]
+    cold = [] if args.no_cold else run_cold(uni, tools, cfg, records)
+
+    nq, nd = cfg["graded"]
+    wl = W.uniform(nq, nd, seed=1, labels="graded", name="graded",
+                   description=f"{nq:,} queries x {nd} documents, labels 0-4 with MSLR-WEB30K's "
+                               f"frequencies, tie-free float scores")
+    describe(wl)
+    run_workload(wl, tools, METRICS["graded"], cfg, records)
+    del wl
+
+    rg = cfg["ragged"]
+    wl = W.ragged(rg["total"], rg["big"], seed=2, median=rg["median"])
+    describe(wl)
+    run_workload(wl, tools, METRICS["ragged"], cfg, records)
+    memory += memory_rows(wl, cfg)
+    del wl
+
+    nq, nd = cfg["ties"]
+    wl = W.uniform(nq, nd, seed=3, labels="graded", scores="int", name="ties",
+                   description=f"{nq:,} queries x {nd} documents, labels 0-4, integer scores 0-9 "
+                               f"(heavy ties: about {nd // 10} documents per tie group)")
+    describe(wl)
+    run_workload(wl, tools, METRICS["ties"], cfg, records)
+    memory += memory_rows(wl, cfg)
+    del wl
+    gc.collect()
+
+    # Scaling: the uniform shape at other sizes, nDCG@10 only.
+    docs = cfg["scaling_docs"]
+    largest = max(cfg["scaling_queries"]) * docs
+    for q in cfg["scaling_queries"]:
+        if (q, docs) == cfg["uniform"]:
+            continue
+        wl = W.uniform(q, docs, seed=0, labels="binary", name=f"scale-{q * docs}")
+        limit_tools = [t for t in tools
+                       if t.key not in ("skrank-shuffled", "xgboost-new")
+                       and (t.max_scaling_rows is None or wl.n_rows <= t.max_scaling_rows)]
+        recs = []
+        big = wl.n_rows == largest and wl.n_rows > uni.n_rows
+        run_workload(wl, limit_tools, ("ndcg@10",), cfg, recs, warm=not big)
+        add_ratios(recs)
+        scaling += recs
+        records += recs
+        if big:
+            memory += memory_rows(wl, cfg)
+        del wl
+        gc.collect()
+
+    fold = run_fold(cfg, records)
+    add_ratios(records)
+    target_rows = targets(records, scaling, memory, fold)
+
+    elapsed = time.perf_counter() - started
+    plot_note = plot(out / "scaling.png", scaling, tools)
+    write_markdown(out / "results.md", env=env, cfg_name=cfg_name, workloads=workloads, records=records,
+                   scaling=scaling, memory=memory, fold=fold, cold=cold, tools=tools,
+                   target_rows=target_rows, elapsed=elapsed, plot_note=plot_note)
+    (out / "results.json").write_text(json.dumps(to_json({
+        "mode": cfg_name, "elapsed_s": elapsed, "environment": env, "workloads": workloads,
+        "targets": target_rows, "records": records, "memory": memory, "fold": fold, "cold": cold,
+    }), indent=1, default=str))
+
+    bad = [r for r in records if r.get("status") in ("disagrees", "error")]
+    log(f"\nwrote {out / 'results.md'}, results.json" + ("" if plot_note else ", scaling.png")
+        + f" in {elapsed:.0f} s")
+    for t in target_rows:
+        log(f"   target {'MET   ' if t['met'] else 'MISSED'} {fmt_ratio(t['measured']):>8s} (goal {t['goal']}): {t['target']}")
+    if bad:
+        log(f"\n{len(bad)} value check(s) failed or tool(s) errored:")
+        for r in bad:
+            log(f"   {r['workload']} {r['metric']} {r['tool']}: {r['status']} {r.get('note', '')} "
+                f"value={r.get('value')} reference={r.get('reference')}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
