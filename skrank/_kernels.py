@@ -86,16 +86,20 @@ def log_discount(log_base):
     return discount
 
 
-def ideal_dcg(ranking, gain_fn, k, discount):
-    """DCG@k of each query's labels (retrieved or not) sorted decreasingly."""
-    labels = ranking.ideal_labels()
+def ideal_dcg(ranking, gain, gain_fn, k, discount):
+    """DCG@k of each query's documents (retrieved or not) in decreasing order of gain."""
+    from ._grouping import segmented_sort_desc
+
+    if callable(gain):  # no assumption that a custom gain grows with the label
+        gains = segmented_sort_desc(gain_fn(ranking.all_labels), ranking.all_offsets)
+    else:
+        gains = gain_fn(ranking.ideal_labels())
     position = ranking.ideal_position()
     query = ranking.all_query
     if k is not None:
         rows = np.flatnonzero(position < k)
-        labels, position, query = labels[rows], position[rows], query[rows]
-    return sum_by_query(query, gain_fn(labels) * discount(position),
-                       ranking.n_queries)
+        gains, position, query = gains[rows], position[rows], query[rows]
+    return sum_by_query(query, gains * discount(position), ranking.n_queries)
 
 
 def hit_rate(ranking, relevant, k):

@@ -9,6 +9,7 @@ and the common tests.
 
 import inspect
 from dataclasses import dataclass, field
+from functools import cached_property
 from numbers import Real
 from types import MappingProxyType
 from typing import Callable, NamedTuple
@@ -99,7 +100,14 @@ def _ndcg(ranking, *, func, k, gain):
     discount = K.log_discount(2.0)
     gains = apply_gain(func, gain, ranking.labels)
     dcg = K.weighted_rank_sum(ranking, gains, discount, k)
-    idcg = K.ideal_dcg(ranking, _gain_fn(func, gain), k, discount)
+    if callable(gain):
+        all_gains = apply_gain(func, gain, ranking.all_labels)
+        if all_gains.size and all_gains.min() < 0:
+            raise ValueError(
+                f"{func}: gain must map every label to a non-negative gain (nDCG is only "
+                f"bounded by 1 then). Got a gain of {all_gains.min():g} instead."
+            )
+    idcg = K.ideal_dcg(ranking, gain, _gain_fn(func, gain), k, discount)
     undefined = idcg <= 0
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~undefined), undefined
 
@@ -226,7 +234,7 @@ class MetricSpec:
     trec_names: MappingProxyType = field(default_factory=dict)
     labels: str = "any"
 
-    @property
+    @cached_property
     def parameters(self):
         """Metric options (everything after ``y_true, y_score``) and their defaults."""
         sig = inspect.signature(self.function)
@@ -430,8 +438,9 @@ def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="averag
     """Normalized discounted cumulative gain.
 
     ``nDCG@k = DCG@k / IDCG@k`` where ``IDCG@k`` is the DCG@k of the query's
-    own labels sorted in decreasing order (including judged documents that
-    were not retrieved, see ``retrieved``).  Averaged over queries.  With 2-D
+    own labels sorted in decreasing order of gain (including judged documents
+    that were not retrieved, see ``retrieved``): the best DCG@k any ordering
+    reaches.  Averaged over queries.  With 2-D
     input and the defaults it equals :func:`sklearn.metrics.ndcg_score`.
 
     Parameters

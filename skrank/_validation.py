@@ -38,6 +38,7 @@ def check_choice(func, name, value, choices):
 
 def check_k(func, k, *, required=False, name="k"):
     """Validate a cutoff: None (no cutoff, unless required) or an int >= 1."""
+    expected = "an int >= 1" if required else "None (no cutoff) or an int >= 1"
     if k is None:
         if required:
             raise ValueError(
@@ -45,14 +46,9 @@ def check_k(func, k, *, required=False, name="k"):
             )
         return None
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral):
-        raise TypeError(
-            f"{func}: {name} must be None (no cutoff) or an int >= 1. "
-            f"Got {_describe(k)} instead."
-        )
+        raise TypeError(f"{func}: {name} must be {expected}. Got {_describe(k)} instead.")
     if k < 1:
-        raise ValueError(
-            f"{func}: {name} must be None (no cutoff) or an int >= 1. Got {int(k)} instead."
-        )
+        raise ValueError(f"{func}: {name} must be {expected}. Got {int(k)} instead.")
     return int(k)
 
 
@@ -209,7 +205,8 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):
             f"{func}: qid must be a 1-D array with one query id per row. "
             f"Got an array of shape {qid.shape} instead."
         )
-    _check_length(func, [("y_true", y_true), ("y_score", y_score), ("qid", qid)])
+    _check_length(func, [("y_true", y_true), ("y_score", y_score)])
+    _check_length(func, [("y_true", y_true), ("qid", qid)])
     if y_true.shape[0] == 0:
         raise ValueError(
             f"{func}: y_true must hold at least one document. Got an empty array instead."

@@ -100,8 +100,11 @@ def ref_dcg(ranked, unretrieved=(), *, k=None, gain="linear", log_base=2):
 
 
 def ref_idcg(ranked, unretrieved=(), *, k=None, gain="linear", log_base=2):
-    """idcg@k = dcg@k of ALL the query's labels (retrieved + unretrieved) sorted decreasing."""
-    ideal = sorted(list(ranked) + list(unretrieved), reverse=True)
+    """idcg@k = dcg@k of ALL the query's labels (retrieved + unretrieved) in decreasing
+    order of gain: the best DCG any ordering reaches (for monotone gains, labels sorted
+    decreasing)."""
+    labels = list(ranked) + list(unretrieved)
+    ideal = sorted(labels, key=lambda rel: _gains([rel], gain)[0], reverse=True)
     return ref_dcg(ideal, k=k, gain=gain, log_base=log_base)
 
 
