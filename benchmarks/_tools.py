@@ -87,7 +87,7 @@ class Tool:
             try:
                 importlib.import_module(mod)
             except Exception as exc:  # ImportError, or a broken install
-                self.missing = f"not installed ({mod}: {type(exc).__name__})"
+                self.missing = "not installed" if isinstance(exc, ImportError) else f"broken install ({mod}: {exc!r})"
                 break
 
     @property
@@ -488,6 +488,8 @@ class XGBoost(Tool):
     def supports(self, wl, metric):
         if metric not in self.METRICS:
             return "no such XGBoost ranking metric"
+        if self.fresh and metric not in ("ndcg@10", "ndcg_exp@10"):
+            return "the new-DMatrix variant is run for nDCG only"
         if metric == "map" and not wl.binary:
             return "XGBoost's map needs binary labels"
         return None
@@ -546,7 +548,11 @@ class LightGBM(Tool):
                    "largest query so that it is full MAP")
 
     def supports(self, wl, metric):
-        return None if metric in ("ndcg@10", "ndcg_exp@10", "map") else "no such LightGBM metric"
+        if metric not in ("ndcg@10", "ndcg_exp@10", "map"):
+            return "no such LightGBM metric"
+        if wl.sizes.max() > 10_000:
+            return "LightGBM's ranking metrics reject a query of more than 10,000 rows"
+        return None
 
     def setup(self, native, wl, metric):
         import lightgbm as lgb

@@ -67,10 +67,12 @@ def _unknown(name, func, trec):
     )
 
 
-def parse_metric_name(name, *, func="skrank", trec=False):
+def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
     """Return ``(spec, params)`` for a metric name such as ``"ndcg_exp@10"``.
 
-    With ``trec=True`` trec_eval measure names are also accepted.
+    With ``trec=True`` trec_eval measure names are also accepted; with
+    ``cutoff_given=True`` a metric that needs a cutoff may come without one
+    (the caller passes ``k`` separately).
     """
     if not isinstance(name, str):
         raise TypeError(f"{func}: a metric name must be a string such as 'ndcg@10'. "
@@ -102,7 +104,7 @@ def parse_metric_name(name, *, func="skrank", trec=False):
         if int(k) < 1:
             raise ValueError(f"{func}: the cutoff in {name!r} must be an integer >= 1.")
         params["k"] = int(k)
-    elif spec.k == "required":
+    elif spec.k == "required" and not cutoff_given:
         raise ValueError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10'.")
     if spec.name == "err":
         # The scorer name fixes gdeval's grade scale; the function itself has no default.

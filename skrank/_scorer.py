@@ -155,7 +155,8 @@ def make_ranking_scorer(metric, *, response="predict", **params):
     check_choice("make_ranking_scorer", "response", response, _RESPONSES)
     if callable(metric):
         return RankingScorer(metric, params, response=response)
-    spec, fixed = parse_metric_name(metric, func="make_ranking_scorer")
+    spec, fixed = parse_metric_name(metric, func="make_ranking_scorer",
+                                    cutoff_given="k" in params)
     overlap = sorted(set(fixed) & set(params) - {"max_grade"})
     if overlap:
         raise ValueError(
@@ -164,8 +165,10 @@ def make_ranking_scorer(metric, *, response="predict", **params):
         )
     merged = {**fixed, **params}
     spec.check_params("make_ranking_scorer", merged)
-    return RankingScorer(spec.name, merged, response=response,
-                         name=canonical_name(spec, merged))
+    name = canonical_name(spec, merged)
+    if name is not None and not is_ranking_name(name):  # e.g. 'recall' is scikit-learn's
+        name = None
+    return RankingScorer(spec.name, merged, response=response, name=name)
 
 
 def get_scorer(scoring):
@@ -207,9 +210,19 @@ def get_scorer_names():
 
 
 def _sklearn_names():
-    from sklearn.metrics._scorer import _SCORERS
+    """scikit-learn's own scorer names (never shadowed by skrank)."""
+    try:
+        from sklearn.metrics._scorer import _SCORERS
 
-    return set(dict.keys(_SCORERS))
+        keys = dict.keys(_SCORERS) if isinstance(_SCORERS, dict) else _SCORERS.keys()
+        return set(keys)
+    except Exception:  # an incompatible scikit-learn: fall back to the public list
+        try:
+            from sklearn.metrics import get_scorer_names as sk_names
+
+            return set(sk_names())
+        except Exception:
+            return set()
 
 
 def is_ranking_name(name):

@@ -44,8 +44,9 @@ _QRELS_FORMAT = "qid iter docno rel"
 _RUN_FORMAT = "qid Q0 docno rank score tag"
 _GZIP_MAGIC = b"\x1f\x8b"
 # Files are tokenized in pieces of about this many bytes (cut at a newline)
-# to bound the memory of the temporary per-byte arrays.
-_CHUNK_BYTES = 1 << 25
+# to bound the temporary per-byte arrays (small ones are reused by the allocator
+# instead of being page-faulted afresh for every chunk).
+_CHUNK_BYTES = 1 << 23
 _NEWLINE = 10
 _HASH = ord("#")
 _MAX_SHOWN = 200
@@ -152,7 +153,7 @@ class Qrels:
         return self.qid.shape[0]
 
     def __repr__(self):
-        n_queries = np.unique(self.qid).shape[0] if len(self) else 0
+        n_queries = _factorize(self.qid)[0].shape[0]
         return f"Qrels(n_judgements={len(self)}, n_queries={n_queries})"
 
     def to_pandas(self):
@@ -230,7 +231,7 @@ class Run:
         return self.qid.shape[0]
 
     def __repr__(self):
-        n_queries = np.unique(self.qid).shape[0] if len(self) else 0
+        n_queries = _factorize(self.qid)[0].shape[0]
         return f"Run(n_rows={len(self)}, n_queries={n_queries})"
 
     def to_pandas(self):
@@ -287,7 +288,7 @@ class TrecArrays:
         return self.qid.shape[0]
 
     def __repr__(self):
-        n_queries = np.unique(self.qid).shape[0] if len(self) else 0
+        n_queries = _factorize(self.qid)[0].shape[0]
         return (f"TrecArrays(n_rows={len(self)}, n_queries={n_queries}, "
                 f"n_retrieved={int(self.retrieved.sum())})")
 
@@ -690,11 +691,27 @@ def _factorize(arr):
     if n == 0:
         return arr[:0], np.zeros(0, dtype=np.intp)
     change = np.ones(n, dtype=bool)
-    np.not_equal(arr[1:], arr[:-1], out=change[1:])
+    change[1:] = arr[1:] != arr[:-1]  # (no string ufuncs in numpy 1.x)
     starts = np.flatnonzero(change)
-    uniques, inverse = np.unique(arr[starts], return_inverse=True)
-    codes = np.repeat(inverse.reshape(-1), np.diff(np.append(starts, n)))
+    uniques, inverse = _unique_inverse(arr[starts])
+    codes = np.repeat(inverse, np.diff(np.append(starts, n)))
     return uniques, codes
+
+
+def _unique_inverse(values):
+    """``np.unique(values, return_inverse=True)`` by one argsort.
+
+    (``np.unique`` of numpy 2.x can be an order of magnitude slower on
+    large arrays of many distinct values.)
+    """
+    n = values.shape[0]
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(n, dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], inverse
 
 
 _U64 = np.uint64
@@ -772,8 +789,10 @@ def _shared_keys(keys):
 def _first_duplicate(codes, strings, keys):
     """``(i, j)``, i < j, the duplicate pair whose second row comes first, or None.
 
-    ``keys`` are hashes of the pairs (equal pairs have equal keys); rows
-    sharing a key are then compared exactly, so collisions are harmless.
+    A pair is ``(codes[i], strings[i])`` (``codes`` may be query codes or
+    query ids). ``keys`` are hashes of the pairs (equal pairs have equal
+    keys); rows sharing a key are then compared exactly, so collisions are
+    harmless.
     """
     rows = _shared_keys(keys)
     if rows.shape[0] == 0:
@@ -928,10 +947,69 @@ def _match(run_keys, qrels_keys):
     sorted_keys = qrels_keys[order]
     if (sorted_keys[1:] == sorted_keys[:-1]).any():
         return None  # qrels pairs are distinct, so equal keys are a collision
-    pos = np.minimum(np.searchsorted(sorted_keys, run_keys), sorted_keys.shape[0] - 1)
-    found = sorted_keys[pos] == run_keys
-    matched[found] = order[pos[found]]
+    # Cheap filter (a bit table of qrels keys), then a search with sorted
+    # needles: random binary searches would miss the cache on every step.
+    bits = min(max(int(qrels_keys.shape[0]).bit_length() + 4, 10), 27)
+    mask = _U64((1 << bits) - 1)
+    table = np.zeros(1 << bits, dtype=bool)
+    table[(qrels_keys & mask).astype(np.intp)] = True
+    candidates = np.flatnonzero(table[(run_keys & mask).astype(np.intp)])
+    needles = run_keys[candidates]
+    by_key = np.argsort(needles)
+    candidates, needles = candidates[by_key], needles[by_key]
+    pos = np.minimum(np.searchsorted(sorted_keys, needles), sorted_keys.shape[0] - 1)
+    found = sorted_keys[pos] == needles
+    matched[candidates[found]] = order[pos[found]]
     return matched
+
+
+def _concat_str(arrays):
+    """Concatenate str arrays (an explicit dtype: 8x faster for mixed widths)."""
+    return np.concatenate(arrays, dtype=np.result_type(*arrays))
+
+
+def _pair_keys(codes, docnos):
+    """``_key_hash`` of several (codes, docno) arrays, on one representation.
+
+    Strings whose code points are all below 256 (ASCII, Latin-1) are hashed
+    from one byte per character, a quarter of the words of ``U`` storage.
+    """
+    narrow = all(d.size == 0 or int(d.view(np.uint32).max()) < 256 for d in docnos)
+    keys = []
+    for c, d in zip(codes, docnos):
+        if narrow and d.size:
+            width = d.dtype.itemsize // 4
+            raw = np.zeros((d.shape[0], -(-width // 8) * 8), dtype=np.uint8)
+            raw[:, :width] = d.view(np.uint32).reshape(-1, width)
+            words = raw.view("<u8")
+            keys.append(_fold_words(c.astype(_U64) * _U64(0x9E3779B97F4A7C15), words))
+        else:
+            keys.append(_key_hash(c, d))
+    return keys
+
+
+def _block_order(codes, neg_score):
+    """Permutation sorting rows by (codes, neg_score), stable.
+
+    Runs are usually written query by query, best first: then only the
+    query blocks are reordered and no row is sorted.
+    """
+    n = codes.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.intp)
+    change = codes[1:] != codes[:-1]
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1))
+    block_codes = codes[starts]
+    if (np.bincount(block_codes).max() == 1
+            and np.all((neg_score[1:] >= neg_score[:-1]) | change)):
+        if np.all(block_codes[1:] > block_codes[:-1]):
+            return np.arange(n)
+        lengths = np.diff(np.append(starts, n))
+        by_code = np.argsort(block_codes)
+        lengths = lengths[by_code]
+        shift = starts[by_code] - (np.cumsum(lengths) - lengths)
+        return np.arange(n) + np.repeat(shift, lengths)
+    return np.lexsort((neg_score, codes))
 
 
 def join_qrels_run(qrels, run, *, missing_queries="skip"):
@@ -957,10 +1035,11 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
         judged documents of the evaluated queries, with ``y_true`` (the qrels
         rel, 0 for retrieved unjudged documents; negative levels kept),
         ``y_score`` (NaN when unretrieved), ``qid``, ``docno``,
-        ``retrieved`` and ``judged`` (in the qrels). Queries are contiguous and in sorted order; within a
-        query, retrieved rows come first in trec_eval's ranking order (score
-        descending, ties broken by docno in *descending* ``strcmp`` order),
-        then the unretrieved judged documents in qrels order. The rows can
+        ``retrieved`` and ``judged`` (in the qrels). Queries are contiguous
+        and in sorted order; within a query, retrieved rows come first in
+        trec_eval's ranking order (score descending, ties broken by docno in
+        *descending* ``strcmp`` order), then the unretrieved judged
+        documents in qrels order. The rows can
         be passed to the skrank metrics with ``qid=`` and ``retrieved=``;
         ``ties="stable"`` then reproduces trec_eval's tie-breaking.
 
@@ -1002,72 +1081,93 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
 
     # Query codes shared by both sides, in sorted qid order.
     n_judged = len(qrels)
-    qids, codes = _factorize(np.concatenate([qrels.qid, run.qid]))
+    qids, codes = _factorize(_concat_str([qrels.qid, run.qid]))
     qrels_codes, run_codes = codes[:n_judged], codes[n_judged:]
-    evaluated = np.bincount(qrels_codes, minlength=qids.shape[0]) > 0
+    n_queries = qids.shape[0]
+    evaluated = np.bincount(qrels_codes, minlength=n_queries) > 0
     if missing_queries == "skip":
-        evaluated &= np.bincount(run_codes, minlength=qids.shape[0]) > 0
-    keep_q = np.flatnonzero(evaluated[qrels_codes])
-    keep_r = np.flatnonzero(evaluated[run_codes])
-    q_codes, q_docno, q_rel = qrels_codes[keep_q], qrels.docno[keep_q], qrels.rel[keep_q]
-    r_codes, r_docno, r_score = run_codes[keep_r], run.docno[keep_r], run.score[keep_r]
+        evaluated &= np.bincount(run_codes, minlength=n_queries) > 0
+    q_codes, q_docno, q_rel = _rows_of(evaluated, qrels_codes, qrels.docno, qrels.rel)
+    r_codes, r_docno, r_score = _rows_of(evaluated, run_codes, run.docno, run.score)
 
     # Match run rows to judgements on (query, docno) by hashing the pairs.
-    all_codes = np.concatenate([q_codes, r_codes])
-    all_docno = np.concatenate([q_docno, r_docno])
-    keys = _key_hash(all_codes, all_docno)
-    n_q = q_codes.shape[0]
-    for side, rows in (("qrels", slice(0, n_q)), ("run", slice(n_q, None))):
-        pair = _first_duplicate(all_codes[rows], all_docno[rows], keys[rows])
+    q_keys, r_keys = _pair_keys((q_codes, r_codes), (q_docno, r_docno))
+    for side, c, d, k in (("qrels", q_codes, q_docno, q_keys), ("run", r_codes, r_docno, r_keys)):
+        pair = _first_duplicate(c, d, k)
         if pair is not None:
             i = pair[0]
-            raise ValueError(
-                f"{func}: duplicate document {str(all_docno[rows][i])!r} for query "
-                f"{str(qids[all_codes[rows][i]])!r} in {side}."
-            )
-    matched = _match(keys[n_q:], keys[:n_q])
+            raise ValueError(f"{func}: duplicate document {str(d[i])!r} for query "
+                             f"{str(qids[c[i]])!r} in {side}.")
+    matched = _match(r_keys, q_keys)
     if matched is not None:
         hit = np.flatnonzero(matched >= 0)
-        if not np.array_equal(q_docno[matched[hit]], r_docno[hit]) or \
-                not np.array_equal(q_codes[matched[hit]], r_codes[hit]):
+        if not (np.array_equal(q_docno[matched[hit]], r_docno[hit])
+                and np.array_equal(q_codes[matched[hit]], r_codes[hit])):
             matched = None
     if matched is None:  # 64-bit hash collision: match on exact docno codes
-        _, docno_codes = np.unique(all_docno, return_inverse=True)
-        exact = all_codes.astype(np.int64) * (int(docno_codes.max()) + 1) + docno_codes
-        matched = _match(exact[n_q:], exact[:n_q])
+        _, docno_codes = _unique_inverse(_concat_str([q_docno, r_docno]))
+        exact = (np.concatenate([q_codes, r_codes]).astype(np.int64)
+                 * (int(docno_codes.max()) + 1) + docno_codes).astype(_U64)
+        matched = _match(exact[q_codes.shape[0]:], exact[:q_codes.shape[0]])
 
     hit = matched >= 0
     r_true = np.zeros(r_codes.shape[0], dtype=np.float64)
     r_true[hit] = q_rel[matched[hit]]
-    judged_retrieved = np.zeros(n_q, dtype=bool)
+    judged_retrieved = np.zeros(q_codes.shape[0], dtype=bool)
     judged_retrieved[matched[hit]] = True
-    unret = np.flatnonzero(~judged_retrieved)
-    n_ret, n_unret = r_codes.shape[0], unret.shape[0]
+    unret = np.flatnonzero(~judged_retrieved)  # in qrels order
+    u_codes = q_codes[unret]
 
-    code = np.concatenate([r_codes, q_codes[unret]])
-    docno = np.concatenate([r_docno, q_docno[unret]])
-    y_true = np.concatenate([r_true, q_rel[unret].astype(np.float64)])
-    y_score = np.concatenate([r_score, np.full(n_unret, np.nan)])
-    retrieved = np.concatenate([np.ones(n_ret, dtype=bool), np.zeros(n_unret, dtype=bool)])
-    judged = np.concatenate([hit, np.ones(n_unret, dtype=bool)])
-
-    # Order: query, retrieved first, score descending (stable sorts, so
-    # unretrieved rows stay in qrels order) ...
-    neg_score = np.concatenate([-r_score, np.zeros(n_unret)])
-    order = np.lexsort((neg_score, ~retrieved, code))
-    # ... then docno descending among retrieved rows with equal scores.
-    s_code, s_ret, s_score = code[order], retrieved[order], neg_score[order]
-    tie = ((s_code[1:] == s_code[:-1]) & s_ret[1:] & s_ret[:-1]
-           & (s_score[1:] == s_score[:-1]))
+    # Retrieved rows: by query, then score descending ...
+    neg_score = -r_score
+    r_order = _block_order(r_codes, neg_score)
+    s_codes, s_score = r_codes[r_order], neg_score[r_order]
+    # ... then docno descending among equal scores (trec_eval's tie-break).
+    tie = (s_codes[1:] == s_codes[:-1]) & (s_score[1:] == s_score[:-1])
     if tie.any():
-        in_tie = np.zeros(order.shape[0], dtype=bool)
+        in_tie = np.zeros(r_order.shape[0], dtype=bool)
         in_tie[1:] |= tie
         in_tie[:-1] |= tie
         rows = np.flatnonzero(in_tie)
         group = np.cumsum(np.concatenate(([True], ~tie)))[rows]
-        tied = order[rows]
+        tied = r_order[rows]
         # (group descending, docno ascending), reversed: group ascending, docno descending.
-        order[rows] = tied[np.lexsort((docno[tied], -group))[::-1]]
+        r_order[rows] = tied[np.lexsort((r_docno[tied], -group))[::-1]]
+    # Unretrieved judged rows: by query, in qrels order.
+    u_order = np.argsort(u_codes, kind="stable")
 
-    return TrecArrays(y_true=y_true[order], y_score=y_score[order], qid=qids[code[order]],
-                      docno=docno[order], retrieved=retrieved[order], judged=judged[order])
+    # Interleave: each query's retrieved rows, then its unretrieved rows.
+    n_ret, n_unret = r_codes.shape[0], unret.shape[0]
+    ret_counts = np.bincount(r_codes, minlength=n_queries)
+    unret_counts = np.bincount(u_codes, minlength=n_queries)
+    ret_dest = np.arange(n_ret) + (np.cumsum(unret_counts) - unret_counts)[s_codes]
+    unret_dest = np.arange(n_unret) + np.cumsum(ret_counts)[u_codes[u_order]]
+    unret_rows = unret[u_order]
+
+    if np.array_equal(r_order, np.arange(n_ret)):
+        r_order = slice(None)  # already in order: avoid copies
+
+    def place(ret_values, unret_values, dtype):
+        out = np.empty(n_ret + n_unret, dtype=dtype)
+        out[ret_dest] = ret_values
+        out[unret_dest] = unret_values
+        return out
+
+    return TrecArrays(
+        y_true=place(r_true[r_order], q_rel[unret_rows], np.float64),
+        y_score=place(r_score[r_order], np.nan, np.float64),
+        qid=qids[place(s_codes, u_codes[u_order], np.intp)],
+        docno=place(r_docno[r_order], q_docno[unret_rows],
+                    np.result_type(r_docno, q_docno)),
+        retrieved=place(True, False, bool),
+        judged=place(hit[r_order], True, bool),
+    )
+
+
+def _rows_of(evaluated, codes, docno, values):
+    """The rows of evaluated queries (no copy when all are)."""
+    keep = evaluated[codes]
+    if keep.all():
+        return codes, docno, values
+    rows = np.flatnonzero(keep)
+    return codes[rows], docno[rows], values[rows]

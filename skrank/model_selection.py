@@ -91,7 +91,7 @@ class QueryKFold(BaseCrossValidator):
         ------
         train, test : ndarray of row indices
         """
-        n_splits = check_k("QueryKFold", self.n_splits, name="n_splits")
+        n_splits = check_k("QueryKFold", self.n_splits, name="n_splits", required=True)
         if n_splits < 2:
             raise ValueError(f"QueryKFold: n_splits must be an int >= 2. Got {n_splits} instead.")
         codes, n_queries = _resolve_qid("QueryKFold", X, groups, qid)

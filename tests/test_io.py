@@ -185,6 +185,23 @@ def test_comments_blank_lines_and_whitespace(tmp_path):
     assert run.tag.tolist() == ["tag", "tag", "tag"]
 
 
+def test_numbers_parse_like_strtod(tmp_path, monkeypatch):
+    scores = ["1", "-0", "+.5", "1.", "0.1", "-2.25", "007.50", "1e-3", "-1.5E+2", "inf",
+              "0.6898301657029192", "9007199254740993", "12345678901234567890.5",
+              "0.30000000000000004", "1.7976931348623157e308", "4.9e-324", "123456.7890123456"]
+    ranks = ["0", "+3", "-2", "007", "123456789012345678"]
+    rng = np.random.default_rng(0)
+    scores += [f"{x:.{int(d)}f}" for x, d in zip(rng.normal(0, 1e3, 300), rng.integers(0, 17, 300))]
+    lines = [f"q Q0 d{i} {ranks[i % len(ranks)]} {sc} t\n" for i, sc in enumerate(scores)]
+    path = write(tmp_path / "run.txt", "".join(lines))
+    for chunk in (sio._CHUNK_BYTES, 64):
+        monkeypatch.setattr(sio, "_CHUNK_BYTES", chunk)
+        run = read_run(path)
+        assert run.score.tolist() == [float(x) for x in scores]  # exact, not approx
+        assert np.signbit(run.score[1])
+        assert run.rank.tolist() == [int(ranks[i % len(ranks)]) for i in range(len(scores))]
+
+
 def test_file_objects_and_empty_file(tmp_path):
     run = read_run(io.StringIO("q Q0 d 1 2 t\n"))
     assert run.docno.tolist() == ["d"]
@@ -356,11 +373,71 @@ def test_join_tie_order_is_strcmp_descending():
         "c", "b", "a", "doc9"]
 
 
+def reference_join(qrels, run, missing_queries):
+    """trec_eval's semantics, one query at a time in plain Python."""
+    judged = {}
+    for q, d, r in zip(qrels.qid.tolist(), qrels.docno.tolist(), qrels.rel.tolist()):
+        judged.setdefault(q, {})[d] = r
+    retrieved = {}
+    for q, d, s in zip(run.qid.tolist(), run.docno.tolist(), run.score.tolist()):
+        retrieved.setdefault(q, []).append((d, s))
+    queries = set(judged) if missing_queries == "zero" else set(judged) & set(retrieved)
+    rows = []
+    for q in sorted(queries):
+        docs = sorted(retrieved.get(q, []), key=lambda ds: ds[0].encode(), reverse=True)
+        docs.sort(key=lambda ds: -ds[1])  # stable: docno descending within equal scores
+        seen = set()
+        for d, s in docs:
+            seen.add(d)
+            rows.append((q, d, float(judged[q].get(d, 0)), s, True, d in judged[q]))
+        rows.extend((q, d, float(r), None, False, True)
+                    for d, r in judged[q].items() if d not in seen)
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_join_matches_reference(seed):
+    rng = np.random.default_rng(seed)
+    n_queries = int(rng.integers(1, 6))
+    qids = rng.choice(["1", "2", "10", "q", "b", "a9"], n_queries, replace=False)
+    docs = np.array(["d1", "d2", "d10", "D3", "x#1", "é", "zz", "d1x", "a"])
+    qrel_rows = [(q, d) for q in qids for d in docs if rng.random() < 0.4]
+    run_rows = [(q, d) for q in qids for d in docs if rng.random() < 0.5]
+    qrels = Qrels(qid=[q for q, _ in qrel_rows], docno=[d for _, d in qrel_rows],
+                  rel=rng.integers(-1, 4, len(qrel_rows)))
+    scores = rng.integers(0, 4, len(run_rows)) / 2  # many ties
+    if seed % 3 == 0:  # written the usual way: by query, best first
+        by_score = np.lexsort((-scores, [q for q, _ in run_rows]))
+        run_rows, scores = [run_rows[i] for i in by_score], scores[by_score]
+    elif seed % 3 == 1:
+        shuffle = rng.permutation(len(run_rows))
+        run_rows, scores = [run_rows[i] for i in shuffle], scores[shuffle]
+    run = Run(qid=[q for q, _ in run_rows], docno=[d for _, d in run_rows], score=scores)
+    for missing in ("skip", "zero"):
+        assert as_rows(join_qrels_run(qrels, run, missing_queries=missing)) == \
+            reference_join(qrels, run, missing)
+
+
+def test_join_block_order_fast_path():
+    # Sorted within queries, queries not in sorted order: blocks are moved.
+    run = Run(qid=["b", "b", "a", "c", "c"], docno=["1", "2", "3", "4", "5"],
+              score=[3, 2, 9, 1, 1])
+    qrels = Qrels(qid=["a", "b", "c", "b"], docno=["9", "2", "4", "0"], rel=[1, 1, 0, 2])
+    arrays = join_qrels_run(qrels, run)
+    assert list(zip(arrays.qid.tolist(), arrays.docno.tolist())) == [
+        ("a", "3"), ("a", "9"), ("b", "1"), ("b", "2"), ("b", "0"), ("c", "5"), ("c", "4")]
+
+
 def test_join_hash_collisions_fall_back(monkeypatch):
     qrels, run = tiny()
     expected = as_rows(join_qrels_run(qrels, run, missing_queries="zero"))
-    monkeypatch.setattr(sio, "_key_hash", lambda codes, strings: np.zeros(len(codes), np.uint64))
+    monkeypatch.setattr(sio, "_pair_keys",
+                        lambda codes, docnos: [np.zeros(len(c), np.uint64) for c in codes])
+    exact = []
+    unique_inverse = sio._unique_inverse
+    monkeypatch.setattr(sio, "_unique_inverse", lambda v: exact.append(v) or unique_inverse(v))
     assert as_rows(join_qrels_run(qrels, run, missing_queries="zero")) == expected
+    assert any(v.shape[0] == len(qrels) + len(run) - 1 for v in exact)  # the exact path ran
 
 
 def test_join_errors_and_empty():
