@@ -4,6 +4,7 @@ Messages follow ``<function>: <what> must be <expected>. Got <actual> instead.``
 plus the likely fix, so that a user never meets a bare numpy traceback.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -135,9 +136,13 @@ def check_retrieved(func, retrieved, n):
 
 def as_qid_array(qid):
     """Query ids as a 1-D array; tuples stay whole ids instead of becoming a 2-D array."""
+    ragged_warning = getattr(np, "exceptions", np).VisibleDeprecationWarning
     try:
-        arr = np.asarray(qid)
-    except ValueError:  # a list mixing tuples and scalars
+        with warnings.catch_warnings():
+            # numpy < 1.24 only warns about ragged sequences; make it the same error
+            warnings.simplefilter("error", ragged_warning)
+            arr = np.asarray(qid)
+    except (ValueError, ragged_warning):  # a list mixing tuples and scalars
         arr = np.empty(len(qid), dtype=object)
         arr[:] = list(qid)
         return arr

@@ -33,7 +33,7 @@ def _dask_backend():
 @pytest.fixture(scope="module")
 def dask_client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=50)
+                                       dashboard_address=":0", silence_logs=50)
     client = distributed.Client(cluster)
     try:
         yield client
