@@ -479,17 +479,22 @@ class XGBoost(Tool):
     METRICS = {"ndcg@10": ("ndcg@10", {"ndcg_exp_gain": False}), "ndcg_exp@10": ("ndcg@10", {}),
                "map": (None, {}), "p@10": ("pre@10", {})}
 
-    def __init__(self, fresh):
+    def __init__(self, fresh=False, nthread=None):
         self.fresh = fresh
-        self.key = "xgboost-new" if fresh else "xgboost"
-        self.label = "XGBoost (first eval of a new DMatrix)" if fresh else "XGBoost (eval)"
+        self.nthread = nthread
+        if fresh:
+            self.key, self.label = "xgboost-new", "XGBoost (first eval of a new DMatrix)"
+        elif nthread:
+            self.key, self.label = f"xgboost-{nthread}t", f"XGBoost (eval, nthread={nthread})"
+        else:
+            self.key, self.label = "xgboost", "XGBoost (eval)"
         super().__init__()
 
     def supports(self, wl, metric):
         if metric not in self.METRICS:
             return "no such XGBoost ranking metric"
-        if self.fresh and metric not in ("ndcg@10", "ndcg_exp@10"):
-            return "the new-DMatrix variant is run for nDCG only"
+        if (self.fresh or self.nthread) and metric not in ("ndcg@10", "ndcg_exp@10"):
+            return "this variant is run for nDCG only"
         if metric == "map" and not wl.binary:
             return "XGBoost's map needs binary labels"
         return None
@@ -508,6 +513,8 @@ class XGBoost(Tool):
             # Plain "map" stops at 32 documents (found by experiment): ask for the largest query.
             name = f"map@{int(np.diff(dmat.get_uint_info('group_ptr')).max())}"
         params = {"objective": "rank:ndcg", "eval_metric": name, "base_score": 0.0, **extra}
+        if self.nthread:
+            params["nthread"] = self.nthread
         return xgb.train(params, dmat, num_boost_round=0)
 
     def setup(self, native, wl, metric):
@@ -537,8 +544,6 @@ class XGBoost(Tool):
 
 
 class LightGBM(Tool):
-    key = "lightgbm"
-    label = "LightGBM (eval_train)"
     modules = ("lightgbm",)
     dists = ("lightgbm",)
     conventions = ("C++ metric on fixed scores: Dataset(label, group, init_score=scores) and "
@@ -547,9 +552,19 @@ class LightGBM(Tool):
                    "label_gain=[0, 1, 2, ...] for linear); map@k over min(R, k), run with k = the "
                    "largest query so that it is full MAP")
 
+    def __init__(self, num_threads=None):
+        self.num_threads = num_threads
+        if num_threads:
+            self.key, self.label = f"lightgbm-{num_threads}t", f"LightGBM (eval_train, num_threads={num_threads})"
+        else:
+            self.key, self.label = "lightgbm", "LightGBM (eval_train)"
+        super().__init__()
+
     def supports(self, wl, metric):
         if metric not in ("ndcg@10", "ndcg_exp@10", "map"):
             return "no such LightGBM metric"
+        if self.num_threads and metric not in ("ndcg@10", "ndcg_exp@10"):
+            return "this variant is run for nDCG only"
         if wl.sizes.max() > 10_000:
             return "LightGBM's ranking metrics reject a query of more than 10,000 rows"
         return None
@@ -561,6 +576,8 @@ class LightGBM(Tool):
         ds = lgb.Dataset(X, label=wl.y_true, group=wl.sizes, init_score=wl.y_score,
                          params={"verbose": -1}, free_raw_data=False)
         params = {"objective": "lambdarank", "verbose": -1}
+        if self.num_threads:
+            params["num_threads"] = self.num_threads
         if metric == "map":
             params.update(metric="map", eval_at=[int(wl.sizes.max())])
         else:
@@ -582,5 +599,5 @@ def all_tools():
         Skrank(), Skrank2D(), SkrankShuffled(), NpSort(),
         Sklearn(False), Sklearn(True),
         PytrecEval(), RanxWarm(), Torchmetrics(), PandasLoop(),
-        XGBoost(False), XGBoost(True), LightGBM(),
+        XGBoost(), XGBoost(nthread=1), XGBoost(fresh=True), LightGBM(), LightGBM(num_threads=1),
     ]

@@ -32,12 +32,10 @@ def factorize_qid(func, qid):
     if qid.dtype.kind == "f" and np.isnan(qid).any():
         raise ValueError(f"{func}: qid must not contain NaN. Got {int(np.isnan(qid).sum())} NaN id(s).")
     if qid.dtype.kind in "iufUSbmM":
-        if n == 1 or bool(np.all(qid[1:] >= qid[:-1])):
-            change = qid[1:] != qid[:-1]
-            codes = np.zeros(n, dtype=np.intp)
-            np.cumsum(change, out=codes[1:])
-            starts = np.flatnonzero(np.concatenate(([True], change)))
-            return codes, qid[starts], True
+        offsets = _sorted_run_offsets(qid)
+        if offsets is not None:
+            codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+            return codes, qid[offsets[:-1]], True
         qids, codes = np.unique(qid, return_inverse=True)
         return codes.reshape(-1), qids, False
     # object ids: numbers, strings, tuples, ... Sorted when comparable.
@@ -60,6 +58,45 @@ def factorize_qid(func, qid):
     return codes, qids, bool(np.all(codes[1:] >= codes[:-1]))
 
 
+def _sorted_run_offsets(qid):
+    """Offsets of the runs of equal ids when ``qid`` is sorted, else None."""
+    n = qid.shape[0]
+    if n > 1 and not bool(np.all(qid[1:] >= qid[:-1])):
+        return None
+    starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
+    return np.concatenate(([0], starts, [n])).astype(np.intp)
+
+
+def group_queries(func, qid):
+    """Return ``(qids, offsets, order)``: rows ``order[offsets[q]:offsets[q+1]]`` are
+    query ``qids[q]``; ``order`` is None when the rows are already grouped."""
+    if qid.dtype.kind in "iufUSbmM":
+        offsets = _sorted_run_offsets(qid)
+        if offsets is not None:  # the common case: rows sorted by query, no regrouping
+            return qid[offsets[:-1]], offsets, None
+    codes, qids, grouped = factorize_qid(func, qid)
+    offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
+    np.cumsum(np.bincount(codes, minlength=qids.shape[0]), out=offsets[1:])
+    return qids, offsets, None if grouped else _group_order(codes, qids.shape[0])
+
+
+def _top_rows(offsets, k):
+    """Rows at positions < k of each segment: (rows, segment, position), by arithmetic."""
+    sizes = np.diff(offsets)
+    n_seg = sizes.shape[0]
+    counts = np.minimum(sizes, k)
+    if n_seg and counts.min() == counts.max():
+        c = int(counts[0])
+        position = np.tile(np.arange(c), n_seg)
+        segment = np.repeat(np.arange(n_seg), c)
+        rows = (offsets[:-1, None] + np.arange(c)).reshape(-1)
+        return rows, segment, position
+    segment = np.repeat(np.arange(n_seg), counts)
+    first_out = np.cumsum(counts) - counts
+    position = np.arange(segment.shape[0]) - first_out[segment]
+    return offsets[:-1][segment] + position, segment, position
+
+
 def _group_order(codes, n_queries):
     """Stable permutation that makes each query's rows contiguous."""
     if n_queries <= np.iinfo(np.uint16).max + 1:
@@ -71,7 +108,7 @@ def _group_order(codes, n_queries):
 def _size_blocks(offsets):
     """Yield (first rows, widths, block width) for queries grouped by size class.
 
-    Queries whose sizes share ``ceil(log2(size))`` form one block: one 2-D
+    Queries whose sizes share ``ceil(2 * log2(size))`` form one block: one 2-D
     array padded to the block's longest query, sorted with one row-wise call.
     """
     sizes = np.diff(offsets)
@@ -84,7 +121,8 @@ def _size_blocks(offsets):
         yield offsets[members], sizes[members], int(hi)
         return
     size_class = np.zeros(sizes.shape, dtype=np.intp)
-    size_class[nonempty] = np.frexp((sizes[nonempty] - 1).astype(np.float64))[1]
+    # Half-octave classes: padding stays under sqrt(2) times the real rows.
+    size_class[nonempty] = np.ceil(2 * np.log2(sizes[nonempty])).astype(np.intp)
     for cls in np.unique(size_class[nonempty]):
         members = np.flatnonzero((size_class == cls) & nonempty)
         widths = sizes[members]
@@ -92,41 +130,47 @@ def _size_blocks(offsets):
 
 
 def _block(values, starts, widths, width, fill):
-    """Rows of ``values`` as a 2-D block; returns (block, row index, valid mask or None)."""
+    """Rows of ``values`` as a 2-D block; returns (block, rows, valid).
+
+    ``rows`` are the indices of the block's real cells in ``values`` and
+    ``valid`` marks them (None when no padding is needed); ``rows`` is None
+    when the queries tile ``values`` (a free reshape).
+    """
     if starts.shape[0] * width == values.shape[0] and widths.min() == width:
-        # Every query has the same size and they tile the array: a free reshape.
-        return values.reshape(-1, width), np.arange(values.shape[0]).reshape(-1, width), None
-    cols = np.arange(width)
-    index = starts[:, None] + cols
+        return values.reshape(-1, width), None, None
+    index = starts[:, None] + np.arange(width)
     if widths.min() == width:
-        return values[index], index, None
-    valid = cols < widths[:, None]
+        return values[index], index.reshape(-1), None
+    valid = np.arange(width) < widths[:, None]
+    rows = index[valid]
     block = np.full(valid.shape, fill)
-    block[valid] = values[index[valid]]
-    return block, index, valid
+    block[valid] = values[rows]
+    return block, rows, valid
+
+
+def _scatter(out, result, rows, valid):
+    # Padding sorts last, so the first `width_q` entries of each row are the real ones.
+    out[rows] = result.reshape(-1) if valid is None else result[valid]
 
 
 def segmented_argsort_desc(values, offsets, *, stable):
     """Permutation sorting ``values`` descending within each segment.
 
     ``values`` are grouped: segment ``q`` is ``values[offsets[q]:offsets[q+1]]``.
-    With ``stable=True`` equal values keep their order.  ``values`` must be
-    finite (padding uses +inf on the negated values).
+    With ``stable=True`` equal values keep their order; otherwise their order is
+    unspecified.  ``values`` must be finite (padding uses +inf on the negated values).
     """
-    kind = "stable" if stable else None
     out = np.empty(values.shape[0], dtype=np.intp)
+    # Ascending sort of the negated values (negation is far cheaper than
+    # reversing each sorted row, a strided pass).
     negated = np.negative(values)
     for starts, widths, width in _size_blocks(offsets):
-        block, index, valid = _block(negated, starts, widths, width, np.inf)
-        order = np.argsort(block, axis=1, kind=kind)
+        block, rows, valid = _block(negated, starts, widths, width, np.inf)
+        order = np.argsort(block, axis=1, kind="stable" if stable else None)
         order += starts[:, None]
-        if valid is None and index.shape[0] * width == out.shape[0]:
+        if rows is None:
             return order.reshape(-1)
-        if valid is None:
-            out[index.reshape(-1)] = order.reshape(-1)
-        else:
-            # Padding sorts last, so the first `width_q` entries of each row are real.
-            out[index[valid]] = order[valid]
+        _scatter(out, order, rows, valid)
     return out
 
 
@@ -135,14 +179,12 @@ def segmented_sort_desc(values, offsets):
     out = np.empty_like(values)
     negated = np.negative(values)
     for starts, widths, width in _size_blocks(offsets):
-        block, index, valid = _block(negated, starts, widths, width, np.inf)
-        block = np.sort(block, axis=1)
-        if valid is None and index.shape[0] * width == out.shape[0]:
-            return -block.reshape(-1)
-        if valid is None:
-            out[index.reshape(-1)] = -block.reshape(-1)
-        else:
-            out[index[valid]] = -block[valid]
+        block, rows, valid = _block(negated, starts, widths, width, np.inf)
+        result = np.sort(block, axis=1)
+        np.negative(result, out=result)
+        if rows is None:
+            return result.reshape(-1)
+        _scatter(out, result, rows, valid)
     return out
 
 
@@ -157,10 +199,9 @@ class Ranking:
         Labels of the retrieved rows, query after query, best rank first.
     offsets : ndarray of shape (n_queries + 1,)
         Ranked rows of query ``q`` are ``labels[offsets[q]:offsets[q + 1]]``.
-    query : ndarray of shape (n_ranked,)
-        Query index of each ranked row.
-    position : ndarray of shape (n_ranked,)
-        0-based rank of each ranked row within its query.
+    query, position : ndarray of shape (n_ranked,)
+        Query index and 0-based rank of each ranked row (computed on first use;
+        kernels with a cutoff use :meth:`top` instead, which costs O(n_queries * k)).
     tie_starts : ndarray or None
         With ``ties="average"`` and at least one tie: the first ranked row of
         each tie group (a maximal run of equal scores in one query), followed
@@ -170,106 +211,105 @@ class Ranking:
         and the ideal ranking).
     """
 
-    def __init__(self, *, qids, labels, offsets, tie_starts, all_labels, all_offsets,
-                 user_rows, n_samples):
+    def __init__(self, *, qids, labels, offsets, tie_starts, all_labels, all_offsets):
         self.qids = qids
         self.n_queries = qids.shape[0]
         self.labels = labels
         self.offsets = offsets
         self.n_ranked = np.diff(offsets)
-        self.query = np.repeat(np.arange(self.n_queries), self.n_ranked)
-        self.position = np.arange(labels.shape[0]) - offsets[self.query]
         self.tie_starts = tie_starts
         self.all_labels = all_labels
         self.all_offsets = all_offsets
-        self.all_query = (self.query if all_labels is labels
-                          else np.repeat(np.arange(self.n_queries), np.diff(all_offsets)))
-        self.n_samples = n_samples
-        self._user_rows = user_rows
         self._cache = {}
+
+    def _cached(self, key, make):
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    @property
+    def query(self):
+        return self._cached("query", lambda: np.repeat(np.arange(self.n_queries), self.n_ranked))
+
+    @property
+    def position(self):
+        return self._cached(
+            "position", lambda: np.arange(self.labels.shape[0]) - self.offsets[:-1][self.query])
+
+    @property
+    def all_query(self):
+        if self.all_labels is self.labels:
+            return self.query
+        return self._cached("all_query", lambda: np.repeat(np.arange(self.n_queries),
+                                                           np.diff(self.all_offsets)))
 
     @property
     def max_ranked(self):
         return int(self.n_ranked.max()) if self.n_queries else 0
 
+    def top(self, k):
+        """``(rows, query, position)`` of the ranked rows at positions < k."""
+        return self._cached(("top", k), lambda: _top_rows(self.offsets, k))
+
     def n_relevant(self, threshold):
         """R: relevant documents per query (retrieved or not), label >= threshold."""
-        key = ("n_relevant", threshold)
-        if key not in self._cache:
+        def count():
             relevant = self.all_labels >= threshold
-            self._cache[key] = np.bincount(self.all_query[relevant], minlength=self.n_queries)
-        return self._cache[key]
+            if relevant.size and np.all(np.diff(self.all_offsets) > 0):
+                return np.add.reduceat(relevant, self.all_offsets[:-1], dtype=np.intp)
+            return np.bincount(self.all_query[relevant], minlength=self.n_queries)
+        return self._cached(("n_relevant", threshold), count)
 
     def ideal_labels(self):
         """All labels of each query sorted in decreasing order (the ideal ranking)."""
-        if "ideal" not in self._cache:
-            self._cache["ideal"] = segmented_sort_desc(self.all_labels, self.all_offsets)
-        return self._cache["ideal"]
+        return self._cached("ideal", lambda: segmented_sort_desc(self.all_labels,
+                                                                 self.all_offsets))
 
-    def ideal_position(self):
-        if "ideal_position" not in self._cache:
-            self._cache["ideal_position"] = (
-                np.arange(self.all_labels.shape[0]) - self.all_offsets[self.all_query]
-            )
-        return self._cache["ideal_position"]
+    def ideal_top(self, k):
+        """``(rows, query, position)`` of the ideal ranking's positions < k (None: all)."""
+        if k is None:
+            return self._cached("ideal_all", lambda: (
+                np.arange(self.all_labels.shape[0]), self.all_query,
+                np.arange(self.all_labels.shape[0]) - self.all_offsets[:-1][self.all_query]))
+        return self._cached(("ideal_top", k), lambda: _top_rows(self.all_offsets, k))
 
     def tie_groups(self):
         """(starts, sizes, query, position of the group's first row) of tie groups.
 
         Only meaningful when ``tie_starts`` is not None.
         """
-        if "groups" not in self._cache:
+        def groups():
             starts = self.tie_starts[:-1]
-            sizes = np.diff(self.tie_starts)
-            self._cache["groups"] = (starts, sizes, self.query[starts], self.position[starts])
-        return self._cache["groups"]
+            query = np.searchsorted(self.offsets, starts, side="right") - 1
+            return starts, np.diff(self.tie_starts), query, starts - self.offsets[query]
+        return self._cached("groups", groups)
 
 
 def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
     """Group rows by query and order each query by score with the tie policy."""
-    n_samples = y_true.shape[0]
+    all_labels, all_offsets = None, None
     if shape is not None:
         n_queries, n_docs = shape
         qids = np.arange(n_queries)
         offsets = np.arange(n_queries + 1) * n_docs
         labels_g, scores_g = y_true, y_score
-        user_rows = None
-        all_labels_g, all_offsets = None, None
     else:
-        codes, qids, grouped = factorize_qid(func, qid)
-        n_queries = qids.shape[0]
-        if grouped:
-            user_rows = None
+        qids, offsets, order = group_queries(func, qid)
+        if order is None:
             labels_g, scores_g, keep = y_true, y_score, retrieved
         else:
-            user_rows = _group_order(codes, n_queries)
-            codes = codes[user_rows]
-            labels_g, scores_g = y_true[user_rows], y_score[user_rows]
-            keep = None if retrieved is None else retrieved[user_rows]
-        all_counts = np.bincount(codes, minlength=n_queries)
-        all_offsets = np.zeros(n_queries + 1, dtype=np.intp)
-        np.cumsum(all_counts, out=all_offsets[1:])
-        if keep is None:
-            offsets = all_offsets
-            all_labels_g, all_offsets = None, None
-        else:
-            all_labels_g = labels_g
+            labels_g, scores_g = y_true[order], y_score[order]
+            keep = None if retrieved is None else retrieved[order]
+        if keep is not None:
+            # Unretrieved rows count in R and the ideal ranking but take no rank.
+            all_labels, all_offsets = labels_g, offsets
             labels_g, scores_g = labels_g[keep], scores_g[keep]
-            counts = np.bincount(codes[keep], minlength=n_queries)
-            offsets = np.zeros(n_queries + 1, dtype=np.intp)
-            np.cumsum(counts, out=offsets[1:])
-            if user_rows is not None:
-                user_rows = user_rows[keep]
-            else:
-                user_rows = np.flatnonzero(keep)
+            offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
+            np.cumsum(np.add.reduceat(keep, all_offsets[:-1], dtype=np.intp), out=offsets[1:])
 
     order = segmented_argsort_desc(scores_g, offsets, stable=(ties == "stable"))
     scores_sorted = scores_g[order]
     labels_sorted = labels_g[order]
-    if user_rows is not None:
-        user_rows = user_rows[order]
-    else:
-        user_rows = order
 
     # Tie groups: runs of equal scores that do not cross a query boundary.
     same = scores_sorted[1:] == scores_sorted[:-1]
@@ -278,7 +318,7 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
         boundaries = boundaries[(boundaries > 0) & (boundaries < scores_sorted.shape[0])]
         same[boundaries - 1] = False
     tie_starts = None
-    if same.any() and ties != "stable":
+    if ties != "stable" and same.any():
         new_group = np.concatenate(([True], ~same))
         if ties == "average":
             tie_starts = np.append(np.flatnonzero(new_group), scores_sorted.shape[0])
@@ -290,14 +330,9 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
             rows = np.flatnonzero(in_tie)
             group_id = np.cumsum(new_group)[rows]
             key = labels_sorted[rows] if ties == "pessimistic" else -labels_sorted[rows]
-            resorted = rows[np.lexsort((key, group_id))]
-            labels_sorted[rows] = labels_sorted[resorted]
-            user_rows[rows] = user_rows[resorted]
+            labels_sorted[rows] = labels_sorted[rows[np.lexsort((key, group_id))]]
 
-    if all_labels_g is None:
-        all_labels_g, all_offsets = labels_sorted, offsets
-    return Ranking(
-        qids=qids, labels=labels_sorted, offsets=offsets, tie_starts=tie_starts,
-        all_labels=all_labels_g, all_offsets=all_offsets, user_rows=user_rows,
-        n_samples=n_samples,
-    )
+    if all_labels is None:
+        all_labels, all_offsets = labels_sorted, offsets
+    return Ranking(qids=qids, labels=labels_sorted, offsets=offsets, tie_starts=tie_starts,
+                   all_labels=all_labels, all_offsets=all_offsets)

@@ -34,15 +34,21 @@ def _log_comb(n, k):
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
 
 
-def _cutoff_rows(ranking, cutoff):
-    """Ranked rows within the cutoff (None, an int, or one int per query)."""
-    if cutoff is None:
-        return None
+def _ranked_rows(ranking, cutoff):
+    """``(rows, query, position)`` of the ranked rows within the cutoff.
+
+    ``cutoff`` is None, an int, or one int per query; ``rows`` is None for all rows.
+    """
+    if cutoff is None or (np.ndim(cutoff) == 0 and cutoff >= ranking.max_ranked):
+        return None, ranking.query, ranking.position
     if np.ndim(cutoff) == 0:
-        if cutoff >= ranking.max_ranked:
-            return None
-        return np.flatnonzero(ranking.position < cutoff)
-    return np.flatnonzero(ranking.position < cutoff[ranking.query])
+        return ranking.top(int(cutoff))
+    rows = np.flatnonzero(ranking.position < cutoff[ranking.query])
+    return rows, ranking.query[rows], ranking.position[rows]
+
+
+def _take(values, rows):
+    return values if rows is None else values[rows]
 
 
 def weighted_rank_sum(ranking, row_values, weight, cutoff=None):
@@ -54,11 +60,8 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None):
     """
     nq = ranking.n_queries
     if ranking.tie_starts is None:
-        rows = _cutoff_rows(ranking, cutoff)
-        if rows is None:
-            return sum_by_query(ranking.query, row_values * weight(ranking.position), nq)
-        return sum_by_query(ranking.query[rows],
-                            row_values[rows] * weight(ranking.position[rows]), nq)
+        rows, query, position = _ranked_rows(ranking, cutoff)
+        return sum_by_query(query, _take(row_values, rows) * weight(position), nq)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     longest = ranking.max_ranked
     if cutoff is not None and np.ndim(cutoff) == 0:
@@ -86,19 +89,53 @@ def log_discount(log_base):
     return discount
 
 
+_MAX_COUNTED_GRADE = 64
+
+
+def _small_integer_grades(labels):
+    """The largest grade when every label is an integer in [0, 64], else None."""
+    if labels.size == 0:
+        return None
+    top = labels.max()
+    if labels.min() < 0 or top > _MAX_COUNTED_GRADE or not np.array_equal(labels, np.floor(labels)):
+        return None
+    return int(top)
+
+
 def ideal_dcg(ranking, gain, gain_fn, k, discount):
-    """DCG@k of each query's documents (retrieved or not) in decreasing order of gain."""
+    """DCG@k of each query's documents (retrieved or not) in decreasing order of gain.
+
+    Integer grades in [0, 64] (binary and graded judgements) need no sort: the
+    ideal ranking holds, per query, ``count[q, g]`` documents of each grade, so
+    its DCG is ``sum_g gain(g) * (discounts of the positions those documents
+    fill)``, from one ``bincount``.  Other labels are sorted within each query.
+    """
+    top = _small_integer_grades(ranking.all_labels)
+    if top is not None:
+        grades = np.arange(top + 1, dtype=np.float64)
+        grade_gain = gain_fn(grades)
+        # Fill positions in decreasing order of gain (the grade order for a monotone gain).
+        by_gain = np.argsort(-grade_gain, kind="stable")
+        nq = ranking.n_queries
+        cells = ranking.all_query * (top + 1) + ranking.all_labels.astype(np.intp)
+        counts = np.bincount(cells, minlength=nq * (top + 1)).reshape(nq, top + 1)[:, by_gain]
+        end = np.cumsum(counts, axis=1)
+        start = end - counts
+        longest = int(end[:, -1].max()) if nq else 0
+        depth = longest if k is None else min(k, longest)
+        cumulative = np.zeros(depth + 1)
+        np.cumsum(discount(np.arange(depth)), out=cumulative[1:])
+        spanned = cumulative[np.minimum(end, depth)] - cumulative[np.minimum(start, depth)]
+        return spanned @ grade_gain[by_gain]
     from ._grouping import segmented_sort_desc
 
     if callable(gain):  # no assumption that a custom gain grows with the label
-        gains = segmented_sort_desc(gain_fn(ranking.all_labels), ranking.all_offsets)
+        ideal = segmented_sort_desc(gain_fn(ranking.all_labels), ranking.all_offsets)
+        rows, query, position = ranking.ideal_top(k)
+        gains = _take(ideal, rows)
     else:
-        gains = gain_fn(ranking.ideal_labels())
-    position = ranking.ideal_position()
-    query = ranking.all_query
-    if k is not None:
-        rows = np.flatnonzero(position < k)
-        gains, position, query = gains[rows], position[rows], query[rows]
+        rows, query, position = ranking.ideal_top(k)
+        gains = gain_fn(_take(ranking.ideal_labels(), rows))
     return sum_by_query(query, gains * discount(position), ranking.n_queries)
 
 
@@ -106,9 +143,8 @@ def hit_rate(ranking, relevant, k):
     """P(at least one relevant document within the top k)."""
     nq = ranking.n_queries
     if k is None or ranking.tie_starts is None:
-        rows = _cutoff_rows(ranking, k)
-        hits = relevant if rows is None else relevant[rows]
-        query = ranking.query if rows is None else ranking.query[rows]
+        rows, query, _ = _ranked_rows(ranking, k)
+        hits = _take(relevant, rows)
         return (sum_by_query(query, hits, nq) > 0).astype(np.float64)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     n_rel = np.add.reduceat(relevant, starts)
@@ -198,7 +234,5 @@ def expected_reciprocal_rank(ranking, labels, max_grade, k):
     before = cum[:-1] - cum[first]
     blocked = (stops_before[:-1] - stops_before[first]) > 0
     terms = np.where(blocked, 0.0, stop * np.exp(before)) / (ranking.position + 1.0)
-    rows = _cutoff_rows(ranking, k)
-    if rows is None:
-        return sum_by_query(ranking.query, terms, ranking.n_queries)
-    return sum_by_query(ranking.query[rows], terms[rows], ranking.n_queries)
+    rows, query, _ = _ranked_rows(ranking, k)
+    return sum_by_query(query, _take(terms, rows), ranking.n_queries)

@@ -109,7 +109,9 @@ def _ndcg(ranking, *, func, k, gain):
             )
     idcg = K.ideal_dcg(ranking, gain, _gain_fn(func, gain), k, discount)
     undefined = idcg <= 0
-    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~undefined), undefined
+    ratio = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~undefined)
+    # DCG <= IDCG exactly; the two sums may round apart by an ulp.
+    return np.minimum(ratio, 1.0, out=ratio), undefined
 
 
 def _relevant(ranking, threshold):
