@@ -19,6 +19,9 @@ import numpy as np
 
 TIE_POLICIES = ("average", "stable", "pessimistic", "optimistic")
 
+# Integer grades up to this are counted, not sorted, to build the ideal ranking.
+_MAX_COUNTED_GRADE = 64
+
 
 def factorize_qid(func, qid):
     """Map query ids to codes 0..n_queries-1.
@@ -259,6 +262,28 @@ class Ranking:
                 return np.add.reduceat(relevant, self.all_offsets[:-1], dtype=np.intp)
             return np.bincount(self.all_query[relevant], minlength=self.n_queries)
         return self._cached(("n_relevant", threshold), count)
+
+    def relevant(self, threshold):
+        """1.0 where a ranked row's label is >= threshold, else 0.0."""
+        return self._cached(("relevant", threshold),
+                            lambda: (self.labels >= threshold).astype(np.float64))
+
+    def grade_counts(self):
+        """``counts[q, g]``: documents of grade g in query q (retrieved or not), when every
+        label is an integer grade in [0, 64]; None otherwise (the ideal ranking is then
+        found by sorting)."""
+        def count():
+            labels = self.all_labels
+            if labels.size == 0:
+                return None
+            top = labels.max()
+            if labels.min() < 0 or top > _MAX_COUNTED_GRADE or \
+                    not np.array_equal(labels, np.floor(labels)):
+                return None
+            width = int(top) + 1
+            cells = self.all_query * width + labels.astype(np.intp)
+            return np.bincount(cells, minlength=self.n_queries * width).reshape(-1, width)
+        return self._cached("grade_counts", count)
 
     def ideal_labels(self):
         """All labels of each query sorted in decreasing order (the ideal ranking)."""

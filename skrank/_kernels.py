@@ -89,19 +89,6 @@ def log_discount(log_base):
     return discount
 
 
-_MAX_COUNTED_GRADE = 64
-
-
-def _small_integer_grades(labels):
-    """The largest grade when every label is an integer in [0, 64], else None."""
-    if labels.size == 0:
-        return None
-    top = labels.max()
-    if labels.min() < 0 or top > _MAX_COUNTED_GRADE or not np.array_equal(labels, np.floor(labels)):
-        return None
-    return int(top)
-
-
 def ideal_dcg(ranking, gain, gain_fn, k, discount):
     """DCG@k of each query's documents (retrieved or not) in decreasing order of gain.
 
@@ -110,15 +97,15 @@ def ideal_dcg(ranking, gain, gain_fn, k, discount):
     its DCG is ``sum_g gain(g) * (discounts of the positions those documents
     fill)``, from one ``bincount``.  Other labels are sorted within each query.
     """
-    top = _small_integer_grades(ranking.all_labels)
-    if top is not None:
+    grade_counts = ranking.grade_counts()
+    if grade_counts is not None:
+        top = grade_counts.shape[1] - 1
         grades = np.arange(top + 1, dtype=np.float64)
         grade_gain = gain_fn(grades)
         # Fill positions in decreasing order of gain (the grade order for a monotone gain).
         by_gain = np.argsort(-grade_gain, kind="stable")
         nq = ranking.n_queries
-        cells = ranking.all_query * (top + 1) + ranking.all_labels.astype(np.intp)
-        counts = np.bincount(cells, minlength=nq * (top + 1)).reshape(nq, top + 1)[:, by_gain]
+        counts = grade_counts[:, by_gain]
         end = np.cumsum(counts, axis=1)
         start = end - counts
         longest = int(end[:, -1].max()) if nq else 0

@@ -115,7 +115,7 @@ def _ndcg(ranking, *, func, k, gain):
 
 
 def _relevant(ranking, threshold):
-    return (ranking.labels >= threshold).astype(np.float64)
+    return ranking.relevant(threshold)
 
 
 def _precision(ranking, *, func, k, threshold, denominator):
