@@ -51,17 +51,19 @@ def _take(values, rows):
     return values if rows is None else values[rows]
 
 
-def weighted_rank_sum(ranking, row_values, weight, cutoff=None):
-    """Expected ``sum(row_values[i] * weight(position_i))`` over ranks < cutoff, per query.
+def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
+    """Expected ``sum(f(row_values[i]) * weight(position_i))`` over ranks < cutoff, per query.
 
-    ``weight`` maps an array of 0-based positions to weights.  Under tie
-    averaging, each tie group contributes its mean value times the sum of the
-    weights of the positions it spans (below the cutoff).
+    ``weight`` maps an array of 0-based positions to weights; ``transform``
+    (``f``, default identity) maps values elementwise, applied only to the rows
+    that count.  Under tie averaging, each tie group contributes its mean value
+    times the sum of the weights of the positions it spans (below the cutoff).
     """
+    transform = transform or (lambda values: values)
     nq = ranking.n_queries
     if ranking.tie_starts is None:
         rows, query, position = _ranked_rows(ranking, cutoff)
-        return sum_by_query(query, _take(row_values, rows) * weight(position), nq)
+        return sum_by_query(query, transform(_take(row_values, rows)) * weight(position), nq)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     longest = ranking.max_ranked
     if cutoff is not None and np.ndim(cutoff) == 0:
@@ -72,7 +74,7 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None):
         cutoff if np.ndim(cutoff) == 0 else cutoff[group_query], longest).astype(np.intp)
     spanned = (cumulative[np.minimum(group_pos + sizes, limit)]
                - cumulative[np.minimum(group_pos, limit)])
-    means = np.add.reduceat(row_values, starts) / sizes
+    means = np.add.reduceat(transform(row_values), starts) / sizes
     return sum_by_query(group_query, means * spanned, nq)
 
 

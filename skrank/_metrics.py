@@ -87,19 +87,17 @@ def _gain_fn(func, gain):
 
 
 def _cg(ranking, *, func, k, gain):
-    gains = apply_gain(func, gain, ranking.labels)
-    return K.weighted_rank_sum(ranking, gains, K.ones, k), None
+    return K.weighted_rank_sum(ranking, ranking.labels, K.ones, k, _gain_fn(func, gain)), None
 
 
 def _dcg(ranking, *, func, k, gain, log_base):
-    gains = apply_gain(func, gain, ranking.labels)
-    return K.weighted_rank_sum(ranking, gains, K.log_discount(log_base), k), None
+    return K.weighted_rank_sum(ranking, ranking.labels, K.log_discount(log_base), k,
+                               _gain_fn(func, gain)), None
 
 
 def _ndcg(ranking, *, func, k, gain):
     discount = K.log_discount(2.0)
-    gains = apply_gain(func, gain, ranking.labels)
-    dcg = K.weighted_rank_sum(ranking, gains, discount, k)
+    dcg = K.weighted_rank_sum(ranking, ranking.labels, discount, k, _gain_fn(func, gain))
     if callable(gain):
         all_gains = apply_gain(func, gain, ranking.all_labels)
         if all_gains.size and all_gains.min() < 0:
