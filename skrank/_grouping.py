@@ -281,6 +281,11 @@ class Ranking:
                     not np.array_equal(labels, np.floor(labels)):
                 return None
             width = int(top) + 1
+            starts = self.all_offsets[:-1]
+            if width <= 8 and np.all(np.diff(self.all_offsets) > 0):
+                # Few grades: one cheap pass per grade beats building cell ids.
+                return np.column_stack([np.add.reduceat(labels == g, starts, dtype=np.intp)
+                                        for g in range(width)])
             cells = self.all_query * width + labels.astype(np.intp)
             return np.bincount(cells, minlength=self.n_queries * width).reshape(-1, width)
         return self._cached("grade_counts", count)
