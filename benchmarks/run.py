@@ -45,6 +45,7 @@ FULL = {
     "scaling_queries": (100, 1_000, 10_000, 100_000),
     "fold": (10, 100),
     "fold_calls": 2000,
+    "paired_rounds": 7,
     "budget": 1.0, "min_rep": 3, "max_rep": 15, "slow": 3.0,
     "cold": ("skrank", "ranx-cold", "ranx-cached"),
 }
@@ -57,6 +58,7 @@ SMOKE = {
     "scaling_queries": (10, 40, 160),
     "fold": (10, 100),
     "fold_calls": 30,
+    "paired_rounds": 2,
     "budget": 0.05, "min_rep": 2, "max_rep": 3, "slow": 1.0,
     # ranx's cold start takes 20-90 s (numba): run it with the full suite only.
     "cold": ("skrank",),
@@ -158,7 +160,8 @@ def agreement(value, reference, tol):
 # ---------------------------------------------------------------------------
 # One workload: every tool, every metric.
 
-def run_workload(wl, tools, metrics, cfg, records, *, warm=True):
+def run_workload(wl, tools, metrics, cfg, records, *, warm=True, kept=None, alias=None):
+    """Time every tool on every metric of ``wl``; keep the calls named in PAIRED in ``kept``."""
     log(f"== {wl.name}: {wl.summary()}")
     for tool in tools:
         base = {"workload": wl.name, "rows": wl.n_rows, "queries": wl.n_queries, "tool": tool.key}
@@ -190,6 +193,9 @@ def run_workload(wl, tools, metrics, cfg, records, *, warm=True):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     timing = measure(fn, per_repeat, cfg=cfg, warm=warm)
+                key = (alias or wl.name, m, tool.key)
+                if kept is not None and key in PAIRED and per_repeat is None:
+                    kept[key] = (lambda f=fn: f(None))
                 del prepared
             except Exception as exc:
                 rec.update(status="error", note=f"{type(exc).__name__}: {exc}")
@@ -292,19 +298,23 @@ def run_fold(cfg, records):
     log(f"== fold: {wl.n_rows:,} rows ({nq} queries x {nd}), {cfg['fold_calls']} calls each")
     reference = float(skrank.ndcg_score(y, s, qid=q, k=10))
     out = []
-    for label, kind, fn in cases:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+    times = {label: [] for label, _, _ in cases}
+    values = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for label, _, fn in cases:  # warm-up
             for _ in range(min(20, cfg["fold_calls"])):
-                value = fn()
-            times = []
-            for _ in range(cfg["fold_calls"]):
+                values[label] = fn()
+        for _ in range(cfg["fold_calls"]):  # interleaved: every case sees the same machine load
+            for label, _, fn in cases:
                 t0 = time.perf_counter()
                 fn()
-                times.append(time.perf_counter() - t0)
+                times[label].append(time.perf_counter() - t0)
+    for label, kind, _ in cases:
+        value = values[label]
         ok, diff = agreement(value, reference, 1e-9)
-        out.append({"case": label, "kind": kind, "median_s": float(np.median(times)),
-                    "calls": len(times), "value": float(value), "agrees": ok, "max_diff": diff})
+        out.append({"case": label, "kind": kind, "median_s": float(np.median(times[label])),
+                    "calls": len(times[label]), "value": float(value), "agrees": ok, "max_diff": diff})
         log(f"   {label:64s} {fmt_time(out[-1]['median_s'])} value-check {'ok' if ok else 'DISAGREES'}")
     records.extend({"workload": "fold", "tool": c["case"], "metric": "ndcg@10",
                     "status": "ok" if c["agrees"] else "disagrees", "agrees": c["agrees"],
@@ -500,71 +510,125 @@ def _ok(r):
     return r is not None and r.get("status") == "ok"
 
 
-def targets(records, scaling, memory, fold):
-    """The issue's targets, each with its measured ratio; None where a tool is missing."""
+# The comparisons the targets rest on, re-timed interleaved (A B C ... A B C ...) so that a
+# change in machine load during the run affects every side of a ratio alike.
+PAIRED = (
+    ("uniform", "ndcg@10", "skrank"),
+    ("uniform", "ndcg@10", "np.sort"),
+    ("uniform", "ndcg@10", "sklearn-it"),
+    ("uniform", "ndcg@10", "xgboost"),
+    ("uniform", "ndcg@10", "xgboost-1t"),
+    ("uniform", "ndcg@10", "pytrec_eval"),
+    ("uniform", "ndcg@10", "ranx"),
+    ("uniform", EVALUATE, "skrank"),
+    ("ragged", "ndcg@10", "skrank"),
+    ("ties", "ndcg@10", "skrank"),
+    ("scale-max", "ndcg@10", "skrank"),
+)
+# Interleaved among themselves only: the largest size is timed against the 1M-row call alone, since
+# calls of other tools in between change what its 80 MB temporaries cost (memory reuse, page faults).
+PAIRED_GROUPS = (
+    [k for k in PAIRED if k[0] != "scale-max"],
+    [("uniform", "ndcg@10", "skrank"), ("scale-max", "ndcg@10", "skrank")],
+)
+
+
+def run_paired(kept, rounds):
+    """Per group of PAIRED_GROUPS: median of ``rounds`` interleaved calls of each kept function."""
+    groups = []
+    for group in PAIRED_GROUPS:
+        order = [k for k in group if k in kept]
+        if len(order) < 2:
+            groups.append({})
+            continue
+        log(f"== targets: {len(order)} calls interleaved, {rounds} rounds")
+        times = {k: [] for k in order}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(rounds):
+                for k in order:
+                    t0 = time.perf_counter()
+                    kept[k]()
+                    times[k].append(time.perf_counter() - t0)
+        out = {k: float(np.median(v)) for k, v in times.items()}
+        for k, v in out.items():
+            log(f"   {k[0]:10s} {k[1]:12s} {k[2]:12s} {fmt_time(v)}")
+        groups.append(out)
+    return groups
+
+
+def targets(records, memory, fold, paired, rows):
+    """The issue's targets, each with its measured ratio (interleaved timings where available)."""
     out = []
 
     def add(name, measured, goal, met, detail):
         out.append({"target": name, "measured": measured, "goal": goal, "met": met, "detail": detail})
 
-    sk = _find(records, "uniform", "ndcg@10", "skrank")
-    it = _find(records, "uniform", "ndcg@10", "sklearn-it")
-    if _ok(sk) and _ok(it):
-        r = it["eval_s"] / sk["eval_s"]
+    interleaved, scale = (list(paired) + [{}, {}])[:2]
+
+    def t(workload, metric, tool):
+        if (workload, metric, tool) in interleaved:
+            return interleaved[(workload, metric, tool)]
+        r = _find(records, workload, metric, tool)
+        return r["eval_s"] if _ok(r) else None
+
+    sk = t("uniform", "ndcg@10", "skrank")
+    if sk is None:
+        return out
+    it = t("uniform", "ndcg@10", "sklearn-it")
+    if it is not None:
         add("nDCG@10 (ties='average', 1-D) on uniform rows faster than sklearn ignore_ties=True (its 2-D input)",
-            r, "> 1x", r > 1, f"sklearn {fmt_time(it['eval_s'])} vs skrank {fmt_time(sk['eval_s'])}")
-    xg = _find(records, "uniform", "ndcg@10", "xgboost")
-    if _ok(sk) and _ok(xg):
-        r = xg["eval_s"] / sk["eval_s"]
-        add("... at least as fast as XGBoost's C++ evaluation (ndcg@10 on a warm DMatrix)", r, ">= 1x", r >= 1,
-            f"XGBoost {fmt_time(xg['eval_s'])} vs skrank {fmt_time(sk['eval_s'])}")
-    for key, what in (("xgboost-new", "XGBoost's first eval of a new DMatrix"),
-                      ("xgboost-1t", "XGBoost's eval with nthread=1 (skrank is single-threaded)")):
-        xn = _find(records, "uniform", "ndcg@10", key)
-        if _ok(sk) and _ok(xn):
-            r = xn["eval_s"] / sk["eval_s"]
-            add(f"... (for reference) {what}", r, ">= 1x", r >= 1,
-                f"XGBoost {fmt_time(xn['eval_s'])} vs skrank {fmt_time(sk['eval_s'])}")
+            it / sk, "> 1x", it > sk, f"sklearn {fmt_time(it)} vs skrank {fmt_time(sk)}")
+    for key, what in (("xgboost", "at least as fast as XGBoost's C++ evaluation (ndcg@10, warm DMatrix, 2 threads)"),
+                            ("xgboost-1t", "(for reference) XGBoost's eval with nthread=1 (skrank is single-threaded)"),
+                            ("xgboost-new", "(for reference) XGBoost's first eval of a new DMatrix")):
+        x = t("uniform", "ndcg@10", key)
+        if x is not None:
+            add(f"... {what}", x / sk, ">= 1x", x >= sk, f"XGBoost {fmt_time(x)} vs skrank {fmt_time(sk)}")
     for peer, label in (("pytrec_eval", "pytrec_eval"), ("ranx", "ranx (warm)")):
-        rows = [r for r in records if r["workload"] == "uniform" and r["tool"] == peer and _ok(r)
-                and r.get("ratio_eval") is not None]
-        if rows:
-            worst = min(rows, key=lambda r: r["ratio_eval"])
-            nd = _find(records, "uniform", "ndcg@10", peer)
-            r_nd = nd.get("ratio_eval") if _ok(nd) else None
-            add(f">= 10x faster than {label}, evaluation only (uniform; nDCG@10 and the slowest-ratio metric)",
-                r_nd, ">= 10x", (r_nd or 0) >= 10 and worst["ratio_eval"] >= 10,
-                f"nDCG@10 {fmt_ratio(r_nd)}; lowest over {len(rows)} metrics: "
-                f"{fmt_ratio(worst['ratio_eval'])} ({worst['metric']})")
-    srt = _find(records, "uniform", "ndcg@10", "np.sort")
-    if _ok(sk) and _ok(srt):
-        r = sk["eval_s"] / srt["eval_s"]
-        add("nDCG@10 within 5x of one np.sort(y_score)", r, "<= 5x", r <= 5,
-            f"skrank {fmt_time(sk['eval_s'])} vs np.sort {fmt_time(srt['eval_s'])}")
+        p = t("uniform", "ndcg@10", peer)
+        others = [r for r in records if r["workload"] == "uniform" and r["tool"] == peer and _ok(r)
+                  and r.get("ratio_eval") is not None]
+        if p is None:
+            continue
+        worst = min(others, key=lambda r: r["ratio_eval"]) if others else None
+        detail = f"nDCG@10 {fmt_time(p)} vs {fmt_time(sk)}"
+        if worst is not None:
+            detail += (f"; lowest ratio over its {len(others)} metrics in the tables: "
+                       f"{fmt_ratio(worst['ratio_eval'])} ({worst['metric']})")
+        add(f">= 10x faster than {label}, evaluation only (uniform nDCG@10)", p / sk, ">= 10x",
+            p >= 10 * sk, detail)
+    srt = t("uniform", "ndcg@10", "np.sort")
+    if srt is not None:
+        add("nDCG@10 within 5x of one np.sort(y_score)", sk / srt, "<= 5x", sk <= 5 * srt,
+            f"skrank {fmt_time(sk)} vs np.sort {fmt_time(srt)}")
     for wname in ("ragged", "ties"):
-        other = _find(records, wname, "ndcg@10", "skrank")
-        if _ok(sk) and _ok(other) and other["rows"] == sk["rows"]:
-            r = other["eval_s"] / sk["eval_s"]
-            add(f"{wname} nDCG@10 within 1.5x of uniform at equal rows", r, "<= 1.5x", r <= 1.5,
-                f"{wname} {fmt_time(other['eval_s'])} vs uniform {fmt_time(sk['eval_s'])} ({sk['rows']:,} rows)")
-    pts = sorted((r["rows"], r["eval_s"]) for r in scaling if r["tool"] == "skrank" and _ok(r))
-    if len(pts) >= 2:
-        (n0, t0), (n1, t1) = pts[-2], pts[-1]
+        other = t(wname, "ndcg@10", "skrank")
+        if other is not None and rows.get(wname) == rows.get("uniform"):
+            add(f"{wname} nDCG@10 within 1.5x of uniform at equal rows", other / sk, "<= 1.5x",
+                other <= 1.5 * sk, f"{wname} {fmt_time(other)} vs uniform {fmt_time(sk)} "
+                                   f"({rows['uniform']:,} rows each)")
+    key_big, key_small = ("scale-max", "ndcg@10", "skrank"), ("uniform", "ndcg@10", "skrank")
+    big, small = scale.get(key_big), scale.get(key_small)
+    if big is None:
+        big, small = t(*key_big), sk
+    if big is not None and rows.get("scale-max", 0) > rows["uniform"]:
+        n0, n1 = rows["uniform"], rows["scale-max"]
         bound = (n1 * math.log(n1)) / (n0 * math.log(n0))
-        r = t1 / t0
+        r = big / small
         add(f"{n1:,} rows scale no worse than n log n (time ratio vs {n0:,} rows)", r,
             f"<= {bound:.2f}x", r <= bound,
-            f"{fmt_time(t0)} -> {fmt_time(t1)}; slope of log time over log rows {math.log(r) / math.log(n1 / n0):.2f}")
-    big = [m for m in memory if m["case"] == "skrank ndcg@10"]
-    if big:
-        m = max(big, key=lambda m: m["rows"])
+            f"{fmt_time(small)} -> {fmt_time(big)}; slope of log time over log rows "
+            f"{math.log(r) / math.log(n1 / n0):.2f}")
+    mem = [m for m in memory if m["case"] == "skrank ndcg@10"]
+    if mem:
+        m = max(mem, key=lambda m: m["rows"])
         add(f"peak extra memory < 10x the input arrays ({m['rows']:,} rows, tracemalloc)", m["ratio"], "< 10x",
             m["ratio"] < 10, f"{m['peak_extra_bytes'] / 2**20:.0f} MiB over {m['input_bytes'] / 2**20:.0f} MiB of input")
-    ev = _find(records, "uniform", EVALUATE, "skrank")
-    if _ok(sk) and _ok(ev):
-        r = ev["eval_s"] / sk["eval_s"]
-        add("evaluate() with six metrics < 2x a single metric (nDCG@10)", r, "< 2x", r < 2,
-            f"evaluate {fmt_time(ev['eval_s'])} vs ndcg_score {fmt_time(sk['eval_s'])}")
+    ev = t("uniform", EVALUATE, "skrank")
+    if ev is not None:
+        add("evaluate() with six metrics < 2x a single metric (nDCG@10)", ev / sk, "< 2x", ev < 2 * sk,
+            f"evaluate {fmt_time(ev)} vs ndcg_score {fmt_time(sk)}")
     if fold:
         f = {c["case"]: c for c in fold}
         pairs = [("skrank.get_scorer('ndcg@10'), qid by metadata routing",
@@ -608,6 +672,10 @@ def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, 
     L.append("")
 
     L.append("## Targets\n")
+    L.append("The times behind each target are re-measured at the end of the run with the calls "
+             "interleaved (A, B, C, A, B, C, ...; median of the rounds), so that a change of machine "
+             "load during the run moves both sides of a ratio alike; they can differ from the tables "
+             "below, which time each tool in turn.\n")
     if target_rows:
         L.append("| target | goal | measured | met |\n|---|---|---|---|")
         for t in target_rows:
@@ -732,9 +800,10 @@ def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, 
         L.append(f"| {tool.label} | {tool.conventions} | {'; '.join(sorted(notes.get(tool.key, [])))} |")
     L.append("")
     L.append("Timing notes: XGBoost and LightGBM run OpenMP threads on both cores (the rows with "
-             "nthread=1 / num_threads=1 compare single thread with single thread); on this machine "
-             "their wake-ups put a floor of about 4-8 ms under every call (with `nthread=1` XGBoost's "
-             "eval of 10,000 rows takes 0.4 ms), which dominates their small-size points. ranx's "
+             "nthread=1 / num_threads=1 compare single thread with single thread); when other "
+             "processes load this 2-core machine, their thread wake-ups can put a floor of 4-8 ms "
+             "under every call (seen in earlier runs: XGBoost's eval of 10,000 rows took 8 ms with "
+             "2 threads, 0.4 ms with `nthread=1`), and they suffer more from that load than skrank. ranx's "
              "conversion builds numba typed dictionaries and its time varies widely between runs. "
              "Medians are of 3 to 15 repeats; results.json also holds the minimum of each.\n")
     L.append("Docnos are `d<row number>` zero-padded, so trec_eval's docno-descending tie order is "
@@ -827,6 +896,7 @@ def main(argv=None):
         log(f"   {t.label:42s} {t.version if t.available else t.missing}")
 
     records, workloads, scaling, memory = [], [], [], []
+    kept, rows = {}, {}
 
     def describe(wl, docs=None):
         workloads.append({"name": wl.name, "description": wl.description, "summary": wl.summary(),
@@ -836,7 +906,8 @@ def main(argv=None):
     nq, nd = cfg["uniform"]
     uni = W.uniform(nq, nd, seed=0, labels="binary", name="uniform")
     describe(uni, docs=nd)
-    run_workload(uni, tools, METRICS["uniform"], cfg, records)
+    run_workload(uni, tools, METRICS["uniform"], cfg, records, kept=kept)
+    rows["uniform"] = uni.n_rows
     memory += memory_rows(uni, cfg)
     scaling += [r for r in records if r["workload"] == "uniform" and r["metric"] == "ndcg@10"]
     cold = [] if args.no_cold else run_cold(uni, tools, cfg, records)
@@ -852,7 +923,8 @@ def main(argv=None):
     rg = cfg["ragged"]
     wl = W.ragged(rg["total"], rg["big"], seed=2, median=rg["median"])
     describe(wl)
-    run_workload(wl, tools, METRICS["ragged"], cfg, records)
+    run_workload(wl, tools, METRICS["ragged"], cfg, records, kept=kept)
+    rows["ragged"] = wl.n_rows
     memory += memory_rows(wl, cfg)
     del wl
 
@@ -861,7 +933,8 @@ def main(argv=None):
                    description=f"{nq:,} queries x {nd} documents, labels 0-4, integer scores 0-9 "
                                f"(heavy ties: about {nd // 10} documents per tie group)")
     describe(wl)
-    run_workload(wl, tools, METRICS["ties"], cfg, records)
+    run_workload(wl, tools, METRICS["ties"], cfg, records, kept=kept)
+    rows["ties"] = wl.n_rows
     memory += memory_rows(wl, cfg)
     del wl
     gc.collect()
@@ -880,7 +953,9 @@ def main(argv=None):
         big = wl.n_rows == largest and wl.n_rows > uni.n_rows
         # The largest size: a longer budget, so that its medians hold about five repeats.
         run_workload(wl, limit_tools, ("ndcg@10",), {**cfg, "budget": 4 * cfg["budget"]}
-                     if big else cfg, recs)
+                     if big else cfg, recs, kept=kept if big else None, alias="scale-max" if big else None)
+        if big:
+            rows["scale-max"] = wl.n_rows
         add_ratios(recs)
         scaling += recs
         records += recs
@@ -891,7 +966,9 @@ def main(argv=None):
 
     fold = run_fold(cfg, records)
     add_ratios(records)
-    target_rows = targets(records, scaling, memory, fold)
+    paired = run_paired(kept, cfg["paired_rounds"])
+    kept.clear()
+    target_rows = targets(records, memory, fold, paired, rows)
 
     elapsed = time.perf_counter() - started
     try:
@@ -904,7 +981,9 @@ def main(argv=None):
                    target_rows=target_rows, elapsed=elapsed, plot_note=plot_note)
     (out / "results.json").write_text(json.dumps(to_json({
         "mode": cfg_name, "elapsed_s": elapsed, "environment": env, "workloads": workloads,
-        "targets": target_rows, "records": records, "memory": memory, "fold": fold, "cold": cold,
+        "targets": target_rows, "paired": [[{"workload": k[0], "metric": k[1], "tool": k[2], "median_s": v}
+                                            for k, v in group.items()] for group in paired],
+        "records": records, "memory": memory, "fold": fold, "cold": cold,
     }), indent=1, default=str))
 
     bad = [r for r in records if r.get("status") in ("disagrees", "error")]

@@ -141,6 +141,9 @@ def _block(values, starts, widths, width, fill):
     """
     if starts.shape[0] * width == values.shape[0] and widths.min() == width:
         return values.reshape(-1, width), None, None
+    if starts.shape[0] == 1:  # one query alone in its class (a long one): a plain slice
+        first = int(starts[0])
+        return values[first:first + width].reshape(1, width), slice(first, first + width), None
     index = starts[:, None] + np.arange(width)
     if widths.min() == width:
         return values[index], index.reshape(-1), None
@@ -338,23 +341,25 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
             np.cumsum(np.add.reduceat(keep, all_offsets[:-1], dtype=np.intp), out=offsets[1:])
 
     order = segmented_argsort_desc(scores_g, offsets, stable=(ties == "stable"))
-    scores_sorted = scores_g[order]
     labels_sorted = labels_g[order]
-
-    # Tie groups: runs of equal scores that do not cross a query boundary.
-    same = scores_sorted[1:] == scores_sorted[:-1]
-    if same.size:
-        boundaries = offsets[1:-1]
-        boundaries = boundaries[(boundaries > 0) & (boundaries < scores_sorted.shape[0])]
-        same[boundaries - 1] = False
     tie_starts = None
-    if ties != "stable" and same.any():
+    if ties == "stable":  # input order already decides ties: no tie groups needed
+        same = np.zeros(0, dtype=bool)
+    else:
+        # Tie groups: runs of equal scores that do not cross a query boundary.
+        scores_sorted = scores_g[order]
+        same = scores_sorted[1:] == scores_sorted[:-1]
+        if same.size:
+            boundaries = offsets[1:-1]
+            boundaries = boundaries[(boundaries > 0) & (boundaries < scores_sorted.shape[0])]
+            same[boundaries - 1] = False
+    if same.any():
         new_group = np.concatenate(([True], ~same))
         if ties == "average":
-            tie_starts = np.append(np.flatnonzero(new_group), scores_sorted.shape[0])
+            tie_starts = np.append(np.flatnonzero(new_group), labels_sorted.shape[0])
         else:
             # Order tied rows by label: worst first (pessimistic) or best first.
-            in_tie = np.zeros(scores_sorted.shape[0], dtype=bool)
+            in_tie = np.zeros(labels_sorted.shape[0], dtype=bool)
             in_tie[1:] |= same
             in_tie[:-1] |= same
             rows = np.flatnonzero(in_tie)

@@ -51,6 +51,13 @@ def _take(values, rows):
     return values if rows is None else values[rows]
 
 
+def _relevant_rows(ranking, relevant):
+    """``(rows, query, position)`` of the ranked rows where ``relevant`` is non-zero."""
+    rows = np.flatnonzero(relevant)
+    query = np.searchsorted(ranking.offsets, rows, side="right") - 1
+    return rows, query, rows - ranking.offsets[query]
+
+
 def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     """Expected ``sum(f(row_values[i]) * weight(position_i))`` over ranks < cutoff, per query.
 
@@ -158,15 +165,15 @@ def reciprocal_rank(ranking, relevant, k):
     """Expected 1 / rank of the first relevant document (0 beyond the cutoff)."""
     nq = ranking.n_queries
     value = np.zeros(nq)
-    rel_rows = np.flatnonzero(relevant)
+    rel_rows, q, position = _relevant_rows(ranking, relevant)
     if rel_rows.size == 0:
         return value
-    q = ranking.query[rel_rows]
-    first = rel_rows[np.concatenate(([True], q[1:] != q[:-1]))]
+    is_first = np.concatenate(([True], q[1:] != q[:-1]))
+    first = rel_rows[is_first]
     if ranking.tie_starts is None:
-        pos = ranking.position[first]
+        pos = position[is_first]
         within = pos < (np.inf if k is None else k)
-        value[ranking.query[first[within]]] = 1.0 / (pos[within] + 1.0)
+        value[q[is_first][within]] = 1.0 / (pos[within] + 1.0)
         return value
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     # The tie group of each query's first relevant row.
@@ -187,16 +194,16 @@ def reciprocal_rank(ranking, relevant, k):
 def average_precision_sum(ranking, relevant, k):
     """Expected sum over relevant ranks i <= k of precision@i (to be divided by R)."""
     nq = ranking.n_queries
+    if ranking.tie_starts is None:
+        # Only relevant rows contribute: the j-th relevant row of its query (from 1)
+        # at position p adds j / (p + 1).
+        rows, query, position = _relevant_rows(ranking, relevant)
+        first_of_query = np.searchsorted(rows, ranking.offsets[:-1])
+        hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
+        keep = slice(None) if k is None else position < k
+        return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
     cum = np.cumsum(relevant)
     before_query = np.concatenate(([0.0], cum))[ranking.offsets[:-1]]
-    if ranking.tie_starts is None:
-        mask = relevant > 0
-        if k is not None:
-            mask &= ranking.position < k
-        rows = np.flatnonzero(mask)
-        query = ranking.query[rows]
-        precision = (cum[rows] - before_query[query]) / (ranking.position[rows] + 1.0)
-        return sum_by_query(query, precision, nq)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     n_rel = np.add.reduceat(relevant, starts)
     above = np.concatenate(([0.0], cum))[starts] - before_query[group_query]
