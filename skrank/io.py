@@ -108,8 +108,25 @@ def _pandas(cls):
     return pd
 
 
+class _Columns:
+    """Shared behaviour of the column tables below: length and DataFrame export."""
+
+    _COLUMNS = ()
+
+    def __len__(self):
+        return self.qid.shape[0]
+
+    def _n_queries(self):
+        return _factorize(self.qid)[0].shape[0]
+
+    def to_pandas(self):
+        """Return the table as a :class:`pandas.DataFrame`, one column per attribute."""
+        pd = _pandas(type(self).__name__)
+        return pd.DataFrame({name: getattr(self, name) for name in self._COLUMNS})
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class Qrels:
+class Qrels(_Columns):
     """Relevance judgements read from a TREC qrels file, one row per line.
 
     Parameters
@@ -138,6 +155,8 @@ class Qrels:
     array([1, 0])
     """
 
+    _COLUMNS = ("qid", "docno", "rel")
+
     qid: np.ndarray
     docno: np.ndarray
     rel: np.ndarray
@@ -149,27 +168,14 @@ class Qrels:
         object.__setattr__(self, "rel", _num_array(name, "rel", self.rel, np.int64))
         _check_lengths(name, qid=self.qid, docno=self.docno, rel=self.rel)
 
-    def __len__(self):
-        return self.qid.shape[0]
-
     def __repr__(self):
-        n_queries = _factorize(self.qid)[0].shape[0]
+        n_queries = self._n_queries()
         return f"Qrels(n_judgements={len(self)}, n_queries={n_queries})"
 
-    def to_pandas(self):
-        """Return the judgements as a :class:`pandas.DataFrame`.
-
-        Returns
-        -------
-        frame : pandas.DataFrame
-            Columns ``qid``, ``docno`` and ``rel``.
-        """
-        pd = _pandas("Qrels")
-        return pd.DataFrame({"qid": self.qid, "docno": self.docno, "rel": self.rel})
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Run:
+class Run(_Columns):
     """Retrieval results read from a TREC run file, one row per line.
 
     Parameters
@@ -203,6 +209,8 @@ class Run:
     array([1, 2, 1])
     """
 
+    _COLUMNS = ("qid", "docno", "score", "rank", "tag")
+
     qid: np.ndarray
     docno: np.ndarray
     score: np.ndarray
@@ -227,28 +235,14 @@ class Run:
         _check_lengths(name, qid=self.qid, docno=self.docno, score=self.score,
                        rank=self.rank, tag=self.tag)
 
-    def __len__(self):
-        return self.qid.shape[0]
-
     def __repr__(self):
-        n_queries = _factorize(self.qid)[0].shape[0]
+        n_queries = self._n_queries()
         return f"Run(n_rows={len(self)}, n_queries={n_queries})"
 
-    def to_pandas(self):
-        """Return the run as a :class:`pandas.DataFrame`.
-
-        Returns
-        -------
-        frame : pandas.DataFrame
-            Columns ``qid``, ``docno``, ``score``, ``rank`` and ``tag``.
-        """
-        pd = _pandas("Run")
-        return pd.DataFrame({"qid": self.qid, "docno": self.docno, "score": self.score,
-                             "rank": self.rank, "tag": self.tag})
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class TrecArrays:
+class TrecArrays(_Columns):
     """Flat per-document arrays from :func:`join_qrels_run`.
 
     One row per (query, document) pair in the union of the run's documents
@@ -277,6 +271,8 @@ class TrecArrays:
         opposed to a judged non-relevant one; bpref and ``unj@k`` need this.
     """
 
+    _COLUMNS = ("qid", "docno", "y_true", "y_score", "retrieved", "judged")
+
     y_true: np.ndarray
     y_score: np.ndarray
     qid: np.ndarray
@@ -284,27 +280,11 @@ class TrecArrays:
     retrieved: np.ndarray
     judged: np.ndarray
 
-    def __len__(self):
-        return self.qid.shape[0]
-
     def __repr__(self):
-        n_queries = _factorize(self.qid)[0].shape[0]
+        n_queries = self._n_queries()
         return (f"TrecArrays(n_rows={len(self)}, n_queries={n_queries}, "
                 f"n_retrieved={int(self.retrieved.sum())})")
 
-    def to_pandas(self):
-        """Return the arrays as a :class:`pandas.DataFrame`.
-
-        Returns
-        -------
-        frame : pandas.DataFrame
-            Columns ``qid``, ``docno``, ``y_true``, ``y_score``, ``retrieved``
-            and ``judged``.
-        """
-        pd = _pandas("TrecArrays")
-        return pd.DataFrame({"qid": self.qid, "docno": self.docno, "y_true": self.y_true,
-                             "y_score": self.y_score, "retrieved": self.retrieved,
-                             "judged": self.judged})
 
 
 def _rank_in_query(qid):
