@@ -271,6 +271,14 @@ class Ranking:
         return self._cached(("relevant", threshold),
                             lambda: (self.labels >= threshold).astype(np.float64))
 
+    def relevant_rows(self, threshold):
+        """``(rows, query, position)`` of the ranked rows with label >= threshold."""
+        def find():
+            rows = np.flatnonzero(self.labels >= threshold)
+            query = np.searchsorted(self.offsets, rows, side="right") - 1
+            return rows, query, rows - self.offsets[query]
+        return self._cached(("relevant_rows", threshold), find)
+
     def grade_counts(self):
         """``counts[q, g]``: documents of grade g in query q (retrieved or not), when every
         label is an integer grade in [0, 64]; None otherwise (the ideal ranking is then

@@ -51,13 +51,6 @@ def _take(values, rows):
     return values if rows is None else values[rows]
 
 
-def _relevant_rows(ranking, relevant):
-    """``(rows, query, position)`` of the ranked rows where ``relevant`` is non-zero."""
-    rows = np.flatnonzero(relevant)
-    query = np.searchsorted(ranking.offsets, rows, side="right") - 1
-    return rows, query, rows - ranking.offsets[query]
-
-
 def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     """Expected ``sum(f(row_values[i]) * weight(position_i))`` over ranks < cutoff, per query.
 
@@ -135,8 +128,9 @@ def ideal_dcg(ranking, gain, gain_fn, k, discount):
     return sum_by_query(query, gains * discount(position), ranking.n_queries)
 
 
-def hit_rate(ranking, relevant, k):
-    """P(at least one relevant document within the top k)."""
+def hit_rate(ranking, threshold, k):
+    """P(at least one relevant document (label >= threshold) within the top k)."""
+    relevant = ranking.relevant(threshold)
     nq = ranking.n_queries
     if k is None or ranking.tie_starts is None:
         rows, query, _ = _ranked_rows(ranking, k)
@@ -161,11 +155,12 @@ def hit_rate(ranking, relevant, k):
     return value
 
 
-def reciprocal_rank(ranking, relevant, k):
+def reciprocal_rank(ranking, threshold, k):
     """Expected 1 / rank of the first relevant document (0 beyond the cutoff)."""
+    relevant = ranking.relevant(threshold)
     nq = ranking.n_queries
     value = np.zeros(nq)
-    rel_rows, q, position = _relevant_rows(ranking, relevant)
+    rel_rows, q, position = ranking.relevant_rows(threshold)
     if rel_rows.size == 0:
         return value
     is_first = np.concatenate(([True], q[1:] != q[:-1]))
@@ -191,13 +186,14 @@ def reciprocal_rank(ranking, relevant, k):
     return sum_by_query(group_query[group][offsets[ok]], terms, nq)
 
 
-def average_precision_sum(ranking, relevant, k):
+def average_precision_sum(ranking, threshold, k):
     """Expected sum over relevant ranks i <= k of precision@i (to be divided by R)."""
+    relevant = ranking.relevant(threshold)
     nq = ranking.n_queries
     if ranking.tie_starts is None:
         # Only relevant rows contribute: the j-th relevant row of its query (from 1)
         # at position p adds j / (p + 1).
-        rows, query, position = _relevant_rows(ranking, relevant)
+        rows, query, position = ranking.relevant_rows(threshold)
         first_of_query = np.searchsorted(rows, ranking.offsets[:-1])
         hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
         keep = slice(None) if k is None else position < k

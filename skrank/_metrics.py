@@ -140,17 +140,17 @@ def _r_precision(ranking, *, func, threshold):
 
 
 def _hit_rate(ranking, *, func, k, threshold):
-    value = K.hit_rate(ranking, _relevant(ranking, threshold), k)
+    value = K.hit_rate(ranking, threshold, k)
     return value, ranking.n_relevant(threshold) == 0
 
 
 def _mrr(ranking, *, func, k, threshold):
-    value = K.reciprocal_rank(ranking, _relevant(ranking, threshold), k)
+    value = K.reciprocal_rank(ranking, threshold, k)
     return value, ranking.n_relevant(threshold) == 0
 
 
 def _map(ranking, *, func, k, threshold, denominator):
-    total = K.average_precision_sum(ranking, _relevant(ranking, threshold), k)
+    total = K.average_precision_sum(ranking, threshold, k)
     n_rel = ranking.n_relevant(threshold)
     size = n_rel if denominator == "R" or k is None else np.minimum(n_rel, k)
     undefined = n_rel == 0
