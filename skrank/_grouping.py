@@ -293,10 +293,16 @@ class Ranking:
                 return None
             width = int(top) + 1
             starts = self.all_offsets[:-1]
-            if width <= 8 and np.all(np.diff(self.all_offsets) > 0):
-                # Few grades: one cheap pass per grade beats building cell ids.
-                return np.column_stack([np.add.reduceat(labels == g, starts, dtype=np.intp)
-                                        for g in range(width)])
+            sizes = np.diff(self.all_offsets)
+            if width <= 8 and np.all(sizes > 0):
+                # Few grades: one pass per grade beats building cell ids; grade 0 is
+                # what is left, and binary labels are counted by summing them.
+                if width == 2:
+                    ones = np.rint(np.add.reduceat(labels, starts)).astype(np.intp)
+                    return np.column_stack([sizes - ones, ones])
+                counts = [np.add.reduceat(labels == g, starts, dtype=np.intp)
+                          for g in range(1, width)]
+                return np.column_stack([sizes - sum(counts)] + counts)
             cells = self.all_query * width + labels.astype(np.intp)
             return np.bincount(cells, minlength=self.n_queries * width).reshape(-1, width)
         return self._cached("grade_counts", count)
