@@ -216,11 +216,11 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
 
 
 def _counts(ranking, threshold):
-    relevant_ranked = np.concatenate(([0], np.cumsum(ranking.relevant(threshold))))
+    _, query_of_relevant, _ = ranking.relevant_rows(threshold)
     return {
         "num_ret": ranking.n_ranked.astype(np.int64),
         "num_rel": ranking.n_relevant(threshold).astype(np.int64),
-        "num_rel_ret": np.rint(np.diff(relevant_ranked[ranking.offsets])).astype(np.int64),
+        "num_rel_ret": np.bincount(query_of_relevant, minlength=ranking.n_queries).astype(np.int64),
     }
 
 

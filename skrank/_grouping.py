@@ -257,6 +257,10 @@ class Ranking:
         """``(rows, query, position)`` of the ranked rows at positions < k."""
         return self._cached(("top", k), lambda: _top_rows(self.offsets, k))
 
+    def top_labels(self, k):
+        """Labels of the ranked rows at positions < k (see :meth:`top`)."""
+        return self._cached(("top_labels", k), lambda: self.labels[self.top(k)[0]])
+
     def n_relevant(self, threshold):
         """R: relevant documents per query (retrieved or not), label >= threshold."""
         def count():

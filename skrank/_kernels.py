@@ -63,7 +63,11 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     nq = ranking.n_queries
     if ranking.tie_starts is None:
         rows, query, position = _ranked_rows(ranking, cutoff)
-        return sum_by_query(query, transform(_take(row_values, rows)) * weight(position), nq)
+        if row_values is ranking.labels and rows is not None and np.ndim(cutoff) == 0:
+            values = ranking.top_labels(int(cutoff))  # shared by the metrics of one ranking
+        else:
+            values = _take(row_values, rows)
+        return sum_by_query(query, transform(values) * weight(position), nq)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     longest = ranking.max_ranked
     if cutoff is not None and np.ndim(cutoff) == 0:

@@ -116,8 +116,12 @@ def _relevant(ranking, threshold):
     return ranking.relevant(threshold)
 
 
+def _is_relevant(threshold):
+    return lambda labels: (labels >= threshold).astype(np.float64)
+
+
 def _precision(ranking, *, func, k, threshold, denominator):
-    hits = K.weighted_rank_sum(ranking, _relevant(ranking, threshold), K.ones, k)
+    hits = K.weighted_rank_sum(ranking, ranking.labels, K.ones, k, _is_relevant(threshold))
     size = float(k) if denominator == "k" else np.minimum(ranking.n_ranked, k).astype(float)
     return np.divide(hits, size, out=np.zeros_like(hits), where=size > 0), None
 
@@ -129,7 +133,7 @@ def _per_relevant(ranking, total, threshold):
 
 
 def _recall(ranking, *, func, k, threshold):
-    hits = K.weighted_rank_sum(ranking, _relevant(ranking, threshold), K.ones, k)
+    hits = K.weighted_rank_sum(ranking, ranking.labels, K.ones, k, _is_relevant(threshold))
     return _per_relevant(ranking, hits, threshold)
 
 
