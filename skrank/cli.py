@@ -135,6 +135,9 @@ def main(argv=None, out=None):
             _evaluate(args, out)
         else:
             _demo(args, out)
+    except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+        sys.stderr.close()
+        return 0
     except (ValueError, TypeError, OSError) as exc:
         message = str(exc).replace("\n", " ")
         sys.stderr.write(f"skrank {args.command}: error: {message}\n")
