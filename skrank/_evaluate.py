@@ -7,7 +7,7 @@ import numpy as np
 
 from ._aggregate import mean_over_queries
 from ._grouping import rank_queries
-from ._metrics import METRICS, MetricSpec, _prepare, run_kernel
+from ._metrics import run_kernel
 from ._names import canonical_name, parse_metric_name
 from ._validation import _describe, check_choice, check_ranking_arrays
 
@@ -192,8 +192,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
             params.setdefault("no_relevant", no_relevant)
         if threshold is not None and "threshold" in spec.parameters:
             params.setdefault("threshold", threshold)
-        params, _ = _prepare(spec, func, labels_for_gain[0][:1], labels_for_gain[1][:1],
-                             np.zeros(1), None, params)
+        params = spec.check_params(func, params)
         spec.check_labels(func, labels_for_gain[0], params)
         policy = params.get("ties", "stable")
         if policy not in rankings:

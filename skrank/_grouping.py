@@ -31,14 +31,28 @@ def factorize_qid(func, qid):
     the order of ``qids`` (no regrouping needed).  Query ids come out sorted
     when they are orderable, else in order of first appearance.
     """
-    n = qid.shape[0]
+    offsets = _sorted_run_offsets(func, qid)
+    if offsets is not None:
+        codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+        return codes, qid[offsets[:-1]], True
+    return _factorize_unsorted(func, qid)
+
+
+def _sorted_run_offsets(func, qid):
+    """Offsets of the runs of equal ids when ``qid`` is a sorted array of a plain
+    dtype (the common layout, found without sorting), else None."""
     if qid.dtype.kind == "f" and np.isnan(qid).any():
         raise ValueError(f"{func}: qid must not contain NaN. Got {int(np.isnan(qid).sum())} NaN id(s).")
+    n = qid.shape[0]
+    if qid.dtype.kind not in "iufUSbmM" or (n > 1 and not bool(np.all(qid[1:] >= qid[:-1]))):
+        return None
+    starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
+    return np.concatenate(([0], starts, [n])).astype(np.intp)
+
+
+def _factorize_unsorted(func, qid):
+    """:func:`factorize_qid` for ids that are not a sorted plain array."""
     if qid.dtype.kind in "iufUSbmM":
-        offsets = _sorted_run_offsets(qid)
-        if offsets is not None:
-            codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-            return codes, qid[offsets[:-1]], True
         qids, codes = np.unique(qid, return_inverse=True)
         return codes.reshape(-1), qids, False
     # object ids: numbers, strings, tuples, ... Sorted when comparable.
@@ -53,7 +67,7 @@ def factorize_qid(func, qid):
     index = {}
     try:
         codes = np.fromiter((index.setdefault(q, len(index)) for q in qid.tolist()),
-                            dtype=np.intp, count=n)
+                            dtype=np.intp, count=qid.shape[0])
     except TypeError as exc:
         raise TypeError(f"{func}: qid values must be hashable. Got an unhashable id ({exc}).") from None
     qids = np.empty(len(index), dtype=object)
@@ -61,23 +75,13 @@ def factorize_qid(func, qid):
     return codes, qids, bool(np.all(codes[1:] >= codes[:-1]))
 
 
-def _sorted_run_offsets(qid):
-    """Offsets of the runs of equal ids when ``qid`` is sorted, else None."""
-    n = qid.shape[0]
-    if n > 1 and not bool(np.all(qid[1:] >= qid[:-1])):
-        return None
-    starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
-    return np.concatenate(([0], starts, [n])).astype(np.intp)
-
-
 def group_queries(func, qid):
     """Return ``(qids, offsets, order)``: rows ``order[offsets[q]:offsets[q+1]]`` are
     query ``qids[q]``; ``order`` is None when the rows are already grouped."""
-    if qid.dtype.kind in "iufUSbmM":
-        offsets = _sorted_run_offsets(qid)
-        if offsets is not None:  # the common case: rows sorted by query, no regrouping
-            return qid[offsets[:-1]], offsets, None
-    codes, qids, grouped = factorize_qid(func, qid)
+    offsets = _sorted_run_offsets(func, qid)
+    if offsets is not None:  # the common case: rows sorted by query, no regrouping
+        return qid[offsets[:-1]], offsets, None
+    codes, qids, grouped = _factorize_unsorted(func, qid)
     offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
     np.cumsum(np.bincount(codes, minlength=qids.shape[0]), out=offsets[1:])
     return qids, offsets, None if grouped else _group_order(codes, qids.shape[0])

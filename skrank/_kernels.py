@@ -24,6 +24,8 @@ orderings of each group, in closed form, without enumeration:
 import numpy as np
 from scipy.special import gammaln
 
+from ._grouping import segmented_sort_desc
+
 
 def sum_by_query(query, values, n_queries):
     """Sum ``values`` within each query (float64 even when empty, unlike bincount)."""
@@ -120,8 +122,6 @@ def ideal_dcg(ranking, gain, gain_fn, k, discount):
         np.cumsum(discount(np.arange(depth)), out=cumulative[1:])
         spanned = cumulative[np.minimum(end, depth)] - cumulative[np.minimum(start, depth)]
         return spanned @ grade_gain[by_gain]
-    from ._grouping import segmented_sort_desc
-
     if callable(gain):  # no assumption that a custom gain grows with the label
         ideal = segmented_sort_desc(gain_fn(ranking.all_labels), ranking.all_offsets)
         rows, query, position = ranking.ideal_top(k)

@@ -32,7 +32,6 @@ def _build_parser():
                     "(qid iter docno rel). Output: measure<TAB>qid|all<TAB>value.",
     )
     ev.prog = "skrank evaluate"
-    ev.error = _Parser.error.__get__(ev)
     ev.add_argument("qrels", help="TREC qrels file (plain or gzip)")
     ev.add_argument("run", help="TREC run file (plain or gzip)")
     ev.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",

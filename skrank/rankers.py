@@ -56,10 +56,9 @@ def _build_query_lgbm_ranker():
                 raise ValueError("QueryLGBMRanker.fit: pass qid, not group; group sizes "
                                  "are derived from qid.")
             qid = np.asarray(qid)
-            codes, _, grouped = factorize_qid("QueryLGBMRanker.fit", qid)
+            codes, _, _ = factorize_qid("QueryLGBMRanker.fit", qid)
             order = np.argsort(codes, kind="stable")
-            group = np.bincount(codes)
-            group = group[group > 0]
+            group = np.bincount(codes)  # every code has rows: sizes in query order
             y = np.asarray(y)[order]
             X = _take_rows(X, order)
             if sample_weight is not None:
