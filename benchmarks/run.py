@@ -684,7 +684,7 @@ def physical_anchors(cfg, rows):
         rng = np.random.default_rng(1)
         scores = rng.random(int(sizes.sum()))
         offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.intp)
-        blocks = [G._block(scores, st, wd, w, np.inf)[0] for st, wd, w in G._size_blocks(offsets)]
+        blocks = [G._block(scores, st, wd, w, np.inf)[0] for _, st, wd, w in G._size_blocks(offsets)]
         out["sort_ragged"] = median_time(lambda: [np.argsort(b, axis=1) for b in blocks])
         uniform_block = rng.random(cfg["uniform"])
         out["sort_uniform"] = median_time(lambda: np.argsort(uniform_block, axis=1))

@@ -7,7 +7,7 @@ import numpy as np
 
 from ._aggregate import mean_over_queries
 from ._grouping import rank_queries
-from ._metrics import run_kernel
+from ._metrics import ranking_depth, run_kernel
 from ._names import canonical_name, parse_metric_name
 from ._validation import _describe, check_choice, check_ranking_arrays
 
@@ -181,9 +181,8 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         # Negative judgements mean "unjudged in pool": gain 0, never relevant.
         labels_for_gain = (np.maximum(arrays[0], 0.0), *arrays[1:])
 
-    rankings = {}
-    per_query, mean = {}, {}
-    qids = None
+    checked = []
+    depths = {}  # per tie policy: the deepest rank any of its metrics reads
     for label, spec, params in resolved:
         params = dict(params)
         if ties_policy is not None and "ties" in spec.parameters:
@@ -195,8 +194,17 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         params = spec.check_params(func, params)
         spec.check_labels(func, labels_for_gain[0], params)
         policy = params.get("ties", "stable")
-        if policy not in rankings:
-            rankings[policy] = rank_queries(func, *labels_for_gain, policy)
+        depth = ranking_depth(spec, params)
+        deepest = depths.get(policy, depth)
+        depths[policy] = None if depth is None or deepest is None else max(deepest, depth)
+        checked.append((label, spec, params, policy))
+
+    # One ranking per tie policy, shared by its metrics.
+    rankings = {policy: rank_queries(func, *labels_for_gain, policy, depth)
+                for policy, depth in depths.items()}
+    per_query, mean = {}, {}
+    qids = None
+    for label, spec, params, policy in checked:
         ranking = rankings[policy]
         qids = ranking.qids
         kept_qids, values = run_kernel(spec, func, ranking, params)
@@ -215,11 +223,10 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
 
 
 def _counts(ranking, threshold):
-    _, query_of_relevant, _ = ranking.relevant_rows(threshold)
     return {
         "num_ret": ranking.n_ranked.astype(np.int64),
         "num_rel": ranking.n_relevant(threshold).astype(np.int64),
-        "num_rel_ret": np.bincount(query_of_relevant, minlength=ranking.n_queries).astype(np.int64),
+        "num_rel_ret": ranking.n_relevant_ranked(threshold).astype(np.int64),
     }
 
 

@@ -13,6 +13,15 @@ similar size: queries whose sizes share the same power-of-two class form one
 of the block, never to the longest query overall), and each block is sorted
 row-wise by one ``np.argsort(axis=1)``.  There are at most ``log2(max size)``
 blocks, whatever the number of queries.
+
+Metrics with a cutoff ``k`` only look at the first ``k`` ranks.  When every
+metric of a call has one, long queries are not sorted at all: one row-wise
+``np.partition`` per block (linear time) finds each query's ``k``-th largest
+score, the rows scoring at least that much are kept (the ``k`` leading ranks
+plus every row tied with the last of them, so that no tie group is cut), and
+only those few rows are sorted.  The cost per row no longer grows with the
+query's length, which is what keeps long and ragged queries as cheap as short
+uniform ones.
 """
 
 import numpy as np
@@ -104,6 +113,14 @@ def _top_rows(offsets, k):
     return offsets[:-1][segment] + position, segment, position
 
 
+def _count_by_segment(mask, offsets):
+    """True entries of ``mask`` in each segment ``offsets[q]:offsets[q + 1]``."""
+    if mask.size and np.all(offsets[1:] > offsets[:-1]):
+        return np.add.reduceat(mask.view(np.int8), offsets[:-1], dtype=np.intp)
+    cumulative = np.concatenate(([0], np.cumsum(mask, dtype=np.intp)))
+    return np.diff(cumulative[offsets])
+
+
 def _group_order(codes, n_queries):
     """Stable permutation that makes each query's rows contiguous."""
     if n_queries <= np.iinfo(np.uint16).max + 1:
@@ -112,20 +129,23 @@ def _group_order(codes, n_queries):
     return np.argsort(codes, kind="stable")
 
 
-def _size_blocks(offsets):
-    """Yield (first rows, widths, block width) for queries grouped by size class.
+def _size_blocks(offsets, include=None):
+    """Yield (members, first rows, widths, block width) for queries grouped by size class.
 
     Queries whose sizes share ``ceil(2 * log2(size))`` form one block: one 2-D
     array padded to the block's longest query, sorted with one row-wise call.
+    ``include`` (boolean, per query) restricts the blocks to some queries.
     """
     sizes = np.diff(offsets)
     nonempty = sizes > 0
+    if include is not None:
+        nonempty &= include
     if not nonempty.any():
         return
-    lo, hi = sizes[nonempty].min(), sizes.max()
+    lo, hi = sizes[nonempty].min(), sizes[nonempty].max()
     if lo == hi:
         members = np.flatnonzero(nonempty)
-        yield offsets[members], sizes[members], int(hi)
+        yield members, offsets[members], sizes[members], int(hi)
         return
     size_class = np.zeros(sizes.shape, dtype=np.intp)
     # Half-octave classes: padding stays under sqrt(2) times the real rows.
@@ -133,7 +153,7 @@ def _size_blocks(offsets):
     for cls in np.unique(size_class[nonempty]):
         members = np.flatnonzero((size_class == cls) & nonempty)
         widths = sizes[members]
-        yield offsets[members], widths, int(widths.max())
+        yield members, offsets[members], widths, int(widths.max())
 
 
 def _block(values, starts, widths, width, fill):
@@ -148,14 +168,38 @@ def _block(values, starts, widths, width, fill):
     if starts.shape[0] == 1:  # one query alone in its class (a long one): a plain slice
         first = int(starts[0])
         return values[first:first + width].reshape(1, width), slice(first, first + width), None
-    index = starts[:, None] + np.arange(width)
+    block = _windows(values, starts, width)
+    # Real cells, row after row: query i's rows are starts[i] .. starts[i] + widths[i] - 1.
+    before = np.cumsum(widths) - widths
+    rows = np.repeat(starts - before, widths) + np.arange(before[-1] + widths[-1])
     if widths.min() == width:
-        return values[index], index.reshape(-1), None
+        return block, rows, None
     valid = np.arange(width) < widths[:, None]
-    rows = index[valid]
-    block = np.full(valid.shape, fill)
-    block[valid] = values[rows]
+    np.putmask(block, ~valid, fill)
     return block, rows, valid
+
+
+def _windows(values, starts, width):
+    """``values[starts[i]:starts[i] + width]`` as the rows of a new 2-D array.
+
+    One row gather from a sliding-window view: a copy of contiguous runs,
+    several times cheaper than gathering cell by cell with a 2-D index.
+    """
+    n = values.shape[0]
+    if n < width:
+        values = np.concatenate([values, np.zeros(width - n, dtype=values.dtype)])
+        n = width
+    # as_strided, not sliding_window_view: same view, a fraction of the call overhead.
+    windows = np.lib.stride_tricks.as_strided(
+        values, shape=(n - width + 1, width), strides=(values.strides[0],) * 2, writeable=False)
+    fits = starts <= n - width
+    if fits.all():
+        return windows[starts]
+    # The last queries' windows would run past the end: clip their (padding) cells.
+    block = np.empty((starts.shape[0], width), dtype=values.dtype)
+    block[fits] = windows[starts[fits]]
+    block[~fits] = values[np.minimum(starts[~fits, None] + np.arange(width), n - 1)]
+    return block
 
 
 def _scatter(out, result, rows, valid):
@@ -174,7 +218,7 @@ def segmented_argsort_desc(values, offsets, *, stable):
     # Ascending sort of the negated values (negation is far cheaper than
     # reversing each sorted row, a strided pass).
     negated = np.negative(values)
-    for starts, widths, width in _size_blocks(offsets):
+    for _, starts, widths, width in _size_blocks(offsets):
         block, rows, valid = _block(negated, starts, widths, width, np.inf)
         order = np.argsort(block, axis=1, kind="stable" if stable else None)
         order += starts[:, None]
@@ -184,11 +228,56 @@ def segmented_argsort_desc(values, offsets, *, stable):
     return out
 
 
+def segmented_top_rows(values, offsets, depth):
+    """Rows that hold the ``depth`` leading ranks of each segment (descending values).
+
+    For each segment longer than ``2 * depth``: the rows whose value is at least
+    the segment's ``depth``-th largest value, i.e. the ``depth`` leading ranks
+    and every row tied with the last of them (a tie group is never cut); every
+    row of the shorter segments (selecting from them saves nothing).  Returns
+    ``(rows, kept_offsets)`` with the rows of each segment in input order, so a
+    stable sort of them is a prefix of the stable sort of the whole segment;
+    None when no segment is long enough to select from.  ``values`` must be
+    finite.
+    """
+    sizes = np.diff(offsets)
+    long = sizes > 2 * depth
+    if not long.any():
+        return None
+    kept_sizes = sizes.copy()
+    selected = []  # per block: (queries, kept rows), rows grouped by query in input order
+    for members, starts, widths, width in _size_blocks(offsets, include=long):
+        # Padding (-inf) sorts first, so the depth-th largest real value sits at
+        # column width - depth of every row (each member has more than depth rows).
+        block, _, _ = _block(values, starts, widths, width, -np.inf)
+        kth = width - depth
+        threshold = np.partition(block, kth, axis=1)[:, kth]
+        # flatnonzero then divmod: about twice as fast as a 2-D nonzero.
+        member, column = np.divmod(np.flatnonzero(block >= threshold[:, None]), width)
+        kept_sizes[members] = np.bincount(member, minlength=members.shape[0])
+        selected.append((members[member], starts[member] + column))
+    kept_offsets = np.zeros(offsets.shape, dtype=np.intp)
+    np.cumsum(kept_sizes, out=kept_offsets[1:])
+    rows = np.empty(kept_offsets[-1], dtype=np.intp)
+    short = np.flatnonzero(~long & (sizes > 0))
+    if short.size:  # every row of a short query, at its place in the output
+        segment = np.repeat(short, sizes[short])
+        within = np.arange(segment.shape[0]) - np.repeat(np.cumsum(sizes[short]) - sizes[short],
+                                                         sizes[short])
+        rows[kept_offsets[segment] + within] = offsets[segment] + within
+    for query, kept in selected:
+        # Rows of one query are consecutive in `kept`: place them one after another.
+        first = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+        within = np.arange(query.shape[0]) - np.repeat(first, np.diff(np.append(first, query.shape[0])))
+        rows[kept_offsets[query] + within] = kept
+    return rows, kept_offsets
+
+
 def segmented_sort_desc(values, offsets):
     """``values`` sorted descending within each segment (values, not indices)."""
     out = np.empty_like(values)
     negated = np.negative(values)
-    for starts, widths, width in _size_blocks(offsets):
+    for _, starts, widths, width in _size_blocks(offsets):
         block, rows, valid = _block(negated, starts, widths, width, np.inf)
         result = np.sort(block, axis=1)
         np.negative(result, out=result)
@@ -205,31 +294,44 @@ class Ranking:
     ----------
     qids : ndarray of shape (n_queries,)
         The query ids, sorted when orderable.
-    labels : ndarray of shape (n_ranked,)
-        Labels of the retrieved rows, query after query, best rank first.
+    labels : ndarray of shape (n_kept,)
+        Labels of the ranked rows held, query after query, best rank first.
     offsets : ndarray of shape (n_queries + 1,)
         Ranked rows of query ``q`` are ``labels[offsets[q]:offsets[q + 1]]``.
-    query, position : ndarray of shape (n_ranked,)
+    depth : int or None
+        None: every retrieved row is ranked.  An int: each query holds only a
+        prefix of its ranking, at least its first ``depth`` ranks and never a
+        part of a tie group; metrics must not look beyond rank ``depth``.
+    n_ranked : ndarray of shape (n_queries,)
+        Retrieved rows of each query, whether held or not.
+    query, position : ndarray of shape (n_kept,)
         Query index and 0-based rank of each ranked row (computed on first use;
         kernels with a cutoff use :meth:`top` instead, which costs O(n_queries * k)).
     tie_starts : ndarray or None
         With ``ties="average"`` and at least one tie: the first ranked row of
         each tie group (a maximal run of equal scores in one query), followed
-        by ``n_ranked``.  None means every row is its own group.
+        by ``n_kept``.  None means every row is its own group.
     all_labels, all_offsets : ndarray
         Labels of every judged row, retrieved or not, grouped by query (for R
         and the ideal ranking).
+    retrieved_labels, retrieved_offsets : ndarray
+        Labels of every retrieved row, grouped by query in input order.
     """
 
-    def __init__(self, *, qids, labels, offsets, tie_starts, all_labels, all_offsets):
+    def __init__(self, *, qids, labels, offsets, depth, tie_starts, all_labels, all_offsets,
+                 retrieved_labels, retrieved_offsets):
         self.qids = qids
         self.n_queries = qids.shape[0]
         self.labels = labels
         self.offsets = offsets
-        self.n_ranked = np.diff(offsets)
+        self.depth = depth
+        self.n_kept = np.diff(offsets)
+        self.n_ranked = np.diff(retrieved_offsets)
         self.tie_starts = tie_starts
         self.all_labels = all_labels
         self.all_offsets = all_offsets
+        self.retrieved_labels = retrieved_labels
+        self.retrieved_offsets = retrieved_offsets
         self._cache = {}
 
     def _cached(self, key, make):
@@ -239,7 +341,7 @@ class Ranking:
 
     @property
     def query(self):
-        return self._cached("query", lambda: np.repeat(np.arange(self.n_queries), self.n_ranked))
+        return self._cached("query", lambda: np.repeat(np.arange(self.n_queries), self.n_kept))
 
     @property
     def position(self):
@@ -254,8 +356,9 @@ class Ranking:
                                                            np.diff(self.all_offsets)))
 
     @property
-    def max_ranked(self):
-        return int(self.n_ranked.max()) if self.n_queries else 0
+    def max_kept(self):
+        """Length of the longest ranked list held."""
+        return int(self.n_kept.max()) if self.n_queries else 0
 
     def top(self, k):
         """``(rows, query, position)`` of the ranked rows at positions < k."""
@@ -267,12 +370,14 @@ class Ranking:
 
     def n_relevant(self, threshold):
         """R: relevant documents per query (retrieved or not), label >= threshold."""
-        def count():
-            relevant = self.all_labels >= threshold
-            if relevant.size and np.all(np.diff(self.all_offsets) > 0):
-                return np.add.reduceat(relevant, self.all_offsets[:-1], dtype=np.intp)
-            return np.bincount(self.all_query[relevant], minlength=self.n_queries)
-        return self._cached(("n_relevant", threshold), count)
+        return self._cached(("n_relevant", threshold), lambda: _count_by_segment(
+            self.all_labels >= threshold, self.all_offsets))
+
+    def n_relevant_ranked(self, threshold):
+        """Relevant documents among the retrieved ones, per query (held or not)."""
+        if self.retrieved_labels is self.all_labels:
+            return self.n_relevant(threshold)
+        return _count_by_segment(self.retrieved_labels >= threshold, self.retrieved_offsets)
 
     def relevant(self, threshold):
         """1.0 where a ranked row's label is >= threshold, else 0.0."""
@@ -282,8 +387,11 @@ class Ranking:
     def relevant_rows(self, threshold):
         """``(rows, query, position)`` of the ranked rows with label >= threshold."""
         def find():
-            rows = np.flatnonzero(self.labels >= threshold)
-            query = np.searchsorted(self.offsets, rows, side="right") - 1
+            is_relevant = self.labels >= threshold
+            rows = np.flatnonzero(is_relevant)
+            # Rows come query after query: their queries follow from the counts.
+            query = np.repeat(np.arange(self.n_queries),
+                              _count_by_segment(is_relevant, self.offsets))
             return rows, query, rows - self.offsets[query]
         return self._cached(("relevant_rows", threshold), find)
 
@@ -296,22 +404,24 @@ class Ranking:
             if labels.size == 0:
                 return None
             top = labels.max()
-            if labels.min() < 0 or top > _MAX_COUNTED_GRADE or \
-                    not np.array_equal(labels, np.floor(labels)):
+            if labels.min() < 0 or top > _MAX_COUNTED_GRADE:
+                return None
+            grades = labels.astype(np.int8)  # exact for every integer in [0, 64]
+            if not np.array_equal(grades, labels):
                 return None
             width = int(top) + 1
             starts = self.all_offsets[:-1]
             sizes = np.diff(self.all_offsets)
             if width <= 8 and np.all(sizes > 0):
-                # Few grades: one pass per grade beats building cell ids; grade 0 is
-                # what is left, and binary labels are counted by summing them.
+                # Few grades: one pass per grade over one-byte labels beats building
+                # cell ids; grade 0 is what is left; binary labels are just summed.
                 if width == 2:
-                    ones = np.rint(np.add.reduceat(labels, starts)).astype(np.intp)
+                    ones = np.add.reduceat(grades, starts, dtype=np.intp)
                     return np.column_stack([sizes - ones, ones])
-                counts = [np.add.reduceat(labels == g, starts, dtype=np.intp)
+                counts = [np.add.reduceat((grades == g).view(np.int8), starts, dtype=np.intp)
                           for g in range(1, width)]
                 return np.column_stack([sizes - sum(counts)] + counts)
-            cells = self.all_query * width + labels.astype(np.intp)
+            cells = self.all_query * width + grades.astype(np.intp)
             return np.bincount(cells, minlength=self.n_queries * width).reshape(-1, width)
         return self._cached("grade_counts", count)
 
@@ -340,8 +450,12 @@ class Ranking:
         return self._cached("groups", groups)
 
 
-def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
-    """Group rows by query and order each query by score with the tie policy."""
+def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None):
+    """Group rows by query and order each query by score with the tie policy.
+
+    ``depth`` (None: all) is the deepest rank the metrics will read; longer
+    queries are then ranked only that deep (see :func:`segmented_top_rows`).
+    """
     all_labels, all_offsets = None, None
     if shape is not None:
         n_queries, n_docs = shape
@@ -362,7 +476,16 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
             offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
             np.cumsum(np.add.reduceat(keep, all_offsets[:-1], dtype=np.intp), out=offsets[1:])
 
-    order = segmented_argsort_desc(scores_g, offsets, stable=(ties == "stable"))
+    retrieved_labels, retrieved_offsets = labels_g, offsets
+    stable = ties == "stable"
+    top = None if depth is None else segmented_top_rows(scores_g, offsets, depth)
+    if top is None:
+        depth = None
+        order = segmented_argsort_desc(scores_g, offsets, stable=stable)
+    else:
+        # Kept rows come in input order: a stable sort of them keeps input order on ties.
+        kept, offsets = top
+        order = kept[segmented_argsort_desc(scores_g[kept], offsets, stable=stable)]
     labels_sorted = labels_g[order]
     tie_starts = None
     if ties == "stable":  # input order already decides ties: no tie groups needed
@@ -389,7 +512,11 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
             key = labels_sorted[rows] if ties == "pessimistic" else -labels_sorted[rows]
             labels_sorted[rows] = labels_sorted[rows[np.lexsort((key, group_id))]]
 
+    if depth is None:
+        # The ranking holds every retrieved row: reuse its sorted labels.
+        retrieved_labels = labels_sorted
     if all_labels is None:
-        all_labels, all_offsets = labels_sorted, offsets
-    return Ranking(qids=qids, labels=labels_sorted, offsets=offsets, tie_starts=tie_starts,
-                   all_labels=all_labels, all_offsets=all_offsets)
+        all_labels, all_offsets = retrieved_labels, retrieved_offsets
+    return Ranking(qids=qids, labels=labels_sorted, offsets=offsets, depth=depth,
+                   tie_starts=tie_starts, all_labels=all_labels, all_offsets=all_offsets,
+                   retrieved_labels=retrieved_labels, retrieved_offsets=retrieved_offsets)

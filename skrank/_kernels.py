@@ -41,7 +41,7 @@ def _ranked_rows(ranking, cutoff):
 
     ``cutoff`` is None, an int, or one int per query; ``rows`` is None for all rows.
     """
-    if cutoff is None or (np.ndim(cutoff) == 0 and cutoff >= ranking.max_ranked):
+    if cutoff is None or (np.ndim(cutoff) == 0 and cutoff >= ranking.max_kept):
         return None, ranking.query, ranking.position
     if np.ndim(cutoff) == 0:
         return ranking.top(int(cutoff))
@@ -71,7 +71,7 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
             values = _take(row_values, rows)
         return sum_by_query(query, transform(values) * weight(position), nq)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
-    longest = ranking.max_ranked
+    longest = ranking.max_kept
     if cutoff is not None and np.ndim(cutoff) == 0:
         longest = min(longest, int(cutoff))
     cumulative = np.zeros(longest + 1)

@@ -327,8 +327,18 @@ def _prepare(spec, func, y_true, y_score, qid, retrieved, params):
     return params, (y_true, y_score, qid, shape, retrieved)
 
 
+def ranking_depth(spec, params):
+    """Deepest rank the metric reads with these options (None: the whole ranking)."""
+    return params.get("k") if spec.k != "none" else None
+
+
 def run_kernel(spec, func, ranking, params):
     """Per-query values of one metric on a ranking, after the no_relevant policy."""
+    if ranking.depth is not None:
+        needed = ranking_depth(spec, params)
+        if needed is None or needed > ranking.depth:
+            raise RuntimeError(f"{func}: internal error: {spec.name} reads rank {needed} of a "
+                               f"ranking held to depth {ranking.depth}.")
     kernel_params = {k: v for k, v in params.items() if k not in ("ties", "no_relevant")}
     values, undefined = spec.kernel(ranking, func=func, **kernel_params)
     return apply_no_relevant(func, ranking.qids, values, undefined,
@@ -339,7 +349,7 @@ def _per_query(name, y_true, y_score, qid, retrieved, params, func=None):
     spec = METRICS[name]
     func = func or spec.function.__name__
     params, arrays = _prepare(spec, func, y_true, y_score, qid, retrieved, params)
-    ranking = rank_queries(func, *arrays, params["ties"])
+    ranking = rank_queries(func, *arrays, params["ties"], ranking_depth(spec, params))
     return run_kernel(spec, func, ranking, params)
 
 

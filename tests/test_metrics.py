@@ -468,6 +468,113 @@ def test_groupwise_helper_matches_oracle():
 
 
 # --------------------------------------------------------------------------------------
+# 6b. long queries ranked only as deep as the cutoff
+# --------------------------------------------------------------------------------------
+
+CUTOFF_SPECS = [spec for spec in SPECS if spec.k != "none"]
+
+
+@pytest.mark.parametrize("spec, ties", spec_ties(CUTOFF_SPECS))
+@pytest.mark.parametrize("k", [1, 4])
+@pytest.mark.parametrize("unretrieved", [0.0, 0.3])
+def test_oracle_agreement_beyond_the_cutoff(spec, ties, k, unretrieved):
+    """Queries longer than 2k are ranked only k deep (plus the tie group at rank k):
+    every metric still equals the oracle's full ranking, on many ties at the cutoff."""
+    rng = np.random.default_rng(seed_of("deep", spec.name, ties, k, unretrieved))
+    y, s, qid, retrieved = make_queries(rng, n_queries=12, max_size=40, n_scores=6,
+                                        unretrieved=unretrieved)
+    if ties == "average":  # the oracle enumerates orderings: one tie group at the cutoff
+        s = _tie_group_at_rank(rng, s, qid, k - 1, retrieved)
+    _, counts = np.unique(qid[retrieved] if retrieved is not None else qid, return_counts=True)
+    assert counts.max() > 2 * k  # the selection path is taken
+    params = valid_params(spec, y, ties=ties, k=k)
+    expected, expected_per_q = oracle(spec, y, s, qid, retrieved, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        mean, per_q = call_metric(spec, y, s, qid, retrieved, **params)
+    assert_close(mean, expected, what="mean")
+    assert_per_query_equal(per_q, expected_per_q)
+
+
+def _tie_group_at_rank(rng, scores, qid, rank, retrieved):
+    """Distinct scores, except one tie group of 1-5 documents covering ``rank`` in each
+    query (so that exact averaging is enumerable yet a group straddles the cutoff)."""
+    scores = rng.permutation(scores.size).astype(float)
+    keep = np.ones(scores.size, bool) if retrieved is None else retrieved
+    for q in np.unique(qid):
+        rows = np.flatnonzero((qid == q) & keep)
+        by_rank = rows[np.argsort(-scores[rows])]
+        first = int(rng.integers(max(0, rank - 2), rank + 1))
+        group = by_rank[first:first + int(rng.integers(1, 6))]
+        scores[group] = scores[by_rank[first]] if group.size else 0.0
+    if retrieved is not None:
+        scores[~retrieved] = np.nan
+    return scores
+
+
+def test_top_rows_selection_against_a_loop():
+    """segmented_top_rows keeps, per long segment, exactly the rows scoring at least its
+    depth-th largest score (a tie group is never cut), and whole short segments."""
+    from skrank._grouping import segmented_top_rows
+
+    rng = np.random.default_rng(11)
+    sizes = np.concatenate([rng.integers(0, 60, size=300), [0, 1, 5000]])
+    rng.shuffle(sizes)
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.intp)
+    for values in (rng.integers(0, 8, size=offsets[-1]).astype(float), rng.random(offsets[-1])):
+        for depth in (1, 3, 10):
+            rows, kept_offsets = segmented_top_rows(values, offsets, depth)
+            expected = []
+            for q in range(sizes.size):
+                segment = values[offsets[q]:offsets[q + 1]]
+                if segment.size > 2 * depth:
+                    cut = np.sort(segment)[::-1][depth - 1]
+                    expected.append(offsets[q] + np.flatnonzero(segment >= cut))
+                else:
+                    expected.append(np.arange(offsets[q], offsets[q + 1]))
+            np.testing.assert_array_equal(rows, np.concatenate(expected))
+            np.testing.assert_array_equal(np.diff(kept_offsets), [e.size for e in expected])
+    assert segmented_top_rows(values, offsets, 5000) is None  # nothing to select from
+
+
+@pytest.mark.parametrize("ties", ["average", "stable"])
+def test_evaluate_shares_one_ranking_deep_enough_for_every_metric(ties):
+    """evaluate() ranks as deep as its deepest cutoff (all rows when a metric has none);
+    each value and the counts equal separate calls of the metric functions."""
+    rng = np.random.default_rng(5)
+    y, s, qid, retrieved = make_queries(rng, n_queries=30, max_size=60, n_scores=5,
+                                        unretrieved=0.2)
+    for metrics in (["ndcg@2", "precision@7", "mrr@3"], ["ndcg@2", "map", "recall@5"]):
+        res = skrank.evaluate(y, s, qid=qid, retrieved=retrieved, metrics=metrics, ties=ties)
+        for name in metrics:
+            stem, k = name.split("@") if "@" in name else (name, None)
+            per_q = skrank.per_query_scores(stem, y, s, qid=qid, retrieved=retrieved,
+                                            ties=ties, k=None if k is None else int(k))
+            np.testing.assert_allclose(res.per_query[name], per_q.score, rtol=1e-12)
+        n_ret = [int(retrieved[qid == q].sum()) for q in res.qid]
+        np.testing.assert_array_equal(res.counts["num_ret"], n_ret)
+        relevant = retrieved & (y >= 1)
+        n_rel_ret = [int(relevant[qid == q].sum()) for q in res.qid]
+        np.testing.assert_array_equal(res.counts["num_rel_ret"], n_rel_ret)
+
+
+def test_a_metric_never_reads_below_the_depth_ranked():
+    """The internal guard: a kernel asked for ranks the ranking does not hold fails loudly."""
+    from skrank._grouping import rank_queries
+    from skrank._metrics import run_kernel
+
+    spec = skrank.METRICS["ndcg"]
+    y = np.tile(np.arange(10.0) % 2, 3)
+    s = np.arange(30.0)
+    qid = np.repeat([0, 1, 2], 10)
+    ranking = rank_queries("test", y, s, qid, None, None, "average", depth=2)
+    assert ranking.depth == 2
+    params = spec.check_params("test", {"k": 3})
+    with pytest.raises(RuntimeError, match="internal error"):
+        run_kernel(spec, "test", ranking, params)
+
+
+# --------------------------------------------------------------------------------------
 # 7. return types, query ids, skipping
 # --------------------------------------------------------------------------------------
 
