@@ -113,10 +113,16 @@ def _top_rows(offsets, k):
     return offsets[:-1][segment] + position, segment, position
 
 
+def _count_dtype(n):
+    # Sums of one-byte flags are fastest in 32 bits, which hold any count below 2**31.
+    return np.int32 if n < 2 ** 31 else np.intp
+
+
 def _count_by_segment(mask, offsets):
     """True entries of ``mask`` in each segment ``offsets[q]:offsets[q + 1]``."""
     if mask.size and np.all(offsets[1:] > offsets[:-1]):
-        return np.add.reduceat(mask.view(np.int8), offsets[:-1], dtype=np.intp)
+        return np.add.reduceat(mask.view(np.int8), offsets[:-1], dtype=_count_dtype(mask.size)
+                               ).astype(np.intp, copy=False)
     cumulative = np.concatenate(([0], np.cumsum(mask, dtype=np.intp)))
     return np.diff(cumulative[offsets])
 
@@ -156,12 +162,12 @@ def _size_blocks(offsets, include=None):
         yield members, offsets[members], widths, int(widths.max())
 
 
-def _block(values, starts, widths, width, fill):
+def _block(values, starts, widths, width, fill, *, rows_needed=True):
     """Rows of ``values`` as a 2-D block; returns (block, rows, valid).
 
     ``rows`` are the indices of the block's real cells in ``values`` and
     ``valid`` marks them (None when no padding is needed); ``rows`` is None
-    when the queries tile ``values`` (a free reshape).
+    when the queries tile ``values`` (a free reshape) or ``rows_needed`` is False.
     """
     if starts.shape[0] * width == values.shape[0] and widths.min() == width:
         return values.reshape(-1, width), None, None
@@ -169,9 +175,11 @@ def _block(values, starts, widths, width, fill):
         first = int(starts[0])
         return values[first:first + width].reshape(1, width), slice(first, first + width), None
     block = _windows(values, starts, width)
-    # Real cells, row after row: query i's rows are starts[i] .. starts[i] + widths[i] - 1.
-    before = np.cumsum(widths) - widths
-    rows = np.repeat(starts - before, widths) + np.arange(before[-1] + widths[-1])
+    rows = None
+    if rows_needed:
+        # Real cells, row after row: query i's rows are starts[i] .. starts[i] + widths[i] - 1.
+        before = np.cumsum(widths) - widths
+        rows = np.repeat(starts - before, widths) + np.arange(before[-1] + widths[-1])
     if widths.min() == width:
         return block, rows, None
     valid = np.arange(width) < widths[:, None]
@@ -249,9 +257,8 @@ def segmented_top_rows(values, offsets, depth):
     for members, starts, widths, width in _size_blocks(offsets, include=long):
         # Padding (-inf) sorts first, so the depth-th largest real value sits at
         # column width - depth of every row (each member has more than depth rows).
-        block, _, _ = _block(values, starts, widths, width, -np.inf)
-        kth = width - depth
-        threshold = np.partition(block, kth, axis=1)[:, kth]
+        block, _, _ = _block(values, starts, widths, width, -np.inf, rows_needed=False)
+        threshold = _kth_largest_by_row(block, depth)
         # flatnonzero then divmod: about twice as fast as a 2-D nonzero.
         member, column = np.divmod(np.flatnonzero(block >= threshold[:, None]), width)
         kept_sizes[members] = np.bincount(member, minlength=members.shape[0])
@@ -271,6 +278,31 @@ def segmented_top_rows(values, offsets, depth):
         within = np.arange(query.shape[0]) - np.repeat(first, np.diff(np.append(first, query.shape[0])))
         rows[kept_offsets[query] + within] = kept
     return rows, kept_offsets
+
+
+# Row-wise np.partition costs about 2 ns per cell on rows of up to 256 cells and
+# 3-4 times as much on longer rows; longer rows are therefore cut into chunks.
+_SELECT_CHUNK = 256
+
+
+def _kth_largest_by_row(block, k):
+    """The k-th largest value of each row of ``block`` (rows hold more than k cells).
+
+    A row's k largest values are among the k largest of each of its chunks, so
+    long rows are reduced chunk by chunk to those candidates before the final
+    selection: the same value, at the per-cell cost of short rows.
+    """
+    m, width = block.shape
+    while width > _SELECT_CHUNK and 4 * k <= _SELECT_CHUNK:
+        n_chunks = -(-width // _SELECT_CHUNK)
+        if n_chunks * _SELECT_CHUNK != width:
+            padding = np.full((m, n_chunks * _SELECT_CHUNK - width), -np.inf)
+            block = np.concatenate([block, padding], axis=1)
+        chunks = block.reshape(m * n_chunks, _SELECT_CHUNK)
+        kth = _SELECT_CHUNK - k
+        block = np.partition(chunks, kth, axis=1)[:, kth:].reshape(m, n_chunks * k)
+        width = n_chunks * k
+    return np.partition(block, width - k, axis=1)[:, width - k]
 
 
 def segmented_sort_desc(values, offsets):
@@ -403,22 +435,26 @@ class Ranking:
             labels = self.all_labels
             if labels.size == 0:
                 return None
-            top = labels.max()
-            if labels.min() < 0 or top > _MAX_COUNTED_GRADE:
-                return None
-            grades = labels.astype(np.int8)  # exact for every integer in [0, 64]
+            # One cast and one comparison over the labels: a label that is not an
+            # integer, or lies outside int8's range, does not survive the round trip.
+            with np.errstate(invalid="ignore"):
+                grades = labels.astype(np.int8)
             if not np.array_equal(grades, labels):
                 return None
-            width = int(top) + 1
+            top = int(grades.max())
+            if grades.min() < 0 or top > _MAX_COUNTED_GRADE:
+                return None
+            width = top + 1
             starts = self.all_offsets[:-1]
             sizes = np.diff(self.all_offsets)
             if width <= 8 and np.all(sizes > 0):
                 # Few grades: one pass per grade over one-byte labels beats building
                 # cell ids; grade 0 is what is left; binary labels are just summed.
+                dtype = _count_dtype(labels.size)
                 if width == 2:
-                    ones = np.add.reduceat(grades, starts, dtype=np.intp)
+                    ones = np.add.reduceat(grades, starts, dtype=dtype)
                     return np.column_stack([sizes - ones, ones])
-                counts = [np.add.reduceat((grades == g).view(np.int8), starts, dtype=np.intp)
+                counts = [np.add.reduceat((grades == g).view(np.int8), starts, dtype=dtype)
                           for g in range(1, width)]
                 return np.column_stack([sizes - sum(counts)] + counts)
             cells = self.all_query * width + grades.astype(np.intp)

@@ -134,14 +134,13 @@ def ideal_dcg(ranking, gain, gain_fn, k, discount):
 
 def hit_rate(ranking, threshold, k):
     """P(at least one relevant document (label >= threshold) within the top k)."""
-    relevant = ranking.relevant(threshold)
     nq = ranking.n_queries
     if k is None or ranking.tie_starts is None:
-        rows, query, _ = _ranked_rows(ranking, k)
-        hits = _take(relevant, rows)
-        return (sum_by_query(query, hits, nq) > 0).astype(np.float64)
+        hits = weighted_rank_sum(ranking, ranking.labels, ones, k,
+                                 lambda labels: (labels >= threshold).astype(np.float64))
+        return (hits > 0).astype(np.float64)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
-    n_rel = np.add.reduceat(relevant, starts)
+    n_rel = np.add.reduceat(ranking.relevant(threshold), starts)
     inside = group_pos + sizes <= k
     certain = sum_by_query(group_query, n_rel * inside, nq) > 0
     value = certain.astype(np.float64)
@@ -161,7 +160,6 @@ def hit_rate(ranking, threshold, k):
 
 def reciprocal_rank(ranking, threshold, k):
     """Expected 1 / rank of the first relevant document (0 beyond the cutoff)."""
-    relevant = ranking.relevant(threshold)
     nq = ranking.n_queries
     value = np.zeros(nq)
     rel_rows, q, position = ranking.relevant_rows(threshold)
@@ -178,7 +176,7 @@ def reciprocal_rank(ranking, threshold, k):
     # The tie group of each query's first relevant row.
     group = np.searchsorted(starts, first, side="right") - 1
     n = sizes[group]
-    r = np.add.reduceat(relevant, starts)[group]
+    r = np.add.reduceat(ranking.relevant(threshold), starts)[group]
     s = group_pos[group]
     # One term per offset j = 1..n of those groups: P(first relevant at j) / (s + j).
     offsets = np.repeat(np.arange(n.size), n)
@@ -192,7 +190,6 @@ def reciprocal_rank(ranking, threshold, k):
 
 def average_precision_sum(ranking, threshold, k):
     """Expected sum over relevant ranks i <= k of precision@i (to be divided by R)."""
-    relevant = ranking.relevant(threshold)
     nq = ranking.n_queries
     if ranking.tie_starts is None:
         # Only relevant rows contribute: the j-th relevant row of its query (from 1)
@@ -202,6 +199,7 @@ def average_precision_sum(ranking, threshold, k):
         hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
         keep = slice(None) if k is None else position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
+    relevant = ranking.relevant(threshold)
     cum = np.cumsum(relevant)
     before_query = np.concatenate(([0.0], cum))[ranking.offsets[:-1]]
     starts, sizes, group_query, group_pos = ranking.tie_groups()

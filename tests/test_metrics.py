@@ -522,7 +522,7 @@ def test_top_rows_selection_against_a_loop():
     rng.shuffle(sizes)
     offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.intp)
     for values in (rng.integers(0, 8, size=offsets[-1]).astype(float), rng.random(offsets[-1])):
-        for depth in (1, 3, 10):
+        for depth in (1, 3, 10, 100):
             rows, kept_offsets = segmented_top_rows(values, offsets, depth)
             expected = []
             for q in range(sizes.size):
