@@ -1,5 +1,6 @@
 """Many metrics over one grouping pass, with per-query results."""
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -181,6 +182,12 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         # Negative judgements mean "unjudged in pool": gain 0, never relevant.
         labels_for_gain = (np.maximum(arrays[0], 0.0), *arrays[1:])
 
+    labels = labels_for_gain[0]
+
+    @functools.cache
+    def extremes():  # computed once, for every metric that checks its labels
+        return labels.min(), labels.max()
+
     checked = []
     depths = {}  # per tie policy: the deepest rank any of its metrics reads
     for label, spec, params in resolved:
@@ -192,7 +199,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         if threshold is not None and "threshold" in spec.parameters:
             params.setdefault("threshold", threshold)
         params = spec.check_params(func, params)
-        spec.check_labels(func, labels_for_gain[0], params)
+        spec.check_labels(func, labels_for_gain[0], params, extremes)
         policy = params.get("ties", "stable")
         depth = ranking_depth(spec, params)
         deepest = depths.get(policy, depth)

@@ -402,8 +402,13 @@ class Ranking:
 
     def n_relevant(self, threshold):
         """R: relevant documents per query (retrieved or not), label >= threshold."""
-        return self._cached(("n_relevant", threshold), lambda: _count_by_segment(
-            self.all_labels >= threshold, self.all_offsets))
+        def count():
+            grades = self._cache.get("grade_counts")
+            if grades is not None:  # already counted by grade: no pass over the labels
+                first = max(int(np.ceil(threshold)), 0)
+                return grades[:, first:].sum(axis=1, dtype=np.intp)
+            return _count_by_segment(self.all_labels >= threshold, self.all_offsets)
+        return self._cached(("n_relevant", threshold), count)
 
     def n_relevant_ranked(self, threshold):
         """Relevant documents among the retrieved ones, per query (held or not)."""
@@ -422,8 +427,11 @@ class Ranking:
             is_relevant = self.labels >= threshold
             rows = np.flatnonzero(is_relevant)
             # Rows come query after query: their queries follow from the counts.
-            query = np.repeat(np.arange(self.n_queries),
-                              _count_by_segment(is_relevant, self.offsets))
+            if self.labels is self.all_labels:  # every judged row is ranked and held
+                counts = self.n_relevant(threshold)
+            else:
+                counts = _count_by_segment(is_relevant, self.offsets)
+            query = np.repeat(np.arange(self.n_queries), counts)
             return rows, query, rows - self.offsets[query]
         return self._cached(("relevant_rows", threshold), find)
 

@@ -283,19 +283,26 @@ class MetricSpec:
                 out[name] = _PARAM_CHECKS[name](func, value)
         return out
 
-    def check_labels(self, func, y_true, params):
+    def check_labels(self, func, y_true, params, extremes=None):
+        """Check the labels for this metric.  ``extremes``, a callable giving
+        ``(min, max)`` of ``y_true``, lets the metrics of one call share them;
+        by default each is computed when needed."""
+        if y_true.size == 0:
+            return
+        low = (lambda: extremes()[0]) if extremes else y_true.min
+        high = (lambda: extremes()[1]) if extremes else y_true.max
         gain = params.get("gain", "linear")
         if self.labels == "nonnegative" or gain == "exponential":
             reason = ("for gain='exponential'" if gain == "exponential"
                       else f"for {self.name} (an ideal DCG needs non-negative gains)")
-            check_labels(func, y_true, nonnegative=True, reason=reason)
+            check_labels(func, y_true, nonnegative=True, reason=reason, low=low())
         if self.labels == "graded":
             top = params["max_grade"]
-            if y_true.size and (y_true.min() < 0 or y_true.max() > top):
+            lo, hi = low(), high()
+            if lo < 0 or hi > top:
                 raise ValueError(
                     f"{func}: y_true must lie in [0, max_grade] = [0, {top:g}]. Got labels in "
-                    f"[{y_true.min():g}, {y_true.max():g}] instead. Pass the largest grade "
-                    f"of your scale as max_grade."
+                    f"[{lo:g}, {hi:g}] instead. Pass the largest grade of your scale as max_grade."
                 )
 
 

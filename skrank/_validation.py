@@ -222,13 +222,16 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):
     return y_true, y_score, qid, None, retrieved
 
 
-def check_labels(func, y_true, *, nonnegative, reason):
-    """Labels must be >= 0 where the metric's gain or bounds need it."""
-    if nonnegative and y_true.size and y_true.min() < 0:
-        raise ValueError(
-            f"{func}: y_true must be non-negative {reason}. Got min(y_true) = "
-            f"{y_true.min():g} instead."
-        )
+def check_labels(func, y_true, *, nonnegative, reason, low=None):
+    """Labels must be >= 0 where the metric's gain or bounds need it (``low``: their
+    minimum, when already known)."""
+    if nonnegative and y_true.size:
+        low = y_true.min() if low is None else low
+        if low < 0:
+            raise ValueError(
+                f"{func}: y_true must be non-negative {reason}. Got min(y_true) = "
+                f"{low:g} instead."
+            )
 
 
 def check_gain(func, gain):
