@@ -168,6 +168,25 @@ def test_sklearn_parity(seed, k, ties):
         assert_close(per_q.score[row], sklearn.metrics.ndcg_score(Y[[row]], S[[row]], k=k))
 
 
+@pytest.mark.parametrize("ties", [False, True], ids=["floats", "integer_ties"])
+@pytest.mark.parametrize("k", [1, 10, 50, 400])
+def test_sklearn_parity_long_rows(k, ties):
+    """Rows of 700 documents: the cutoff's rows are selected, not sorted (in chunks of
+    256 cells for small k), with the tie group at rank k averaged as scikit-learn does."""
+    rng = np.random.default_rng(seed_of("long-rows", k, ties))
+    Y = rng.integers(0, 5, size=(12, 700))
+    S = rng.integers(0, 40, size=Y.shape).astype(float) if ties else rng.random(Y.shape)
+    assert_close(skrank.ndcg_score(Y, S, k=k), sklearn.metrics.ndcg_score(Y, S, k=k),
+                 rel=1e-10, what="2-D ndcg")
+    # The same rows as ragged 1-D queries: about a tenth of each row's documents dropped.
+    keep = rng.random(Y.shape) < 0.9
+    qid = np.repeat(np.arange(Y.shape[0]), keep.sum(axis=1))
+    expected = np.mean([sklearn.metrics.ndcg_score(Y[[q]][:, keep[q]], S[[q]][:, keep[q]], k=k)
+                        for q in range(Y.shape[0])])
+    assert_close(skrank.ndcg_score(Y[keep], S[keep], qid=qid, k=k), expected, rel=1e-10,
+                 what="ragged 1-D ndcg")
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=spec_id)
 @pytest.mark.parametrize("k", [None, 3])
 def test_flat_equals_2d(spec, k):
