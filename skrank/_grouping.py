@@ -236,48 +236,68 @@ def segmented_argsort_desc(values, offsets, *, stable):
     return out
 
 
-def segmented_top_rows(values, offsets, depth):
-    """Rows that hold the ``depth`` leading ranks of each segment (descending values).
+def segmented_top_order(values, offsets, depth, *, stable):
+    """The ``depth`` leading ranks of each segment, in order (descending values).
 
-    For each segment longer than ``2 * depth``: the rows whose value is at least
-    the segment's ``depth``-th largest value, i.e. the ``depth`` leading ranks
-    and every row tied with the last of them (a tie group is never cut); every
-    row of the shorter segments (selecting from them saves nothing).  Returns
-    ``(rows, kept_offsets)`` with the rows of each segment in input order, so a
-    stable sort of them is a prefix of the stable sort of the whole segment;
-    None when no segment is long enough to select from.  ``values`` must be
-    finite.
+    Segments longer than ``2 * depth`` are not sorted: their rows whose value is
+    at least the segment's ``depth``-th largest are kept, i.e. the ``depth``
+    leading ranks and every row tied with the last of them (a tie group is
+    never cut), and only those are sorted.  Shorter segments are sorted whole
+    (selecting from them saves nothing).  Returns ``(order, kept_offsets)``:
+    the kept rows of segment ``q`` are ``order[kept_offsets[q]:kept_offsets[q + 1]]``,
+    best first; with ``stable=True`` equal values keep their input order, so
+    this is a prefix of the stable sort of the whole segment.  None when no
+    segment is long enough to select from.  ``values`` must be finite.
     """
     sizes = np.diff(offsets)
     long = sizes > 2 * depth
     if not long.any():
         return None
+    kind = "stable" if stable else None
     kept_sizes = sizes.copy()
-    selected = []  # per block: (queries, kept rows), rows grouped by query in input order
+    ranked = []    # (queries, their kept rows best first, one query per row of a 2-D array)
+    unranked = [(np.flatnonzero(~long & (sizes > 0)), None)]  # kept rows still to sort
     for members, starts, widths, width in _size_blocks(offsets, include=long):
-        # Padding (-inf) sorts first, so the depth-th largest real value sits at
-        # column width - depth of every row (each member has more than depth rows).
+        # Padding (-inf) is never kept: each member has more than depth real rows.
         block, _, _ = _block(values, starts, widths, width, -np.inf, rows_needed=False)
         threshold = _kth_largest_by_row(block, depth)
         # flatnonzero then divmod: about twice as fast as a 2-D nonzero.
-        member, column = np.divmod(np.flatnonzero(block >= threshold[:, None]), width)
-        kept_sizes[members] = np.bincount(member, minlength=members.shape[0])
-        selected.append((members[member], starts[member] + column))
+        cells = np.flatnonzero(block >= threshold[:, None])
+        member, column = np.divmod(cells, width)
+        counts = np.bincount(member, minlength=members.shape[0])
+        kept_sizes[members] = counts
+        # Queries without a tie at rank `depth` keep exactly `depth` rows: when they are
+        # most of the block, they form one small 2-D block sorted here.  Kept cells come
+        # in input order, as a stable sort needs.
+        exact = counts == depth
+        if 2 * np.count_nonzero(exact) < exact.size:  # mostly ties at the cutoff
+            unranked.append((members, starts[member] + column))
+            continue
+        in_exact = exact[member]
+        top_cells = cells[in_exact].reshape(-1, depth)
+        by_rank = np.argsort(np.negative(block.reshape(-1)[top_cells]), axis=1, kind=kind)
+        columns = np.take_along_axis(column[in_exact].reshape(-1, depth), by_rank, axis=1)
+        ranked.append((members[exact], starts[exact, None] + columns))
+        if not exact.all():
+            tied = ~in_exact
+            unranked.append((members[~exact], starts[member[tied]] + column[tied]))
     kept_offsets = np.zeros(offsets.shape, dtype=np.intp)
     np.cumsum(kept_sizes, out=kept_offsets[1:])
-    rows = np.empty(kept_offsets[-1], dtype=np.intp)
-    short = np.flatnonzero(~long & (sizes > 0))
-    if short.size:  # every row of a short query, at its place in the output
-        segment = np.repeat(short, sizes[short])
-        within = np.arange(segment.shape[0]) - np.repeat(np.cumsum(sizes[short]) - sizes[short],
-                                                         sizes[short])
-        rows[kept_offsets[segment] + within] = offsets[segment] + within
-    for query, kept in selected:
-        # Rows of one query are consecutive in `kept`: place them one after another.
-        first = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
-        within = np.arange(query.shape[0]) - np.repeat(first, np.diff(np.append(first, query.shape[0])))
-        rows[kept_offsets[query] + within] = kept
-    return rows, kept_offsets
+    order = np.empty(kept_offsets[-1], dtype=np.intp)
+    for queries, rows in ranked:
+        order[kept_offsets[queries, None] + np.arange(depth)] = rows
+    for queries, rows in unranked:
+        if queries.size == 0:
+            continue
+        n_kept = kept_sizes[queries]
+        first = np.cumsum(n_kept) - n_kept
+        within = np.arange(first[-1] + n_kept[-1]) - np.repeat(first, n_kept)
+        if rows is None:  # short queries: all their rows
+            rows = np.repeat(offsets[queries], n_kept) + within
+        part_offsets = np.append(first, first[-1] + n_kept[-1])
+        sorted_rows = rows[segmented_argsort_desc(values[rows], part_offsets, stable=stable)]
+        order[np.repeat(kept_offsets[queries], n_kept) + within] = sorted_rows
+    return order, kept_offsets
 
 
 # Row-wise np.partition costs about 2 ns per cell on rows of up to 256 cells and
@@ -498,7 +518,7 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     """Group rows by query and order each query by score with the tie policy.
 
     ``depth`` (None: all) is the deepest rank the metrics will read; longer
-    queries are then ranked only that deep (see :func:`segmented_top_rows`).
+    queries are then ranked only that deep (see :func:`segmented_top_order`).
     """
     all_labels, all_offsets = None, None
     if shape is not None:
@@ -522,14 +542,12 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
 
     retrieved_labels, retrieved_offsets = labels_g, offsets
     stable = ties == "stable"
-    top = None if depth is None else segmented_top_rows(scores_g, offsets, depth)
+    top = None if depth is None else segmented_top_order(scores_g, offsets, depth, stable=stable)
     if top is None:
         depth = None
         order = segmented_argsort_desc(scores_g, offsets, stable=stable)
     else:
-        # Kept rows come in input order: a stable sort of them keeps input order on ties.
-        kept, offsets = top
-        order = kept[segmented_argsort_desc(scores_g[kept], offsets, stable=stable)]
+        order, offsets = top
     labels_sorted = labels_g[order]
     tie_starts = None
     if ties == "stable":  # input order already decides ties: no tie groups needed

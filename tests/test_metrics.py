@@ -531,29 +531,36 @@ def _tie_group_at_rank(rng, scores, qid, rank, retrieved):
     return scores
 
 
-def test_top_rows_selection_against_a_loop():
-    """segmented_top_rows keeps, per long segment, exactly the rows scoring at least its
-    depth-th largest score (a tie group is never cut), and whole short segments."""
-    from skrank._grouping import segmented_top_rows
+@pytest.mark.parametrize("stable", [True, False])
+def test_top_order_against_a_loop(stable):
+    """segmented_top_order keeps, per long segment, exactly the rows scoring at least its
+    depth-th largest score (a tie group is never cut), and whole short segments, in
+    descending order: a prefix of the stable sort with ``stable=True``."""
+    from skrank._grouping import segmented_top_order
 
     rng = np.random.default_rng(11)
     sizes = np.concatenate([rng.integers(0, 60, size=300), [0, 1, 5000]])
     rng.shuffle(sizes)
     offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.intp)
-    for values in (rng.integers(0, 8, size=offsets[-1]).astype(float), rng.random(offsets[-1])):
+    n = offsets[-1]
+    # Ties at the cutoff in every segment, in some segments, in none.
+    for values in (rng.integers(0, 8, size=n) * 1.0, rng.integers(0, 150, size=n) * 1.0,
+                   rng.random(n)):
         for depth in (1, 3, 10, 100):
-            rows, kept_offsets = segmented_top_rows(values, offsets, depth)
-            expected = []
+            order, kept_offsets = segmented_top_order(values, offsets, depth, stable=stable)
             for q in range(sizes.size):
                 segment = values[offsets[q]:offsets[q + 1]]
+                full = offsets[q] + np.argsort(-segment, kind="stable")
+                n_kept = segment.size
                 if segment.size > 2 * depth:
-                    cut = np.sort(segment)[::-1][depth - 1]
-                    expected.append(offsets[q] + np.flatnonzero(segment >= cut))
+                    n_kept = int(np.count_nonzero(segment >= values[full[depth - 1]]))
+                got = order[kept_offsets[q]:kept_offsets[q + 1]]
+                if stable:
+                    np.testing.assert_array_equal(got, full[:n_kept])
                 else:
-                    expected.append(np.arange(offsets[q], offsets[q + 1]))
-            np.testing.assert_array_equal(rows, np.concatenate(expected))
-            np.testing.assert_array_equal(np.diff(kept_offsets), [e.size for e in expected])
-    assert segmented_top_rows(values, offsets, 5000) is None  # nothing to select from
+                    assert sorted(got) == sorted(full[:n_kept])
+                    assert np.all(np.diff(values[got]) <= 0)
+    assert segmented_top_order(values, offsets, 5000, stable=stable) is None  # nothing to select
 
 
 @pytest.mark.parametrize("ties", ["average", "stable"])
