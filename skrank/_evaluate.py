@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._aggregate import mean_over_queries
-from ._grouping import rank_queries
+from ._grouping import Depth, rank_queries
 from ._metrics import ranking_depth, run_kernel
 from ._names import canonical_name, parse_metric_name
 from ._validation import _describe, check_choice, check_ranking_arrays
@@ -189,7 +189,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         return labels.min(), labels.max()
 
     checked = []
-    depths = {}  # per tie policy: the deepest rank any of its metrics reads
+    depths = {}  # per tie policy: how far down any of its metrics reads
     for label, spec, params in resolved:
         params = dict(params)
         if ties_policy is not None and "ties" in spec.parameters:
@@ -202,8 +202,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         spec.check_labels(func, labels_for_gain[0], params, extremes)
         policy = params.get("ties", "stable")
         depth = ranking_depth(spec, params)
-        deepest = depths.get(policy, depth)
-        depths[policy] = None if depth is None or deepest is None else max(deepest, depth)
+        depths[policy] = Depth.union(depths.get(policy, depth), depth)
         checked.append((label, spec, params, policy))
 
     # One ranking per tie policy, shared by its metrics.

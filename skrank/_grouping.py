@@ -24,12 +24,43 @@ query's length, which is what keeps long and ragged queries as cheap as short
 uniform ones.
 """
 
+from typing import NamedTuple, Optional
+
 import numpy as np
 
 TIE_POLICIES = ("average", "stable", "pessimistic", "optimistic")
 
 # Integer grades up to this are counted, not sorted, to build the ideal ranking.
 _MAX_COUNTED_GRADE = 64
+
+
+class Depth(NamedTuple):
+    """How far down each query's ranking the metrics of one call read.
+
+    ``k``: every rank below ``k`` (None: no cutoff to honour).
+    ``first_relevant``: thresholds ``t`` for which each query is read down to
+    its first document with label ``>= t`` (the tie group it is in included).
+    A ranking needed to the end is described by None, not by a Depth.
+    """
+
+    k: Optional[int] = None
+    first_relevant: tuple = ()
+
+    def covers(self, need):
+        """Whether a ranking held this deep serves a metric that reads ``need``."""
+        if need is None:
+            return False
+        if need.k is not None and (self.k is None or need.k > self.k):
+            return False
+        return set(need.first_relevant) <= set(self.first_relevant)
+
+    @staticmethod
+    def union(a, b):
+        """The depth that serves both ``a`` and ``b`` (None: the whole ranking)."""
+        if a is None or b is None:
+            return None
+        k = b.k if a.k is None else a.k if b.k is None else max(a.k, b.k)
+        return Depth(k, tuple(sorted(set(a.first_relevant) | set(b.first_relevant))))
 
 
 def factorize_qid(func, qid):
@@ -300,6 +331,49 @@ def segmented_top_order(values, offsets, depth, *, stable):
     return order, kept_offsets
 
 
+def segmented_top_order_by_floor(values, offsets, floor, *, stable):
+    """The rows of each segment whose value is at least the segment's ``floor``, in
+    order (descending values; input order on ties with ``stable=True``).
+
+    A floor keeps whole tie groups, so this is a prefix of the segment's
+    ranking.  Returns ``(order, kept_offsets)`` as :func:`segmented_top_order`.
+    """
+    sizes = np.diff(offsets)
+    keep = values >= np.repeat(floor, sizes)
+    rows = np.flatnonzero(keep)
+    kept_offsets = np.zeros(offsets.shape, dtype=np.intp)
+    np.cumsum(_count_by_segment(keep, offsets), out=kept_offsets[1:])
+    return rows[segmented_argsort_desc(values[rows], kept_offsets, stable=stable)], kept_offsets
+
+
+def kth_largest_floor(values, offsets, k):
+    """Per segment: its k-th largest value, or -inf when it holds at most ``2 * k``
+    values (then all of them are kept: selecting would save nothing)."""
+    sizes = np.diff(offsets)
+    floor = np.full(sizes.shape, -np.inf)
+    for members, starts, widths, width in _size_blocks(offsets, include=sizes > 2 * k):
+        block, _, _ = _block(values, starts, widths, width, -np.inf, rows_needed=False)
+        floor[members] = _kth_largest_by_row(block, k)
+    return floor
+
+
+def first_relevant_floor(labels, scores, offsets, thresholds):
+    """Per segment: the lowest score a ranking must reach to hold its first document
+    with label >= t, for every t of ``thresholds`` (+inf: no such document)."""
+    sizes = np.diff(offsets)
+    nonempty = sizes > 0
+    floor = np.full(sizes.shape, np.inf)
+    for threshold in thresholds:
+        best = np.full(sizes.shape, -np.inf)
+        if nonempty.any():
+            # Empty segments are left out: reduceat would give them a neighbour's value.
+            best[nonempty] = np.maximum.reduceat(np.where(labels >= threshold, scores, -np.inf),
+                                                 offsets[:-1][nonempty])
+        best[best == -np.inf] = np.inf
+        np.minimum(floor, best, out=floor)
+    return floor
+
+
 # Row-wise np.partition costs about 2 ns per cell on rows of up to 256 cells and
 # 3-4 times as much on longer rows; longer rows are therefore cut into chunks.
 _SELECT_CHUNK = 256
@@ -350,10 +424,10 @@ class Ranking:
         Labels of the ranked rows held, query after query, best rank first.
     offsets : ndarray of shape (n_queries + 1,)
         Ranked rows of query ``q`` are ``labels[offsets[q]:offsets[q + 1]]``.
-    depth : int or None
-        None: every retrieved row is ranked.  An int: each query holds only a
-        prefix of its ranking, at least its first ``depth`` ranks and never a
-        part of a tie group; metrics must not look beyond rank ``depth``.
+    depth : Depth or None
+        None: every retrieved row is ranked.  A :class:`Depth`: each query holds
+        only a prefix of its ranking, never a part of a tie group, as deep as
+        the depth says; metrics must not read further (see ``Depth.covers``).
     n_ranked : ndarray of shape (n_queries,)
         Retrieved rows of each query, whether held or not.
     query, position : ndarray of shape (n_kept,)
@@ -517,7 +591,7 @@ class Ranking:
 def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None):
     """Group rows by query and order each query by score with the tie policy.
 
-    ``depth`` (None: all) is the deepest rank the metrics will read; longer
+    ``depth`` (a :class:`Depth`; None: all) is how far the metrics will read;
     queries are then ranked only that deep (see :func:`segmented_top_order`).
     """
     all_labels, all_offsets = None, None
@@ -542,7 +616,14 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
 
     retrieved_labels, retrieved_offsets = labels_g, offsets
     stable = ties == "stable"
-    top = None if depth is None else segmented_top_order(scores_g, offsets, depth, stable=stable)
+    top = None
+    if depth is not None and depth.first_relevant:
+        floor = first_relevant_floor(labels_g, scores_g, offsets, depth.first_relevant)
+        if depth.k is not None:
+            floor = np.minimum(floor, kth_largest_floor(scores_g, offsets, depth.k))
+        top = segmented_top_order_by_floor(scores_g, offsets, floor, stable=stable)
+    elif depth is not None:
+        top = segmented_top_order(scores_g, offsets, depth.k, stable=stable)
     if top is None:
         depth = None
         order = segmented_argsort_desc(scores_g, offsets, stable=stable)

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _kernels as K
 from ._aggregate import NO_RELEVANT_POLICIES, apply_no_relevant, mean_over_queries
-from ._grouping import TIE_POLICIES, rank_queries
+from ._grouping import TIE_POLICIES, Depth, rank_queries
 from ._validation import (
     _describe,
     apply_gain,
@@ -225,6 +225,10 @@ class MetricSpec:
         trec_eval measure names that mean this metric, with the parameters they fix.
     labels : {"any", "nonnegative", "graded"}
         What labels must be: any finite, >= 0, or in ``[0, max_grade]``.
+    reads_to_first_relevant : bool
+        Without a cutoff, the metric reads each ranking only down to its first
+        relevant document (ranks below it cannot change its value), so longer
+        rankings are not sorted further.
     """
 
     name: str
@@ -237,6 +241,7 @@ class MetricSpec:
     variants: MappingProxyType = field(default_factory=dict)
     trec_names: MappingProxyType = field(default_factory=dict)
     labels: str = "any"
+    reads_to_first_relevant: bool = False
 
     @cached_property
     def parameters(self):
@@ -335,17 +340,23 @@ def _prepare(spec, func, y_true, y_score, qid, retrieved, params):
 
 
 def ranking_depth(spec, params):
-    """Deepest rank the metric reads with these options (None: the whole ranking)."""
-    return params.get("k") if spec.k != "none" else None
+    """How far down the rankings the metric reads with these options (a
+    :class:`~skrank._grouping.Depth`; None: to the end)."""
+    k = params.get("k") if spec.k != "none" else None
+    if k is not None:
+        return Depth(k=k)
+    if spec.reads_to_first_relevant:
+        return Depth(first_relevant=(params["threshold"],))
+    return None
 
 
 def run_kernel(spec, func, ranking, params):
     """Per-query values of one metric on a ranking, after the no_relevant policy."""
     if ranking.depth is not None:
         needed = ranking_depth(spec, params)
-        if needed is None or needed > ranking.depth:
-            raise RuntimeError(f"{func}: internal error: {spec.name} reads rank {needed} of a "
-                               f"ranking held to depth {ranking.depth}.")
+        if not ranking.depth.covers(needed):
+            raise RuntimeError(f"{func}: internal error: {spec.name} reads {needed} of a "
+                               f"ranking held to {ranking.depth}.")
     kernel_params = {k: v for k, v in params.items() if k not in ("ties", "no_relevant")}
     values, undefined = spec.kernel(ranking, func=func, **kernel_params)
     return apply_no_relevant(func, ranking.qids, values, undefined,
@@ -851,13 +862,14 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
     MetricSpec("map", map_score, _map, "mean average precision",
                variants={"map": {}}, trec_names={"map": {}, "map_cut": {}}),
     MetricSpec("mrr", mrr_score, _mrr, "mean reciprocal rank",
-               variants={"mrr": {}}, trec_names={"recip_rank": {}}),
+               variants={"mrr": {}}, trec_names={"recip_rank": {}}, reads_to_first_relevant=True),
     MetricSpec("precision", precision_at_k_score, _precision, "precision at k", k="required",
                variants={"precision": {}}, trec_names={"P": {}}),
     MetricSpec("recall", recall_at_k_score, _recall, "recall at k",
                variants={"recall": {}}, trec_names={"recall": {}}),
     MetricSpec("hit_rate", hit_rate_score, _hit_rate, "hit rate (success) at k",
-               variants={"hit_rate": {}}, trec_names={"success": {}}),
+               variants={"hit_rate": {}}, trec_names={"success": {}},
+               reads_to_first_relevant=True),
     MetricSpec("r_precision", r_precision_score, _r_precision, "R-precision", k="none",
                variants={"r_precision": {}}, trec_names={"Rprec": {}}),
     MetricSpec("err", err_score, _err, "expected reciprocal rank",

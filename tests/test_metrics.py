@@ -570,13 +570,17 @@ def test_evaluate_shares_one_ranking_deep_enough_for_every_metric(ties):
     rng = np.random.default_rng(5)
     y, s, qid, retrieved = make_queries(rng, n_queries=30, max_size=60, n_scores=5,
                                         unretrieved=0.2)
-    for metrics in (["ndcg@2", "precision@7", "mrr@3"], ["ndcg@2", "map", "recall@5"]):
+    # Cutoffs only; a metric read to the end; first relevant documents at two
+    # thresholds with a cutoff; first relevant documents only.
+    for metrics in (["ndcg@2", "precision@7", "mrr@3"], ["ndcg@2", "map", "recall@5"],
+                    ["mrr", ("hit_rate", {"threshold": 2}), "precision@4"], ["mrr", "hit_rate"]):
         res = skrank.evaluate(y, s, qid=qid, retrieved=retrieved, metrics=metrics, ties=ties)
-        for name in metrics:
+        for metric, label in zip(metrics, res.per_query):
+            name, params = metric if isinstance(metric, tuple) else (metric, {})
             stem, k = name.split("@") if "@" in name else (name, None)
             per_q = skrank.per_query_scores(stem, y, s, qid=qid, retrieved=retrieved,
-                                            ties=ties, k=None if k is None else int(k))
-            np.testing.assert_allclose(res.per_query[name], per_q.score, rtol=1e-12)
+                                            ties=ties, k=None if k is None else int(k), **params)
+            np.testing.assert_allclose(res.per_query[label], per_q.score, rtol=1e-12)
         n_ret = [int(retrieved[qid == q].sum()) for q in res.qid]
         np.testing.assert_array_equal(res.counts["num_ret"], n_ret)
         relevant = retrieved & (y >= 1)
@@ -586,18 +590,24 @@ def test_evaluate_shares_one_ranking_deep_enough_for_every_metric(ties):
 
 def test_a_metric_never_reads_below_the_depth_ranked():
     """The internal guard: a kernel asked for ranks the ranking does not hold fails loudly."""
-    from skrank._grouping import rank_queries
+    from skrank._grouping import Depth, rank_queries
     from skrank._metrics import run_kernel
 
-    spec = skrank.METRICS["ndcg"]
     y = np.tile(np.arange(10.0) % 2, 3)
     s = np.arange(30.0)
     qid = np.repeat([0, 1, 2], 10)
-    ranking = rank_queries("test", y, s, qid, None, None, "average", depth=2)
-    assert ranking.depth == 2
-    params = spec.check_params("test", {"k": 3})
+    ranking = rank_queries("test", y, s, qid, None, None, "average", depth=Depth(k=2))
+    assert ranking.depth == Depth(k=2)
+    for name, params in [("ndcg", {"k": 3}), ("ndcg", {}), ("mrr", {})]:
+        spec = skrank.METRICS[name]
+        with pytest.raises(RuntimeError, match="internal error"):
+            run_kernel(spec, "test", ranking, spec.check_params("test", params))
+    ranking = rank_queries("test", y, s, qid, None, None, "average",
+                           depth=Depth(first_relevant=(1.0,)))
+    assert ranking.labels.size == 3  # the best-scored document of each query is relevant
+    spec = skrank.METRICS["mrr"]
     with pytest.raises(RuntimeError, match="internal error"):
-        run_kernel(spec, "test", ranking, params)
+        run_kernel(spec, "test", ranking, spec.check_params("test", {"threshold": 2}))
 
 
 # --------------------------------------------------------------------------------------
