@@ -471,8 +471,8 @@ class Ranking:
 
     @property
     def position(self):
-        return self._cached(
-            "position", lambda: np.arange(self.labels.shape[0]) - self.offsets[:-1][self.query])
+        return self._cached("position", lambda: np.arange(self.labels.shape[0])
+                            - np.repeat(self.offsets[:-1], self.n_kept))
 
     @property
     def all_query(self):

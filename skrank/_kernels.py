@@ -199,20 +199,28 @@ def average_precision_sum(ranking, threshold, k):
         hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
         keep = slice(None) if k is None else position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
-    relevant = ranking.relevant(threshold)
-    cum = np.cumsum(relevant)
-    before_query = np.concatenate(([0.0], cum))[ranking.offsets[:-1]]
-    starts, sizes, group_query, group_pos = ranking.tie_groups()
-    n_rel = np.add.reduceat(relevant, starts)
-    above = np.concatenate(([0.0], cum))[starts] - before_query[group_query]
-    group = np.repeat(np.arange(starts.size), sizes)
-    rows = np.flatnonzero((n_rel[group] > 0) & (ranking.position < (np.inf if k is None else k)))
-    g = group[rows]
-    n, r, c = sizes[g].astype(np.float64), n_rel[g], above[g]
-    t = ranking.position[rows] - group_pos[g] + 1.0
-    expected_hits = c + 1.0 + (r - 1.0) * (t - 1.0) / np.maximum(n - 1.0, 1.0)
-    terms = (r / n) * expected_hits / (ranking.position[rows] + 1.0)
-    return sum_by_query(group_query[g], terms, nq)
+    starts, sizes, group_query, _ = ranking.tie_groups()
+    n_rel = np.add.reduceat(ranking.relevant(threshold), starts)
+    # Relevant documents ranked above each group: a running count over the groups of
+    # its query (groups come query after query).
+    before = np.cumsum(n_rel) - n_rel
+    first_of_query = np.flatnonzero(np.concatenate(([True], group_query[1:] != group_query[:-1])))
+    run = np.diff(np.append(first_of_query, group_query.shape[0]))
+    above = before - np.repeat(before[first_of_query], run)
+    # Each slot t (from 1) of a group holds a relevant document with probability r/n and
+    # then adds E[hits] / rank with E[hits] = c + 1 + (r-1)(t-1)/(n-1): linear in t - 1,
+    # so two sums per group over its ranks within the cutoff carry all the row work.
+    position = ranking.position
+    inverse_rank = 1.0 / (position + 1.0)
+    if k is not None:
+        inverse_rank[position >= k] = 0.0
+    sum_inverse = np.add.reduceat(inverse_rank, starts)
+    offset_in_group = np.arange(position.shape[0]) - np.repeat(starts, sizes)
+    sum_offset = np.add.reduceat(offset_in_group * inverse_rank, starts)
+    n = sizes.astype(np.float64)
+    slope = (n_rel - 1.0) / np.maximum(n - 1.0, 1.0)
+    terms = (n_rel / n) * ((above + 1.0) * sum_inverse + slope * sum_offset)
+    return sum_by_query(group_query, terms, nq)
 
 
 def expected_reciprocal_rank(ranking, labels, max_grade, k):
