@@ -531,6 +531,26 @@ def _tie_group_at_rank(rng, scores, qid, rank, retrieved):
     return scores
 
 
+@pytest.mark.parametrize("spec", SPECS, ids=spec_id)
+def test_strided_input_equals_contiguous(spec):
+    """Columns of a 2-D array (strided views) give the values of their copies: blocks
+    are gathered through a window view built from the input's own strides."""
+    rng = np.random.default_rng(seed_of("strided", spec.name))
+    sizes = rng.integers(1, 60, size=40)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    table = np.column_stack([rng.integers(0, 3, qid.size), rng.integers(0, 5, qid.size),
+                             rng.random(qid.size)]).astype(float)
+    y, s = table[:, 0], table[:, 1]
+    assert not y.flags.c_contiguous
+    for k in ([None, 2] if spec.k != "none" else [None]):
+        params = valid_params(spec, y, **({} if spec.k == "none" else {"k": k}))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            got = spec.function(y, s, qid=qid, **params)
+            expected = spec.function(y.copy(), s.copy(), qid=qid, **params)
+        assert_close(got, expected, what=f"{spec.name} k={k}")
+
+
 @pytest.mark.parametrize("stable", [True, False])
 def test_top_order_against_a_loop(stable):
     """segmented_top_order keeps, per long segment, exactly the rows scoring at least its
