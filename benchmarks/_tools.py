@@ -10,6 +10,7 @@ Only public APIs of the peers are used.
 
 import importlib
 import importlib.metadata as md
+import time
 
 import numpy as np
 
@@ -34,6 +35,18 @@ _FUNCS = {
     "mrr": skrank.mrr_score,
     "precision": skrank.precision_at_k_score,
 }
+
+
+def median_time(fn, repeats=7):
+    """Median wall time of ``fn()`` over ``repeats`` calls after one warm-up call
+    (for the engine's own measurements; tools are timed by run.py's time_call)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
 
 
 def skrank_value(wl, metric, *, reverse=False, **overrides):

@@ -15,7 +15,6 @@ import cProfile
 import io
 import pstats
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _workloads as W  # noqa: E402
+from _tools import median_time  # noqa: E402
 
 import skrank  # noqa: E402
 
@@ -34,16 +34,6 @@ CALLS = {
     "evaluate(6)": lambda y, s, q: skrank.evaluate(
         y, s, qid=q, metrics=["ndcg@10", "ndcg_exp@10", "map", "mrr", "precision@10", "recall@10"]),
 }
-
-
-def median_time(fn, n=7):
-    fn()
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def profile(name, wl, metric, lines, top):

@@ -657,15 +657,6 @@ def physical_anchors(cfg, rows):
     """
     from skrank import _grouping as G
 
-    def median_time(f, repeats=7):
-        f()
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            f()
-            times.append(time.perf_counter() - t0)
-        return float(np.median(times))
-
     out = {}
     small = int(np.prod(cfg["uniform"]))
     large = rows.get("scale-max")
@@ -674,8 +665,8 @@ def physical_anchors(cfg, rows):
         for name, n in (("small", small), ("large", large)):
             a = rng.random(n)
             idx = np.arange(n)
-            out[f"negate_{name}"] = median_time(lambda: np.negative(a))
-            out[f"gather_{name}"] = median_time(lambda: a[idx])
+            out[f"negate_{name}"] = T.median_time(lambda: np.negative(a))
+            out[f"gather_{name}"] = T.median_time(lambda: a[idx])
             del a, idx
         out["rows_small"], out["rows_large"] = small, large
     rg = cfg.get("ragged")
@@ -692,9 +683,9 @@ def physical_anchors(cfg, rows):
                 block = G._block(scores, st, wd, w, -np.inf, rows_needed=False)[0]
                 G._kth_largest_by_row(block, 10)
 
-        out["select_ragged"] = median_time(select_ragged)
+        out["select_ragged"] = T.median_time(select_ragged)
         uniform_block = rng.random(cfg["uniform"])
-        out["select_uniform"] = median_time(lambda: G._kth_largest_by_row(uniform_block, 10))
+        out["select_uniform"] = T.median_time(lambda: G._kth_largest_by_row(uniform_block, 10))
         out["ragged_big"] = int(rg["big"])
         out["ragged_blocks"] = len(list(G._size_blocks(offsets, include=long)))
     return out
