@@ -22,6 +22,7 @@ from ._metrics import (
 )
 
 from ._evaluate import Evaluation, evaluate
+from ._validation import InvalidParameterError
 from ._scorer import RankingScorer, get_scorer, get_scorer_names, make_ranking_scorer
 from ._scorer import register_with_sklearn as _register_with_sklearn
 
@@ -33,6 +34,7 @@ _register_with_sklearn()
 __all__ = [
     "METRICS",
     "Evaluation",
+    "InvalidParameterError",
     "QueryScores",
     "RankingScorer",
     "cg_score",

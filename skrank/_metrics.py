@@ -20,6 +20,7 @@ from . import _kernels as K
 from ._aggregate import NO_RELEVANT_POLICIES, apply_no_relevant, mean_over_queries
 from ._grouping import TIE_POLICIES, Depth, rank_queries
 from ._validation import (
+    InvalidParameterError,
     _describe,
     apply_gain,
     check_choice,
@@ -261,7 +262,7 @@ class MetricSpec:
         known = self.parameters
         unknown = sorted(set(params) - set(known))
         if unknown:
-            raise TypeError(
+            raise InvalidParameterError(
                 f"{func}: got unexpected option(s) {', '.join(map(repr, unknown))}. "
                 f"Valid options: {', '.join(known)}."
             )
@@ -269,11 +270,11 @@ class MetricSpec:
         out.update(params)
         for name, value in out.items():
             if value is inspect.Parameter.empty:
-                raise TypeError(f"{func}: {name} is required. Got no value for it.")
+                raise InvalidParameterError(f"{func}: {name} is required. Got no value for it.")
             if name == "ties":
                 check_choice(func, "ties", value, TIE_POLICIES)
                 if value not in self.ties:
-                    raise ValueError(
+                    raise InvalidParameterError(
                         f"{func}: ties={value!r} is not supported: {self.name} has no exact "
                         f"closed-form average over the orderings of tied documents. "
                         f"Use one of {', '.join(map(repr, self.ties))}."

@@ -9,6 +9,15 @@ from numbers import Integral, Real
 
 import numpy as np
 
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter of a skrank function has a bad type or value.
+
+    Both a :class:`ValueError` and a :class:`TypeError`, as scikit-learn's
+    ``InvalidParameterError``: code that catches either around
+    :func:`sklearn.metrics.ndcg_score` keeps working with skrank.
+    """
+
+
 _FORMS = (
     "Pass either flat 1-D arrays with qid, e.g. "
     "f(y_true, y_score, qid=qid) with three arrays of length n_samples, "
@@ -32,7 +41,7 @@ def check_choice(func, name, value, choices):
     if isinstance(value, str) and value in choices:
         return value
     listed = ", ".join(repr(c) for c in choices)
-    raise ValueError(
+    raise InvalidParameterError(
         f"{func}: {name} must be one of {listed}. Got {_describe(value)} instead."
     )
 
@@ -42,21 +51,21 @@ def check_k(func, k, *, required=False, name="k"):
     expected = "an int >= 1" if required else "None (no cutoff) or an int >= 1"
     if k is None:
         if required:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"{func}: {name} is required and must be an int >= 1. Got None instead."
             )
         return None
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral):
-        raise TypeError(f"{func}: {name} must be {expected}. Got {_describe(k)} instead.")
+        raise InvalidParameterError(f"{func}: {name} must be {expected}. Got {_describe(k)} instead.")
     if k < 1:
-        raise ValueError(f"{func}: {name} must be {expected}. Got {int(k)} instead.")
+        raise InvalidParameterError(f"{func}: {name} must be {expected}. Got {int(k)} instead.")
     return int(k)
 
 
 def check_real(func, name, value, *, low=None, high=None, low_open=False, high_open=False):
     """Validate a real scalar in an interval; bounds are closed unless *_open."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
-        raise TypeError(f"{func}: {name} must be a real number. Got {_describe(value)} instead.")
+        raise InvalidParameterError(f"{func}: {name} must be a real number. Got {_describe(value)} instead.")
     value = float(value)
     bad = not np.isfinite(value)
     if low is not None:
@@ -68,7 +77,7 @@ def check_real(func, name, value, *, low=None, high=None, low_open=False, high_o
         right = ")" if high_open or high is None else "]"
         lo = "-inf" if low is None else f"{low:g}"
         hi = "inf" if high is None else f"{high:g}"
-        raise ValueError(
+        raise InvalidParameterError(
             f"{func}: {name} must be a finite number in {left}{lo}, {hi}{right}. "
             f"Got {value!r} instead."
         )
