@@ -339,7 +339,7 @@ def _collect(func, results, metrics, queries):
         if (counts > 1).any():
             dup = unique[np.flatnonzero(counts > 1)[0]]
             raise ValueError(f"{func}: query ids of system {name!r} must be unique. "
-                             f"Got query {dup!r} {counts.max()} times.")
+                             f"Got query {_show(dup)} {counts.max()} times.")
         present[i, c] = True
     common = present.all(axis=0)
     if not common.all() and queries == "same":
@@ -348,7 +348,7 @@ def _collect(func, results, metrics, queries):
         described = ", ".join(f"{s!r}: {n}" for s, n in zip(systems, sizes))
         raise ValueError(
             f"{func}: every system must have the same queries. Got {described} queries, "
-            f"{int(common.sum())} shared; query {unique[first_missing]!r} is missing from "
+            f"{int(common.sum())} shared; query {_show(unique[first_missing])} is missing from "
             f"{lacking}. Pass queries='common' to compare on the {int(common.sum())} shared "
             f"queries, or evaluate every run on all queries of the qrels "
             f"(evaluate(..., missing_queries='zero'), trec_eval -c)."
@@ -379,12 +379,17 @@ def _collect(func, results, metrics, queries):
                 raise ValueError(
                     f"{func}: per-query values must be finite. Got {int(bad.sum())} "
                     f"non-finite value(s) of {metric!r} for system {name!r} (query "
-                    f"{unique[c[np.flatnonzero(bad)[0]]]!r}). Queries without a relevant "
+                    f"{_show(unique[c[np.flatnonzero(bad)[0]]])}). Queries without a relevant "
                     f"document hold NaN with no_relevant='skip' or 'nan': evaluate with "
                     f"no_relevant='zero' (or 'one') to compare systems on every query.")
             values[j, i, position[c[mine]]] = column[mine]
     n_dropped = {s: int(size - n) for s, size in zip(systems, sizes)}
     return systems, metrics, unique[keep], values, n_dropped
+
+
+def _show(qid):
+    """A query id for messages: '302', not np.str_('302')."""
+    return repr(qid.item() if isinstance(qid, np.generic) else qid)
 
 
 def _check_random_state(func, random_state):
