@@ -489,8 +489,9 @@ def _bootstrap_interval(diffs, dist, confidence, method):
         below = (dist < mean).sum(axis=0) + (dist <= mean).sum(axis=0)
         z0 = special.ndtri(below / (2 * dist.shape[0]))
         centred = diffs - mean
-        with np.errstate(invalid="ignore", divide="ignore"):
-            accel = (centred ** 3).sum(axis=0) / (6 * ((centred ** 2).sum(axis=0)) ** 1.5)
+        spread = ((centred ** 2).sum(axis=0)) ** 1.5
+        # constant differences (no spread) get a point interval from the caller
+        accel = (centred ** 3).sum(axis=0) / (6 * np.where(spread > 0, spread, 1.0))
         z = special.ndtri(alpha)
         levels = tuple(special.ndtr(z0 + (z0 + zz) / (1 - accel * (z0 + zz))) for zz in (z, -z))
     return _quantiles(sorted_dist, levels[0]), _quantiles(sorted_dist, levels[1])

@@ -26,7 +26,7 @@ def _resolve_qid(cls, X, groups, qid):
             f"with a 'qid' column."
         )
     qid = np.asarray(qid)
-    n = getattr(X, "shape", (len(X),))[0] if X is not None else qid.shape[0]
+    n = qid.shape[0] if X is None else (X.shape[0] if hasattr(X, "shape") else len(X))
     if qid.ndim != 1 or qid.shape[0] != n:
         raise ValueError(
             f"{cls}: qid must be 1-D with one id per row of X ({n}). Got shape {qid.shape}."
@@ -193,9 +193,10 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
     qid : array-like of shape (n_samples,), default=None
         Query ids; None takes the ``qid`` column of a DataFrame ``X``.
     cv : int, splitter or None, default=None
-        A query-aware splitter such as :class:`QueryKFold`; an int k means
-        ``QueryKFold(k)``, None means ``QueryKFold(5)``.  Each query must be
-        in at most one test fold.
+        A query-aware splitter such as :class:`QueryKFold` (or a scikit-learn
+        group splitter such as ``GroupKFold``, given ``groups=qid``); an int k
+        means ``QueryKFold(k)``, None means ``QueryKFold(5)``.  Each query
+        must be in at most one test fold.
     metrics : list of str or dict, default=None
         As in :func:`skrank.evaluate`; None uses its default metrics.
     fit_params : dict, default=None
@@ -247,7 +248,7 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
         X = X.tocsr()  # COO and friends cannot select rows
     if cv is None or (isinstance(cv, _Integral) and not isinstance(cv, bool)):
         cv = QueryKFold(5 if cv is None else int(cv))
-    if not hasattr(cv, "split"):
+    if isinstance(cv, str) or not hasattr(cv, "split"):
         from ._validation import InvalidParameterError, _describe
         raise InvalidParameterError(f"{func}: cv must be None, an int >= 2 or a splitter such "
                                     f"as QueryKFold(5). Got {_describe(cv)} instead.")
@@ -260,7 +261,12 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
 
     y_pred = np.full(n, np.nan)
     tested = np.zeros(n, dtype=bool)
-    for train, test in cv.split(X, y, qid=qid):
+    try:  # query-aware splitters take qid; scikit-learn's group splitters take groups
+        split_takes_qid = "qid" in inspect.signature(cv.split).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        split_takes_qid = False
+    folds = cv.split(X, y, qid=qid) if split_takes_qid else cv.split(X, y, groups=qid)
+    for train, test in folds:
         if tested[test].any():
             raise ValueError(f"{func}: each query must be in at most one test fold; "
                              f"{type(cv).__name__} puts some rows in several. Use a "
