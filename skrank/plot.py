@@ -22,6 +22,7 @@ matplotlib is imported only when something is drawn
 
 import numpy as np
 
+from ._compare import _bootstrap_interval, _bootstrap_means, compare
 from ._evaluate import evaluate
 from ._names import parse_metric_name
 from ._scorer import qid_from_X
@@ -91,40 +92,6 @@ def _per_query(func, y_true, scores, qid, metric):
         qids = res.qid
         values[key] = res.per_query[metric]
     return qids, values
-
-
-def _bootstrap_interval(per_query, confidence, n_resamples, rng):
-    """Percentile bootstrap interval of the column means of ``per_query`` (n_queries, m).
-
-    Queries are resampled with replacement: a batch of resamples is a matrix
-    of counts, and its means are one matrix product.
-    """
-    n = per_query.shape[0]
-    batch = max(1, min(n_resamples, 2_000_000 // max(n, 1)))
-    means = []
-    for start in range(0, n_resamples, batch):
-        counts = rng.multinomial(n, np.full(n, 1.0 / n), size=min(batch, n_resamples - start))
-        means.append(counts @ per_query / n)
-    means = np.concatenate(means)
-    tail = (1.0 - confidence) / 2.0
-    return np.quantile(means, tail, axis=0), np.quantile(means, 1.0 - tail, axis=0)
-
-
-def _paired_p_value(a, b, *, n_resamples=10_000, random_state=None):
-    """Two-sided paired randomization test of mean(a - b) = 0 (sign flips).
-
-    Exact when 2**n_queries <= n_resamples; otherwise p = (b + 1) / (B + 1).
-    """
-    from scipy import stats
-
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size < 2 or np.all(a == b):
-        return 1.0
-    res = stats.permutation_test(
-        (a, b), lambda x, y, axis: np.mean(x - y, axis=axis), permutation_type="samples",
-        vectorized=True, n_resamples=n_resamples, alternative="two-sided",
-        random_state=random_state)
-    return float(res.pvalue)
 
 
 # --------------------------------------------------------------------------------------
@@ -247,7 +214,8 @@ class MetricAtKDisplay:
             if np.isnan(stacked).any():
                 raise ValueError(f"{func}: confidence bands need a value for every query; "
                                  f"use a no_relevant policy other than 'skip' or 'nan'.")
-            low, high = _bootstrap_interval(stacked, confidence, n_resamples, rng)
+            dist = _bootstrap_means(stacked, n_resamples, rng)
+            low, high = _bootstrap_interval(stacked, dist, confidence, "percentile")
             intervals = {key: (low[i * max_k:(i + 1) * max_k], high[i * max_k:(i + 1) * max_k])
                          for i, key in enumerate(per_query)}
         display = cls(k=ks, values=values, metric=metric, intervals=intervals,
@@ -357,7 +325,7 @@ class PerQueryDisplay:
     ...     y, linear, qid=qid, baseline_score=X[:, 0], metric="ndcg@10",
     ...     name="linear", baseline_name="first feature", random_state=0)
     >>> display.values.shape, round(display.p_value, 4)
-    ((50,), 0.0002)
+    ((50,), 0.0001)
     """
 
     def __init__(self, *, qid, values, metric, name, baseline_name=None, p_value=None,
@@ -425,7 +393,10 @@ class PerQueryDisplay:
         a, b = per_query[name], per_query[baseline_name]
         keep = ~(np.isnan(a) | np.isnan(b))
         a, b, qids = a[keep], b[keep], qids[keep]
-        p_value = _paired_p_value(a, b, n_resamples=n_resamples, random_state=random_state)
+        pair = compare({baseline_name: (qids, b), name: (qids, a)}, baseline=baseline_name,
+                       test="randomization", n_resamples=n_resamples, correction=None,
+                       random_state=random_state).pairs[0]
+        p_value = pair.p_value
         diff = a - b
         order = np.argsort(-diff, kind="stable")
         display = cls(qid=qids[order], values=diff[order], metric=metric, name=name,
