@@ -1,7 +1,7 @@
 """The ``skrank`` console command.
 
 ``skrank evaluate QRELS RUN -m ndcg@10 -m map`` prints trec_eval's layout
-(``measure<TAB>qid|all<TAB>value``); ``skrank demo`` scores a synthetic ranking;
+(``measure<TAB>qid|all<TAB>value``); ``skrank demo`` tunes rankers end to end (:mod:`skrank._demo`);
 ``skrank compare QRELS RUN1 RUN2 ...`` tests whether runs differ (:func:`skrank.compare`).
 """
 
@@ -54,9 +54,7 @@ def _build_parser():
                     help="value of queries without a relevant document (default zero)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of the table")
 
-    demo = sub.add_parser("demo", help="score a small synthetic ranking")
-    demo.prog = "skrank demo"
-    demo.add_argument("--seed", type=int, default=0)
+    _demo_parser(sub)
     _add_compare_parser(sub)
     return parser
 
@@ -151,22 +149,16 @@ def _evaluate(args, out):
         out.write(f"{label:<22}\t{q}\t{_format(value)}\n")
 
 
-def _demo(args, out):
-    from ._evaluate import evaluate
+def _demo_parser(sub):
+    from ._demo import add_parser
 
-    rng = np.random.default_rng(args.seed)
-    sizes = rng.integers(5, 30, size=50)
-    qid = np.repeat(np.arange(sizes.size), sizes)
-    y_true = rng.integers(0, 4, size=qid.size)
-    y_score = y_true + rng.normal(scale=1.5, size=qid.size)   # a noisy ranker
-    out.write(f"A synthetic ranking: {sizes.size} queries, {qid.size} documents, "
-              f"labels 0-3, scores = labels + noise.\n\n")
-    metrics = ["ndcg@10", "ndcg_exp@10", "map", "mrr", "precision@5", "recall@10", "err@10"]
-    res = evaluate(y_true, y_score, qid=qid, metrics=metrics)
-    for name, value in res.mean.items():
-        out.write(f"{name:<14}{value:.4f}\n")
-    out.write("\nThe same in Python: skrank.evaluate(y_true, y_score, qid=qid, "
-              "metrics=[...]).mean\n")
+    return add_parser(sub)
+
+
+def _demo(args, out):
+    from ._demo import run
+
+    return run(args, out)
 
 
 def _run_names(paths):

@@ -42,9 +42,8 @@ def _pyplot(caller):
 
 
 def _axes(ax, caller):
-    plt = _pyplot(caller)
     if ax is None:
-        _, ax = plt.subplots()
+        _, ax = _pyplot(caller).subplots()
     return ax
 
 
@@ -618,7 +617,7 @@ class MetricDistributionDisplay:
 
 
 def _cycle_colors(n):
-    import matplotlib.pyplot as plt
+    import matplotlib
 
-    cycle = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    cycle = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
     return [cycle[i % len(cycle)] for i in range(n)]
