@@ -328,13 +328,13 @@ def _figure(args, result, out):
         return None
     from .plot import MetricAtKDisplay, PerQueryDisplay
 
-    fig = Figure(figsize=(13, 4.8), layout="constrained")
+    fig = Figure(figsize=(12, 4.5), layout="constrained")
     left, right = fig.subplots(1, 2, width_ratios=[1, 1.2])
     scores = {r.name: r.y_score for r in result.rankers}
     MetricAtKDisplay.from_predictions(result.y_test, scores, qid=result.qid_test,
                                       metric=SCORING.split("@")[0], max_k=20, confidence=0.95,
                                       random_state=args.seed, ax=left,
-                                      title="held-out queries")
+                                      title=f"{np.unique(result.qid_test).size} held-out queries")
     if len(result.rankers) >= 2:
         best, runner = result.rankers[:2]
         PerQueryDisplay.from_predictions(result.y_test, best.y_score, qid=result.qid_test,
@@ -346,7 +346,7 @@ def _figure(args, result, out):
         PerQueryDisplay.from_predictions(result.y_test, only.y_score, qid=result.qid_test,
                                          metric=SCORING, name=only.name, ax=right)
     fig.suptitle(f"skrank demo: {result.description}", fontsize="medium")
-    fig.savefig(args.plot, dpi=100)
+    fig.savefig(args.plot, dpi=80)
     out.write(f"\nFigure written to {args.plot}: {SCORING.split('@')[0]}@k of each ranker "
               f"(left) and the per-query differences of the best two (right).\n")
     return args.plot

@@ -128,8 +128,6 @@ class MetricAtKDisplay:
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from skrank.datasets import make_ranking
     >>> from skrank.plot import MetricAtKDisplay
     >>> from sklearn.linear_model import LinearRegression
@@ -313,8 +311,6 @@ class PerQueryDisplay:
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from skrank.datasets import make_ranking
     >>> from skrank.plot import PerQueryDisplay
     >>> from sklearn.linear_model import LinearRegression
@@ -471,8 +467,9 @@ class PerQueryDisplay:
             mean = float(np.mean(self.values)) if n else float("nan")
             verdict = ("significant" if self.p_value is not None and self.p_value < self.alpha
                        else "not significant")
-            default_title = (f"{self.name} − {self.baseline_name}: mean {mean:+.3f}, "
-                             f"p = {self.p_value:.2g} ({verdict} at {self.alpha:g})")
+            default_title = (f"{self.name} − {self.baseline_name}\nmean {mean:+.3f}, "
+                             f"paired randomization test p = {self.p_value:.2g} "
+                             f"({verdict} at {self.alpha:g})")
         ax.set_xlabel(f"queries ({n}), sorted" if n else "queries")
         ax.set_xlim(-0.5, max(n, 1) - 0.5)
         ax.grid(True, axis="y", alpha=0.3)
@@ -509,8 +506,6 @@ class MetricDistributionDisplay:
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from skrank.datasets import make_ranking
     >>> from skrank.plot import MetricDistributionDisplay
     >>> from sklearn.linear_model import LinearRegression

@@ -9,7 +9,10 @@ these helpers with ``from tests.conftest import ...`` (falling back to
 import functools
 import inspect
 import math
+import os
 import zlib
+
+os.environ.setdefault("MPLBACKEND", "Agg")  # figures are drawn to files only, never shown
 
 import numpy as np
 import pytest

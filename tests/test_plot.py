@@ -283,3 +283,35 @@ def test_without_matplotlib_the_error_says_how_to_install_it(data, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r'pip install "skrank\[plot\]"'):
         MetricAtKDisplay.from_predictions(y, scores, qid=qid)
+
+
+# --------------------------------------------------------------------------------------
+# the user guide's pictures
+# --------------------------------------------------------------------------------------
+
+DOCS = __import__("pathlib").Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_plot_pages_show_pictures_drawn_by_their_own_code(tmp_path):
+    import importlib.util
+    import re
+
+    spec = importlib.util.spec_from_file_location("make_images",
+                                                  DOCS / "images" / "make_images.py")
+    make_images = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_images)
+    pages = sorted(DOCS.glob("plot_*.md"))
+    assert {p.stem for p in pages} >= {"plot_metric_at_k", "plot_per_query",
+                                       "plot_distribution"}
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    for page in pages:
+        assert page.name in index, f"{page.name} is not linked from docs/index.md"
+        linked = re.findall(r"\(images/([\w.-]+\.png)\)", page.read_text(encoding="utf-8"))
+        assert linked, page.name
+        drawn = make_images.render(page, tmp_path)
+        assert [p.name for p in drawn] == linked
+        for name in linked:
+            assert (tmp_path / name).read_bytes()[:8] == PNG_MAGIC
+            committed = DOCS / "images" / name
+            assert committed.read_bytes()[:8] == PNG_MAGIC
+            assert committed.stat().st_size < 60_000, f"{name}: keep the pictures small"
