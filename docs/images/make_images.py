@@ -3,10 +3,12 @@
 For each ``docs/plot_*.md``, the ``>>>`` examples run in order in one
 namespace; at each picture link ``![...](images/NAME.png)`` the figure of the
 variable ``display`` as it stands there is saved as ``docs/images/NAME.png``.
+``demo.png`` is the figure of ``skrank demo`` with its defaults.
 Run from anywhere: ``python docs/images/make_images.py [OUT_DIR]``.
 """
 
 import doctest
+import os
 import re
 import sys
 from pathlib import Path
@@ -47,6 +49,10 @@ def main(out_dir=None):
     for page in sorted(DOCS.glob("plot_*.md")):
         for path in render(page, out_dir):
             print(f"{page.name} -> {path} ({path.stat().st_size:,} bytes)")
+    from skrank.cli import main as skrank_main
+
+    skrank_main(["demo", "-q", "--plot", str(out_dir / "demo.png")], out=open(os.devnull, "w"))
+    print(f"skrank demo -> {out_dir / 'demo.png'}")
 
 
 if __name__ == "__main__":
