@@ -26,6 +26,7 @@ from ._compare import Comparison, PairComparison, compare
 from ._validation import InvalidParameterError
 from ._scorer import RankingScorer, get_scorer, get_scorer_names, make_ranking_scorer
 from ._scorer import register_with_sklearn as _register_with_sklearn
+from . import datasets, plot  # noqa: F401  (light: matplotlib is imported only to draw)
 
 __version__ = "0.1.0.dev0"
 

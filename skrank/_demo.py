@@ -315,8 +315,12 @@ def _report(args, result, out):
     rows = [(f"{SCORING} difference", f"{pair.difference:+.4f} [95% CI {pair.ci_low:+.4f}, "
                                       f"{pair.ci_high:+.4f}]"),
             ("wins/ties/losses", f"{pair.wins}/{pair.ties}/{pair.losses}"),
-            ("p-value", f"{pair.p_value:.4g}: {verdict}")]
+            ("p-value", f"{_format_p(pair.p_value)}: {verdict}")]
     out.write(_table(rows, "<<"))
+
+
+def _format_p(p):
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
 def _figure(args, result, out):

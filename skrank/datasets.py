@@ -59,8 +59,8 @@ def _rng(func, random_state):
     )
 
 
-def make_ranking(n_queries=100, n_docs=(5, 100), n_features=20, n_informative=5, n_grades=5,
-                 noise=1.0, ties=0.0, *, as_frame=False, random_state=None):
+def make_ranking(n_queries=100, n_docs=(5, 100), *, n_features=20, n_informative=5,
+                 n_grades=5, noise=1.0, ties=0.0, as_frame=False, random_state=None):
     """Generate a learning-to-rank data set: queries of documents with graded labels.
 
     Each query gets a number of documents drawn uniformly from ``n_docs``.

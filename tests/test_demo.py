@@ -105,7 +105,8 @@ def test_tiny_demo_tables_are_skranks_values_on_the_held_out_queries(tmp_path):
     assert (pair.wins, pair.ties, pair.losses) == (int(np.sum(a > b)), int(np.sum(a == b)),
                                                    int(np.sum(a < b)))
     assert f"{pair.wins}/{pair.ties}/{pair.losses}" in out
-    assert f"p-value                 {pair.p_value:.4g}" in out
+    p_text = f"{pair.p_value:.4f}" if pair.p_value >= 1e-4 else f"{pair.p_value:.1e}"
+    assert f"p-value                 {p_text}: " in out
 
     assert result.figure == str(figure)
     assert figure.read_bytes()[:8] == PNG_MAGIC

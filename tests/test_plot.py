@@ -315,3 +315,13 @@ def test_plot_pages_show_pictures_drawn_by_their_own_code(tmp_path):
             committed = DOCS / "images" / name
             assert committed.read_bytes()[:8] == PNG_MAGIC
             assert committed.stat().st_size < 60_000, f"{name}: keep the pictures small"
+
+
+def test_import_skrank_imports_no_plotting_library():
+    import subprocess
+
+    code = ("import sys, skrank; skrank.plot, skrank.datasets; "
+            "print('matplotlib' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
