@@ -143,7 +143,8 @@ def test_missing_rankers_and_matplotlib_are_skipped_with_a_message(tmp_path, mon
     assert not figure.exists() and result.figure is None
 
 
-@pytest.mark.skipif(not (LTR / "lightgbm_lambdarank").is_dir(), reason=f"LTR data absent at {LTR}")
+@pytest.mark.skipif(not (LTR / "lightgbm_lambdarank").is_dir(),
+                    reason=f"LTR data absent at {LTR}")
 def test_demo_on_an_svmlight_file():
     from sklearn.datasets import load_svmlight_file
 
