@@ -197,8 +197,7 @@ class MetricAtKDisplay:
             n_resamples = check_k(func, n_resamples, name="n_resamples", required=True)
         ks = np.arange(1, max_k + 1)
         names = [f"{metric}@{k}" for k in ks]
-        for label in names[:1]:
-            _check_metric(func, label)
+        _check_metric(func, names[0])
         values, per_query = {}, {}
         for key, y_s in scores.items():
             res = evaluate(y_true, y_s, qid=qid, metrics=names)
@@ -297,7 +296,8 @@ class PerQueryDisplay:
     baseline_name : str, default=None
         Name of the baseline; None for a single system.
     p_value : float, default=None
-        p-value of the paired test (two systems).
+        Two-sided p-value of the paired randomization test of the mean
+        difference over queries (:func:`skrank.compare`), for two systems.
     alpha : float, default=0.05
         Significance level of the test.
     min_difference : float, default=0.0
