@@ -77,8 +77,10 @@ def brute_force_randomization_p(d):
     return hits / 2 ** d.shape[0]
 
 
+@pytest.mark.parametrize("batch_cells", [1 << 21, 40])   # one batch, or many
 @pytest.mark.parametrize("n", [2, 3, 5, 8, 11])
-def test_randomization_is_exact_enumeration_on_small_sets(n):
+def test_randomization_is_exact_enumeration_on_small_sets(n, batch_cells, monkeypatch):
+    monkeypatch.setattr(skrank._compare, "_BATCH_CELLS", batch_cells)
     rng = np.random.default_rng(n)
     values = rounded_values(rng, n)
     res = skrank.compare(pairs_of(values), correction=None, n_resamples=2 ** n, random_state=0)
@@ -96,7 +98,9 @@ def test_randomization_is_exact_enumeration_on_small_sets(n):
             assert p.p_value == pytest.approx(min(scipy_p, 1.0), abs=1e-12)
 
 
-def test_randomization_monte_carlo_is_close_to_exact_and_never_zero():
+@pytest.mark.parametrize("batch_cells", [1 << 21, 100])
+def test_randomization_monte_carlo_is_close_to_exact_and_never_zero(batch_cells, monkeypatch):
+    monkeypatch.setattr(skrank._compare, "_BATCH_CELLS", batch_cells)
     rng = np.random.default_rng(7)
     n, draws = 14, 4000                       # 2**14 > 4000: random signs
     values = {"A": rng.normal(size=n), "B": rng.normal(size=n) + 0.3,
@@ -208,7 +212,9 @@ def exact_tukey_p(matrix):
             for i, j in itertools.combinations(range(k), 2)}
 
 
-def test_tukey_matches_exhaustive_permutations():
+@pytest.mark.parametrize("table_cells", [1 << 23, 0])   # precomputed permutations, or drawn
+def test_tukey_matches_exhaustive_permutations(table_cells, monkeypatch):
+    monkeypatch.setattr(skrank._compare, "_TUKEY_TABLE_CELLS", table_cells)
     rng = np.random.default_rng(5)
     matrix = rng.integers(0, 5, size=(4, 3)) / 4.0 + np.array([0.0, 0.2, 0.5])
     names = ["A", "B", "C"]
