@@ -251,6 +251,10 @@ def test_tukey_with_two_systems_is_the_randomization_test_and_covers_metrics():
 
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_bootstrap_interval_is_scipys_on_the_same_resamples(method):
+    import inspect
+
+    if "bootstrap_result" not in inspect.signature(stats.bootstrap).parameters:
+        pytest.skip("this scipy's bootstrap cannot take a given bootstrap distribution")
     rng = np.random.default_rng(2)
     diffs = np.column_stack([rng.exponential(size=30) - 0.8, rng.normal(size=30)])
     dist = _bootstrap_means(diffs, 2000, np.random.default_rng(0))
@@ -730,3 +734,62 @@ def test_cli_compare_formats_baseline_and_errors(capsys):
     with pytest.raises(SystemExit):
         main(["compare", qrels, run1, run2, "--test", "anova"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------
+# properties
+# --------------------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+grid_values = st.lists(st.integers(0, 8).map(lambda v: v / 8), min_size=2, max_size=12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), test=st.sampled_from(["randomization", "t", "wilcoxon", "sign", "bootstrap"]),
+       interval=st.sampled_from(["bca", "percentile", "t"]))
+def test_swapping_the_systems_mirrors_the_comparison(data, test, interval):
+    a = data.draw(grid_values)
+    b = data.draw(st.lists(st.integers(0, 8).map(lambda v: v / 8), min_size=len(a),
+                           max_size=len(a)))
+    kw = dict(test=test, interval=interval, n_resamples=300, random_state=0)
+    ab = skrank.compare(pairs_of({"A": a, "B": b}), **kw).pairs[0]
+    ba = skrank.compare(pairs_of({"B": b, "A": a}), **kw).pairs[0]
+    assert (ba.system_a, ba.system_b) == ("B", "A")
+    assert ba.difference == -ab.difference
+    assert (ba.ci_low, ba.ci_high) == pytest.approx((-ab.ci_high, -ab.ci_low), abs=1e-12)
+    assert ba.effect_size == -ab.effect_size
+    assert (ba.wins, ba.ties, ba.losses) == (ab.losses, ab.ties, ab.wins)
+    assert ba.p_value == pytest.approx(ab.p_value, abs=1e-12)
+    d = np.subtract(b, a)
+    if test == "t" and d.std() == 0 and d.any():
+        assert ab.p_value == 0.0   # scipy's t-test on constant non-zero differences: t = inf
+    else:
+        assert 0 < ab.p_value <= 1
+    assert math.isfinite(ab.ci_low) and ab.ci_low <= ab.ci_high
+
+
+@settings(max_examples=30, deadline=None)
+@given(systems=st.lists(grid_values.filter(lambda v: len(v) == 6), min_size=2, max_size=4),
+       correction=st.sampled_from(["holm", "bonferroni", "fdr_bh", "tukey"]))
+def test_adjusted_p_values_are_valid_and_never_below_the_raw_ones(systems, correction):
+    values = {f"s{i}": v for i, v in enumerate(systems)}
+    res = skrank.compare(pairs_of(values), correction=correction, n_resamples=200,
+                         random_state=0)
+    for p in res.pairs:
+        assert 0 < p.p_value <= 1 and 0 < p.p_adjusted <= 1
+        if correction != "tukey":  # Tukey's p-values come from their own randomization
+            assert p.p_adjusted >= p.p_value
+
+
+def test_random_state_forms():
+    rng = np.random.default_rng(0)
+    a, b = two_systems(rng, 30, shift=0.2)
+    data = pairs_of({"A": a, "B": b})
+    seeded = skrank.compare(data, random_state=5)
+    assert skrank.compare(data, random_state=np.random.default_rng(5)).pairs == seeded.pairs
+    legacy = skrank.compare(data, random_state=np.random.RandomState(5)).pairs
+    assert legacy == skrank.compare(data, random_state=np.random.RandomState(5)).pairs
+    with pytest.raises(InvalidParameterError, match="random_state"):
+        skrank.compare(data, random_state=-1)
