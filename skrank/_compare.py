@@ -28,6 +28,8 @@ QUERY_POLICIES = ("same", "common")
 
 # Resampling works on batches of about this many (resample, query) cells.
 _BATCH_CELLS = 1 << 21
+# Per-query differences within this relative distance are rounding: ties.
+_TIE_TOLERANCE = 1e-12
 # The Tukey test precomputes every permutation of every query's row up to this size.
 _TUKEY_TABLE_CELLS = 1 << 23
 
@@ -57,7 +59,8 @@ class PairComparison:
         non-zero.
     wins, ties, losses : int
         Queries where ``system_b`` scores higher than, equal to, lower than
-        ``system_a``.
+        ``system_a`` (values within 1e-12 of each other, relatively, are
+        equal: their difference is rounding).
     p_value : float
         Two-sided p-value of the call's test, before correction.
     p_adjusted : float
@@ -717,6 +720,9 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
     a_values = values[:, ia, :].reshape(-1, n).T
     b_values = values[:, ib, :].reshape(-1, n).T
     diffs = b_values - a_values
+    # Equal values computed along different paths (tie averages, say) differ by
+    # rounding: such differences are ties, whatever the platform's last bits.
+    diffs[np.abs(diffs) <= _TIE_TOLERANCE * np.maximum(np.abs(a_values), np.abs(b_values))] = 0.0
     mean_diff = diffs.mean(axis=0)
 
     exact, drawn = False, None
