@@ -97,7 +97,7 @@ class PairComparison:
 _COLUMNS = tuple(PairComparison.__dataclass_fields__)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Comparison:
     """Result of :func:`skrank.compare`.
 
@@ -148,13 +148,13 @@ class Comparison:
         return int(self.qid.shape[0])
 
     def to_pandas(self):
-        """One row per metric and pair of systems (needs pandas)."""
+        """One row per metric and pair of systems, with the verdict (needs pandas)."""
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - exercised without pandas only
             raise ImportError("Comparison.to_pandas needs pandas: pip install pandas") from exc
-        return pd.DataFrame([[getattr(p, c) for c in _COLUMNS] for p in self.pairs],
-                            columns=list(_COLUMNS))
+        return pd.DataFrame([[getattr(p, c) for c in _COLUMNS] + [p.verdict] for p in self.pairs],
+                            columns=[*_COLUMNS, "verdict"])
 
     def to_dict(self):
         """Plain-Python form (for JSON)."""
@@ -175,7 +175,8 @@ class Comparison:
             "confidence": self.confidence, "n_resamples": self.n_resamples,
             "exact": self.exact,
             "means": {m: {s: plain(v) for s, v in row.items()} for m, row in self.means.items()},
-            "pairs": [{c: plain(getattr(p, c)) for c in _COLUMNS} for p in self.pairs],
+            "pairs": [{**{c: plain(getattr(p, c)) for c in _COLUMNS}, "verdict": p.verdict}
+                      for p in self.pairs],
         }
 
     def _beaten(self):
@@ -235,7 +236,7 @@ class Comparison:
         how = f"test={self.test!r}" + (" (exact)" if self.exact else "")
         head = (f"Comparison of {len(self.systems)} systems on {self.n_queries} queries: {how}, "
                 f"correction={self.correction!r}, alpha={self.alpha:g}, "
-                f"{self.confidence:.0%} {self.interval} intervals")
+                f"{100 * self.confidence:g}% {self.interval} intervals")
         dropped = {s: n for s, n in self.n_dropped.items() if n}
         if dropped:
             head += f"; queries left out: {dropped}"

@@ -416,7 +416,8 @@ def test_evaluations_and_pandas_inputs():
     assert series.pairs == res.pairs
     table = res.to_pandas()
     assert isinstance(table, pd.DataFrame)
-    assert table.shape == (1, 15) and table.loc[0, "system_b"] == "good"
+    assert table.shape == (1, 16) and table.loc[0, "system_b"] == "good"
+    assert table.loc[0, "verdict"] == p.verdict
 
 
 def test_per_query_scores_input():
