@@ -28,6 +28,10 @@ QUERY_POLICIES = ("same", "common")
 
 # Resampling works on batches of about this many (resample, query) cells.
 _BATCH_CELLS = 1 << 21
+# Per-query differences within this relative distance are rounding: ties.
+_TIE_TOLERANCE = 1e-12
+# The Tukey test precomputes every permutation of every query's row up to this size.
+_TUKEY_TABLE_CELLS = 1 << 23
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,8 @@ class PairComparison:
         non-zero.
     wins, ties, losses : int
         Queries where ``system_b`` scores higher than, equal to, lower than
-        ``system_a``.
+        ``system_a`` (values within 1e-12 of each other, relatively, are
+        equal: their difference is rounding).
     p_value : float
         Two-sided p-value of the call's test, before correction.
     p_adjusted : float
@@ -92,7 +97,7 @@ class PairComparison:
 _COLUMNS = tuple(PairComparison.__dataclass_fields__)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Comparison:
     """Result of :func:`skrank.compare`.
 
@@ -143,13 +148,13 @@ class Comparison:
         return int(self.qid.shape[0])
 
     def to_pandas(self):
-        """One row per metric and pair of systems (needs pandas)."""
+        """One row per metric and pair of systems, with the verdict (needs pandas)."""
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - exercised without pandas only
             raise ImportError("Comparison.to_pandas needs pandas: pip install pandas") from exc
-        return pd.DataFrame([[getattr(p, c) for c in _COLUMNS] for p in self.pairs],
-                            columns=list(_COLUMNS))
+        return pd.DataFrame([[getattr(p, c) for c in _COLUMNS] + [p.verdict] for p in self.pairs],
+                            columns=[*_COLUMNS, "verdict"])
 
     def to_dict(self):
         """Plain-Python form (for JSON)."""
@@ -170,7 +175,8 @@ class Comparison:
             "confidence": self.confidence, "n_resamples": self.n_resamples,
             "exact": self.exact,
             "means": {m: {s: plain(v) for s, v in row.items()} for m, row in self.means.items()},
-            "pairs": [{c: plain(getattr(p, c)) for c in _COLUMNS} for p in self.pairs],
+            "pairs": [{**{c: plain(getattr(p, c)) for c in _COLUMNS}, "verdict": p.verdict}
+                      for p in self.pairs],
         }
 
     def _beaten(self):
@@ -230,7 +236,7 @@ class Comparison:
         how = f"test={self.test!r}" + (" (exact)" if self.exact else "")
         head = (f"Comparison of {len(self.systems)} systems on {self.n_queries} queries: {how}, "
                 f"correction={self.correction!r}, alpha={self.alpha:g}, "
-                f"{self.confidence:.0%} {self.interval} intervals")
+                f"{100 * self.confidence:g}% {self.interval} intervals")
         dropped = {s: n for s, n in self.n_dropped.items() if n}
         if dropped:
             head += f"; queries left out: {dropped}"
@@ -435,18 +441,22 @@ def _randomization_p(diffs, n_resamples, rng):
     total = diffs.sum(axis=0)
     threshold = np.abs(total) - _tolerance(total)
     exact = n < 63 and 2 ** n <= n_resamples
-    # sum(s * d) over signs s = 2 * bit - 1 is 2 * (bits @ d) - sum(d)
-    if exact:
-        codes = np.arange(2 ** n, dtype=np.int64)
-        bits = ((codes[:, None] >> np.arange(n)) & 1).astype(np.float64)
-        extreme = (np.abs(2 * (bits @ diffs) - total) >= threshold).sum(axis=0)
-        return extreme / 2 ** n, True
-    extreme = np.zeros(diffs.shape[1], dtype=np.int64)
+    n_draws = 2 ** n if exact else n_resamples
     n_bytes = (n + 7) // 8
-    for size in _batches(n_resamples, n):
-        packed = rng.integers(0, 256, size=(size, n_bytes), dtype=np.uint8)
-        bits = np.unpackbits(packed, axis=1, count=n).astype(np.float64)
+    extreme = np.zeros(diffs.shape[1], dtype=np.int64)
+    done = 0
+    for size in _batches(n_draws, n):
+        if exact:  # the binary digits of consecutive integers: every sign vector once
+            codes = np.arange(done, done + size, dtype=np.int64)
+            bits = ((codes[:, None] >> np.arange(n)) & 1).astype(np.float64)
+        else:
+            packed = rng.integers(0, 256, size=(size, n_bytes), dtype=np.uint8)
+            bits = np.unpackbits(packed, axis=1, count=n).astype(np.float64)
+        # sum(s * d) over signs s = 2 * bit - 1 is 2 * (bits @ d) - sum(d)
         extreme += (np.abs(2 * (bits @ diffs) - total) >= threshold).sum(axis=0)
+        done += size
+    if exact:
+        return extreme / n_draws, True
     return (extreme + 1) / (n_resamples + 1), False
 
 
@@ -510,21 +520,28 @@ def _tukey_p(values, n_resamples, rng):
     observed = np.abs(means[:, :, None] - means[:, None, :])
     threshold = observed - _tolerance(observed)
     extreme = np.zeros(observed.shape, dtype=np.int64)
-    table = None
-    if math.factorial(n_systems) <= 5040:
+    n_perms = math.factorial(n_systems)
+    if n * n_perms * n_systems * n_metrics <= _TUKEY_TABLE_CELLS:
+        # Every permutation of every query's row, precomputed: a resample then
+        # picks one row per query (a gather of contiguous rows).
         table = np.array(list(itertools.permutations(range(n_systems))), dtype=np.intp)
-    rows = values.transpose(0, 2, 1).reshape(n_metrics, n * n_systems)  # query-major
-    offsets = (np.arange(n) * n_systems)[None, :, None]
-    for size in _batches(n_resamples, n * n_systems):
-        if table is not None:
-            perms = table[rng.integers(0, table.shape[0], size=(size, n))]
-        else:
-            perms = rng.random((size, n, n_systems)).argsort(axis=2)
-        index = perms + offsets  # (size, n, n_systems) positions in a metric's rows
-        for m in range(n_metrics):
-            permuted = rows[m][index].mean(axis=1)  # (size, n_systems)
-            spread = permuted.max(axis=1) - permuted.min(axis=1)
-            extreme[m] += (spread[:, None, None] >= threshold[m][None]).sum(axis=0)
+        rows = values.transpose(2, 0, 1)[:, :, table]          # (n, metrics, perms, systems)
+        rows = rows.transpose(0, 2, 1, 3).reshape(n * n_perms, n_metrics, n_systems)
+        offsets = np.arange(n) * n_perms
+        for size in _batches(n_resamples, n * n_systems):
+            picks = rng.integers(0, n_perms, size=(size, n)) + offsets
+            permuted = np.take(rows, picks, axis=0).mean(axis=1)  # (size, metrics, systems)
+            spread = permuted.max(axis=2) - permuted.min(axis=2)
+            extreme += (spread[:, :, None, None] >= threshold[None]).sum(axis=0)
+    else:
+        flat = values.transpose(0, 2, 1).reshape(n_metrics, n * n_systems)  # query-major
+        offsets = (np.arange(n) * n_systems)[None, :, None]
+        for size in _batches(n_resamples, n * n_systems):
+            index = rng.random((size, n, n_systems)).argsort(axis=2) + offsets
+            for m in range(n_metrics):
+                permuted = np.take(flat[m], index).mean(axis=1)  # (size, systems)
+                spread = permuted.max(axis=1) - permuted.min(axis=1)
+                extreme[m] += (spread[:, None, None] >= threshold[m][None]).sum(axis=0)
     return (extreme + 1) / (n_resamples + 1)
 
 
@@ -632,8 +649,9 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
         family-wise error rate, ``"fdr_bh"`` (Benjamini-Hochberg) the false
         discovery rate.  ``"tukey"`` is the randomized Tukey HSD over all
         systems of each metric (each query's values are permuted across
-        systems, the statistic is the range of the system means), with
-        Bonferroni across metrics when there are several.
+        systems, the statistic is the range of the system means; its
+        ``n_resamples`` permutations give the adjusted p-values whatever
+        ``test`` is), with Bonferroni across metrics when there are several.
     alpha : float in (0, 1), default=0.05
         Significance level of the verdicts: ``significant`` is
         ``p_adjusted <= alpha``.
@@ -703,6 +721,9 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
     a_values = values[:, ia, :].reshape(-1, n).T
     b_values = values[:, ib, :].reshape(-1, n).T
     diffs = b_values - a_values
+    # Equal values computed along different paths (tie averages, say) differ by
+    # rounding: such differences are ties, whatever the platform's last bits.
+    diffs[np.abs(diffs) <= _TIE_TOLERANCE * np.maximum(np.abs(a_values), np.abs(b_values))] = 0.0
     mean_diff = diffs.mean(axis=0)
 
     exact, drawn = False, None
