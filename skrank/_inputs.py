@@ -83,7 +83,7 @@ def ids_as_str(func, what, values):
         if not np.all(arr == np.round(arr)):
             i = int(np.flatnonzero(arr != np.round(arr))[0])
             raise ValueError(
-                f"{func}: {what} must hold ids (ints or strings). Got the float {arr[i]!r} "
+                f"{func}: {what} must hold ids (ints or strings). Got the float {float(arr[i])!r} "
                 f"at row {i} instead. Convert the column to int or str first.")
         arr = arr.astype(np.int64)
         kind = "i"
@@ -154,7 +154,7 @@ def _numbers(func, what, values, *, integers, qid, docno):
         i = int(np.flatnonzero(bad)[0])
         expected = "integer relevance grades" if integers else "numbers, not NaN"
         raise ValueError(
-            f"{func}: {what} must hold {expected}. Got {arr[i]!r} for query {str(qid[i])!r}, "
+            f"{func}: {what} must hold {expected}. Got {float(arr[i])!r} for query {str(qid[i])!r}, "
             f"document {str(docno[i])!r} (row {i}) instead."
             + (" Round or threshold graded labels to integers first." if integers else ""))
     return arr
@@ -326,22 +326,26 @@ def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
     missing = judged[~np.isin(judged, ranked)]
     unjudged = ranked[~np.isin(ranked, judged)]
     if missing.size:
-        head = (f"{func}: {missing.size} of the {judged.size} queries of qrels have no "
-                f"prediction in run ({_shown(missing.tolist())})")
+        head = (f"{func}: {missing.size} of the {judged.size} queries of qrels "
+                f"{'has' if missing.size == 1 else 'have'} no prediction in run "
+                f"({_shown(missing.tolist())})")
         if missing_queries == "raise":
             raise ValueError(f"{head}. Pass missing_queries='zero' to count them as empty "
                              f"rankings (trec_eval -c) or 'skip' to leave them out.")
         done = ("left out of the means (missing_queries='skip', trec_eval's default without -c)"
                 if missing_queries == "skip" else
                 "counted as empty rankings (missing_queries='zero', trec_eval -c)")
-        warnings.warn(f"{head}; they are {done}.", UserWarning, stacklevel=3)
+        they = "it is" if missing.size == 1 else "they are"
+        warnings.warn(f"{head}; {they} {done}.", UserWarning, stacklevel=4)
     if unjudged.size:
-        head = (f"{func}: {unjudged.size} of the {ranked.size} queries of run have no "
-                f"ground truth in qrels ({_shown(unjudged.tolist())})")
+        head = (f"{func}: {unjudged.size} of the {ranked.size} queries of run "
+                f"{'has' if unjudged.size == 1 else 'have'} no ground truth in qrels "
+                f"({_shown(unjudged.tolist())})")
         if unjudged_queries == "raise":
             raise ValueError(f"{head}. Pass unjudged_queries='skip' to leave them out.")
-        warnings.warn(f"{head}; they are left out (unjudged_queries='skip').",
-                      UserWarning, stacklevel=3)
+        they = "it is" if unjudged.size == 1 else "they are"
+        warnings.warn(f"{head}; {they} left out (unjudged_queries='skip').",
+                      UserWarning, stacklevel=4)
 
 
 # --------------------------------------------------------------------------
@@ -391,7 +395,7 @@ def _labels_matrix(func, y_true, shape):
         data = _as_numeric(func, "y_true", csr.data)
         if data.size and not np.isfinite(data).all():
             raise ValueError(f"{func}: y_true must contain only finite numbers. Got "
-                             f"{data[~np.isfinite(data)][0]!r} instead.")
+                             f"{float(data[~np.isfinite(data)][0])!r} instead.")
         if data.size and data.min() < 0:
             i = int(np.argmin(data))
             row = int(np.searchsorted(csr.indptr, i, side="right") - 1)
@@ -554,7 +558,7 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
         if not finite.all():
             bad = np.flatnonzero(~finite)[0]
             raise ValueError(
-                f"{func}: y_score must contain only finite numbers. Got {block.flat[bad]!r} "
+                f"{func}: y_score must contain only finite numbers. Got {float(block.flat[bad])!r} "
                 f"at row {r0 + bad // n_items}, column {bad % n_items} instead.")
         excl.mask_block(block, r0, r1)
         low = floor[r0:r1].copy()
