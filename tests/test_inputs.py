@@ -491,3 +491,50 @@ def test_malformed_matrices(kwargs, match):
 def test_exclude_is_rejected_with_qrels_and_run():
     with pytest.raises(ValueError, match="exclude is for the 2-D form"):
         skrank.evaluate(qrels={"q": {"a"}}, run={"q": ["a"]}, exclude=np.ones((1, 1), bool))
+
+
+def test_pandas_nullable_and_string_dtypes():
+    qrels, run = random_collection(9)
+    q, r = as_qrels_run(qrels, run)
+    expected = skrank.evaluate(qrels=q, run=r, metrics=TREC_MEASURES)
+    q_frame = pd.DataFrame({"query_id": pd.array(q.qid, dtype="string"),
+                            "doc_id": pd.array(q.docno, dtype="string"),
+                            "relevance": pd.array(q.rel, dtype="Int64")})
+    r_frame = pd.DataFrame({"query_id": pd.array(r.qid, dtype="string"),
+                            "doc_id": pd.array(r.docno, dtype="string"),
+                            "score": pd.array(r.score, dtype="Float64")})
+    assert_same(skrank.evaluate(qrels=q_frame, run=r_frame, metrics=TREC_MEASURES), expected)
+    q_frame.loc[3, "doc_id"] = pd.NA
+    with pytest.raises(ValueError, match="qrels column 'doc_id' must not hold missing ids.*row 3"):
+        skrank.evaluate(qrels=q_frame, run=r_frame)
+    ids = pd.DataFrame({"query_id": pd.array([1, 2, None], dtype="Int64"), "doc_id": [1, 2, 3],
+                        "score": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match="run column 'query_id' must not hold missing ids.*row 2"):
+        skrank.evaluate(qrels={1: {1}}, run=ids)
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_users=st.integers(1, 6), n_items=st.integers(1, 30),
+       k=st.integers(1, 8), levels=st.integers(1, 5),
+       name=st.sampled_from(["ndcg", "map", "mrr", "recall", "precision", "hit_rate", "rbp"]))
+def test_sparse_path_equals_flat_form_property(seed, n_users, n_items, k, levels, name):
+    rng = np.random.default_rng(seed)
+    test = np.where(rng.random((n_users, n_items)) < 0.3, rng.integers(1, 4, (n_users, n_items)), 0)
+    train = rng.random((n_users, n_items)) < 0.3
+    scores = rng.integers(0, levels, (n_users, n_items)).astype(float)
+    users, items = np.nonzero(~train)
+    got = skrank.per_query_scores(name, sp.csr_array(test), scores, exclude=sp.csr_array(train),
+                                  k=k)
+    assert got.qid.tolist() == list(range(n_users))
+    if users.size == 0:
+        assert (got.score == 0).all()
+        return
+    flat = skrank.per_query_scores(name, test[users, items], scores[users, items], qid=users,
+                                   k=k)
+    np.testing.assert_allclose(got.score[flat.qid], flat.score, rtol=1e-12, atol=1e-12)
+    # Users with every item excluded rank nothing: 0 (no_relevant="zero").
+    assert (np.delete(got.score, flat.qid) == 0).all()
