@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - depends on pytest's rootdir / import m
     from conftest import (SPECS, assert_close, assert_per_query_equal, oracle, param_grid,
                           spec_ties, valid_params)
 
-SETTINGS = settings(max_examples=60, deadline=None, database=None,
+SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 #: metrics whose value is 1 for a perfect ranking of a query with a relevant document
