@@ -58,6 +58,10 @@ def main():
     t_qrels = median_time(lambda: Qrels.from_frame(truth, **names, relevance="rating"), repeats)
     print(f"  Qrels.from_frame                             {t_qrels:8.2f} s")
     strings = pred.astype({"user_id": str, "item_id": str})
+    truth_strings = truth.astype({"user_id": str, "item_id": str})
+    t_merge_str = median_time(lambda: strings.merge(truth_strings, on=["user_id", "item_id"],
+                                                    how="left"), repeats)
+    print(f"  pandas merge, string (object) ids            {t_merge_str:8.2f} s")
     t_str = median_time(lambda: Run.from_frame(strings, **names), repeats)
     print(f"  Run.from_frame, string (object) ids          {t_str:8.2f} s")
     qrels = Qrels.from_frame(truth, **names, relevance="rating")

@@ -15,7 +15,10 @@ import scipy.sparse as sp
 import skrank
 from skrank.io import Qrels, Run
 
-from _reference import ref_query_value
+try:
+    from tests._reference import ref_query_value
+except ImportError:  # tests/ run as the rootdir
+    from _reference import ref_query_value
 
 pd = pytest.importorskip("pandas")
 
