@@ -373,7 +373,8 @@ def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
                              f"rankings (trec_eval -c) or 'skip' to leave them out.")
         done = ("left out of the means (missing_queries='skip', trec_eval's default without -c)"
                 if missing_queries == "skip" else
-                "counted as empty rankings (missing_queries='zero', trec_eval -c)")
+                f"counted as {'an empty ranking' if missing.size == 1 else 'empty rankings'} "
+                "(missing_queries='zero', trec_eval -c)")
         they = "it is" if missing.size == 1 else "they are"
         warnings.warn(f"{head}; {they} {done}.", UserWarning, stacklevel=4)
     if unjudged.size:
