@@ -541,3 +541,19 @@ def test_sparse_path_equals_flat_form_property(seed, n_users, n_items, k, levels
     np.testing.assert_allclose(got.score[flat.qid], flat.score, rtol=1e-12, atol=1e-12)
     # Users with every item excluded rank nothing: 0 (no_relevant="zero").
     assert (np.delete(got.score, flat.qid) == 0).all()
+
+
+def test_polars_frames_match_pandas():
+    pl = pytest.importorskip("polars")
+    qrels, run = random_collection(4)
+    q, r = as_qrels_run(qrels, run)
+    expected = skrank.evaluate(qrels=q, run=r, metrics=TREC_MEASURES)
+    q_frame = pl.DataFrame({"user": q.qid, "item": q.docno, "rating": q.rel})
+    r_frame = pl.DataFrame({"query_id": r.qid, "doc_id": r.docno, "score": r.score})
+    got = skrank.evaluate(qrels=Qrels.from_frame(q_frame, query_id="user", doc_id="item",
+                                                 relevance="rating"),
+                          run=r_frame, metrics=TREC_MEASURES)
+    assert_same(got, expected)
+    with pytest.raises(ValueError, match="frame column 'item' must not hold missing ids.*row 0"):
+        Qrels.from_frame(q_frame.with_columns(pl.lit(None, dtype=pl.String).alias("item")),
+                         query_id="user", doc_id="item", relevance="rating")
