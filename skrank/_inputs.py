@@ -27,9 +27,6 @@ import numpy as np
 from ._grouping import _kth_largest_by_row
 from ._validation import InvalidParameterError, _as_numeric, _describe
 
-QRELS_COLUMNS = {"query_id": "query_id", "doc_id": "doc_id", "relevance": "relevance"}
-RUN_COLUMNS = {"query_id": "query_id", "doc_id": "doc_id", "score": "score"}
-
 _QRELS_FORMS = ("a Qrels, a path to a TREC qrels file, a DataFrame with columns "
                 "query_id, doc_id, relevance (other names: skrank.io.Qrels.from_frame), "
                 "a dict {query: {doc: grade}}, or a dict {query: {doc, ...}} of relevant sets")
@@ -157,13 +154,18 @@ def is_frame(value):
     return hasattr(value, "columns") and not isinstance(value, (Mapping, np.ndarray))
 
 
-def _column(func, what, frame, column, role, default):
+def _column(func, what, frame, column, role):
     columns = [str(c) for c in frame.columns]
     if column not in frame.columns:
-        hint = (f" Name the column with {role}=..., e.g. {role}={columns[0]!r}."
-                if columns else "")
-        if default and role == "relevance":
-            hint += " Pass relevance=None when every row is a relevant document (grade 1)."
+        if func.endswith("from_frame"):
+            hint = (f" Name the column with {role}=..., e.g. {role}={columns[0]!r}."
+                    if columns else "")
+            if role == "relevance":
+                hint += " Pass relevance=None when every row is a relevant document (grade 1)."
+        else:  # a frame passed to evaluate as it is: the mapping lives in from_frame
+            cls, value = ("Qrels", "relevance") if what == "qrels" else ("Run", "score")
+            hint = (f" Rename the columns, or pass skrank.io.{cls}.from_frame({what}, "
+                    f"query_id=..., doc_id=..., {value}=...) naming yours.")
         raise ValueError(f"{func}: {what} must have a column {column!r} ({role}). Got columns "
                          f"{columns} instead.{hint}")
     series = frame[column]
@@ -204,16 +206,15 @@ def qrels_from_frame(frame, *, query_id="query_id", doc_id="doc_id", relevance="
     """A :class:`~skrank.io.Qrels` from a DataFrame (see ``Qrels.from_frame``)."""
     from .io import Qrels
 
-    default = relevance == QRELS_COLUMNS["relevance"]
     qid = ids_as_str(func, f"{name} column {query_id!r}",
-                     _column(func, name, frame, query_id, "query_id", False))
+                     _column(func, name, frame, query_id, "query_id"))
     docno = ids_as_str(func, f"{name} column {doc_id!r}",
-                       _column(func, name, frame, doc_id, "doc_id", False))
+                       _column(func, name, frame, doc_id, "doc_id"))
     if relevance is None:
         rel = np.ones(qid.shape[0], dtype=np.int64)
     else:
         rel = _numbers(func, f"{name} column {relevance!r}",
-                       _column(func, name, frame, relevance, "relevance", default),
+                       _column(func, name, frame, relevance, "relevance"),
                        integers=True, qid=qid, docno=docno)
     return Qrels(qid=qid, docno=docno, rel=rel)
 
@@ -224,15 +225,15 @@ def run_from_frame(frame, *, query_id="query_id", doc_id="doc_id", score="score"
     from .io import Run
 
     qid = ids_as_str(func, f"{name} column {query_id!r}",
-                     _column(func, name, frame, query_id, "query_id", False))
+                     _column(func, name, frame, query_id, "query_id"))
     docno = ids_as_str(func, f"{name} column {doc_id!r}",
-                       _column(func, name, frame, doc_id, "doc_id", False))
+                       _column(func, name, frame, doc_id, "doc_id"))
     if score is None:
         # Row order within each query is the ranking: scores n, n-1, ..., 1 per query.
         values = _scores_from_positions(qid)
     else:
         values = _numbers(func, f"{name} column {score!r}",
-                          _column(func, name, frame, score, "score", False),
+                          _column(func, name, frame, score, "score"),
                           integers=False, qid=qid, docno=docno)
     return Run(qid=qid, docno=docno, score=values)
 
@@ -549,8 +550,10 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
     the number of items each user ranks (those not excluded).
     """
     if qid is not None:
-        raise ValueError(f"{func}: qid must be None with 2-D y_true and y_score (each row is "
-                         f"a query). Got qid of type {type(qid).__name__}.")
+        raise ValueError(f"{func}: qid must be None when exclude or a sparse y_true is given: "
+                         f"they belong to the 2-D form, one row per query. Got qid of type "
+                         f"{type(qid).__name__}. With 1-D arrays and qid, drop the excluded "
+                         f"rows instead.")
     if retrieved is not None:
         raise ValueError(f"{func}: retrieved is only supported with 1-D input and qid; with "
                          f"2-D input pass exclude (items that take no rank) instead.")

@@ -264,7 +264,9 @@ RUN_FRAME = {"query_id": ["a", "a", "b"], "doc_id": ["x", "z", "x"], "score": [.
 
 @pytest.mark.parametrize("side, change, match", [
     ("qrels", lambda f: f.drop(columns="relevance"),
-     r"qrels must have a column 'relevance'.*Got columns \['query_id', 'doc_id'\].*relevance=None"),
+     r"qrels must have a column 'relevance'.*Got columns \['query_id', 'doc_id'\].*Rename the "
+     r"columns, or pass skrank.io.Qrels.from_frame\(qrels, query_id=..., doc_id=..., "
+     r"relevance=...\)"),
     ("run", lambda f: f.drop(columns="score"), r"run must have a column 'score'"),
     ("run", lambda f: f.rename(columns={"doc_id": "item"}),
      r"run must have a column 'doc_id' \(doc_id\)"),
@@ -554,6 +556,9 @@ def test_polars_frames_match_pandas():
                                                  relevance="rating"),
                           run=r_frame, metrics=TREC_MEASURES)
     assert_same(got, expected)
+    with pytest.raises(ValueError, match="frame must have a column 'rating' .*relevance=None"):
+        Qrels.from_frame(q_frame.drop("rating"), query_id="user", doc_id="item",
+                         relevance="rating")
     with pytest.raises(ValueError, match="frame column 'item' must not hold missing ids.*row 0"):
         Qrels.from_frame(q_frame.with_columns(pl.lit(None, dtype=pl.String).alias("item")),
                          query_id="user", doc_id="item", relevance="rating")
