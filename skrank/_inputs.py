@@ -365,6 +365,15 @@ def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
     ranked = _factorize(run.qid)[0]
     missing = judged[~np.isin(judged, ranked)]
     unjudged = ranked[~np.isin(ranked, judged)]
+    if judged.size == 0:
+        raise ValueError(f"{func}: qrels must hold at least one judged document. Got none.")
+    if missing.size == judged.size and missing_queries != "zero":
+        raise ValueError(
+            f"{func}: no query of qrels has a prediction in run, so there is nothing to "
+            f"evaluate. Got qrels queries ({_shown(judged.tolist())}) and run queries "
+            f"({_shown(ranked.tolist())}). Ids are compared as strings: check that both "
+            f"sides name the queries alike, or pass missing_queries='zero' to score every "
+            f"query 0.")
     if missing.size:
         head = (f"{func}: {missing.size} of the {judged.size} queries of qrels "
                 f"{'has' if missing.size == 1 else 'have'} no prediction in run "

@@ -310,6 +310,11 @@ def test_malformed_frames(side, change, match):
     ({None: {"a": 1}}, {"q": ["a"]}, r"qrels query ids must not hold missing ids"),
     ([("q", "a", 1)], {"q": ["a"]}, r"evaluate: qrels must be a Qrels, a path.*Got \[\('q'"),
     ({"q": {"a": 1}}, np.zeros(3), r"evaluate: run must be a Run, a path"),
+    ({"q": {"a": 1}}, {}, r"no query of qrels has a prediction in run.*Got qrels queries "
+                          r"\('q'\) and run queries \(\)"),
+    ({"q1": {"a": 1}}, {1: ["a"]}, r"no query of qrels has a prediction in run.*\('q1'\).*"
+                                   r"\('1'\).*compared as strings"),
+    ({}, {"q": ["a"]}, r"qrels must hold at least one judged document"),
 ])
 def test_malformed_dicts(qrels, run, match):
     with pytest.raises((ValueError, TypeError), match=match):
