@@ -1,0 +1,279 @@
+"""``skrank evaluate`` as trec_eval 10: measure selection, evaluation, output.
+
+:func:`select_measures` reads ``-m`` options as trec_eval's ``mark_measure``
+does (nicknames, ``name.params``); :func:`trec_eval_lines` evaluates the
+selected measures of :mod:`skrank._trec_measures` over a
+:class:`skrank._trec_data.TrecRanking` and writes trec_eval's lines (per
+query, grouped by query, then the ``all`` rows).
+"""
+
+import difflib
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._trec_measures import NICKNAMES, TREC_MEASURES, UNSUPPORTED
+
+MISSING_ZSCORE_VALUE = -1000000.0   # trec_eval.h
+_FUNC = "skrank evaluate"
+_LONG = re.compile(r"^\s*[+-]?\d+")
+_DOUBLE = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _atol(text):
+    """C's ``atol``: the leading integer of ``text``, or 0."""
+    match = _LONG.match(text)
+    return int(match.group()) if match else 0
+
+
+def _atof(text):
+    """C's ``atof`` for the decimal forms trec_eval's parameters use, or 0."""
+    match = _DOUBLE.match(text)
+    return float(match.group()) if match else 0.0
+
+
+@dataclass(frozen=True)
+class Selected:
+    """A measure to compute, with its parameters and its printed row names."""
+
+    measure: object
+    params: tuple
+    names: tuple
+
+
+def is_trec_spec(spec):
+    """Whether ``-m spec`` names a trec_eval measure or nickname (``P.5,10``)."""
+    base = spec.split(".", 1)[0]
+    return base in TREC_MEASURES or base in NICKNAMES or base in UNSUPPORTED
+
+
+def _parse_params(measure, text):
+    name, kind = measure.name, measure.kind
+    parts = text.split(",")
+    if kind == "cut_long":
+        cutoffs = sorted(_atol(p) for p in parts)
+        if cutoffs[0] <= 0:
+            raise ValueError(f"{_FUNC}: the cutoffs of {name} must be positive integers. "
+                             f"Got {name}.{text} instead; write e.g. {name}.5,10.")
+        if len(set(cutoffs)) != len(cutoffs):
+            raise ValueError(f"{_FUNC}: the cutoffs of {name} must be distinct. "
+                             f"Got {name}.{text} instead.")
+        return tuple(cutoffs), None
+    if kind == "cut_double":
+        cutoffs = sorted(_atof(p) for p in parts)
+        if len(set(cutoffs)) != len(cutoffs):
+            raise ValueError(f"{_FUNC}: the cutoffs of {name} must be distinct. "
+                             f"Got {name}.{text} instead.")
+        return tuple(cutoffs), None
+    if kind == "p_double":
+        return tuple(_atof(p) for p in parts), text
+    if kind == "p_pair":
+        pairs = []
+        for part in parts:
+            key, sep, value = part.partition("=")
+            if not sep or not key or "=" in value:
+                raise ValueError(
+                    f"{_FUNC}: the parameters of {name} must be name=value pairs, e.g. "
+                    f"{name}.p=0.8 or {name}.1=1,2=3. Got {name}.{text} instead.")
+            pairs.append((key, _atof(value)))
+        return tuple(pairs), text
+    return (), None
+
+
+def _row_names(measure, params, printable):
+    if measure.kind == "cut_long":
+        return tuple(f"{measure.name}_{k}" for k in params)
+    if measure.kind == "cut_double":
+        return tuple(f"{measure.name}_{v:3.2f}" for v in params)
+    if printable is not None:
+        return (f"{measure.name}_{printable}",)
+    return (measure.name,)
+
+
+def unknown_measure_error(spec):
+    base = spec.split(".", 1)[0]
+    if base in UNSUPPORTED:
+        return ValueError(f"{_FUNC}: the trec_eval measure {base!r} (preference or judgement "
+                          f"group measures) is not computed by skrank. Supported: "
+                          f"{', '.join(TREC_MEASURES)}.")
+    candidates = list(TREC_MEASURES) + list(NICKNAMES)
+    close = difflib.get_close_matches(base, candidates, n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return ValueError(f"{_FUNC}: unknown trec_eval measure {spec!r}.{hint} Valid: "
+                      f"{', '.join(candidates)} (optionally name.params, e.g. P.5,10).")
+
+
+def select_measures(specs):
+    """The measures ``-m spec ...`` select, in trec_eval's order (``official`` when none)."""
+    specs = list(specs) or ["official"]
+    marked, given = set(), {}
+    for spec in specs:
+        base, dot, text = spec.partition(".")
+        if dot and not text:
+            raise ValueError(f"{_FUNC}: measure {spec!r} has an empty parameter list. "
+                             f"Write e.g. {base}.10 or {base}.")
+        if base in NICKNAMES:
+            marked.update(NICKNAMES[base])
+            continue
+        if base not in TREC_MEASURES:
+            raise unknown_measure_error(spec)
+        marked.add(base)
+        if dot:
+            given.setdefault(base, text)  # trec_eval uses the first parameters given
+    selected = []
+    for name, measure in TREC_MEASURES.items():
+        if name not in marked:
+            continue
+        if name in given:
+            params, printable = _parse_params(measure, given[name])
+        else:
+            params, printable = measure.defaults, None
+        selected.append(Selected(measure, params, _row_names(measure, params, printable)))
+    return selected
+
+
+def read_zscores(path):
+    """``qid measure mean stddev`` lines -> {(qid, measure): (mean, stddev)}."""
+    table = {}
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle.read().decode().splitlines(), 1):
+            fields = line.split()
+            if not fields:
+                continue
+            if len(fields) < 4:
+                raise ValueError(f"{_FUNC}: {path}: line {number} must read 'qid measure "
+                                 f"mean stddev'. Got {line!r} instead.")
+            table[(fields[0], fields[1])] = (_atof(fields[2]), _atof(fields[3]))
+    return table
+
+
+def _to_zscores(values, names, qids, zscores):
+    """trec_eval's te_convert_to_zscore on a (n_queries, n_values) table."""
+    out = np.full(values.shape, MISSING_ZSCORE_VALUE)
+    known_qids = {q for q, _ in zscores}
+    for j, name in enumerate(names):
+        for i, qid in enumerate(qids):
+            if qid not in known_qids or (qid, name) not in zscores:
+                continue
+            mean, stddev = zscores[(qid, name)]
+            if stddev:
+                out[i, j] = (values[i, j] - mean) / stddev
+            elif values[i, j] == mean:
+                out[i, j] = 0.0
+    return out
+
+
+def _sequential_total(column):
+    return float(np.add.accumulate(column)[-1]) if column.size else 0.0
+
+
+def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscores=None):
+    """trec_eval's output lines for ``selected`` measures over ``ranking``."""
+    qids = [str(q) for q in ranking.qids.tolist()]
+    n_q = len(qids)
+    z = zscores is not None
+    blocks = []      # per measure: (measure, names, values (n_q, n_names) or strings)
+    for item in selected:
+        m = item.measure
+        values = m.kernel(ranking, item.params)
+        if m.name == "relstring":
+            values = np.where(ranking.placeholder, "", values)
+            blocks.append((item, values))
+            continue
+        values = np.asarray(values, dtype=np.float64).reshape(n_q, -1)
+        if m.placeholder_zero:
+            values[ranking.placeholder] = 0.0
+        if z and m.name != "runid":
+            values = _to_zscores(values, item.names, qids, zscores)
+        blocks.append((item, values))
+
+    lines = []
+    if per_query:
+        columns = []
+        for item, values in blocks:
+            m = item.measure
+            if not m.per_query:
+                continue
+            if m.name == "relstring":
+                columns.append([f"{item.names[0]:<22}\t{q}\t'{s}'"
+                                for q, s in zip(qids, values.tolist())])
+                continue
+            prefix = "Z" if z else ""
+            for j, name in enumerate(item.names):
+                col = values[:, j].tolist()
+                if m.integer and not z:
+                    columns.append([f"{name:<22}\t{q}\t{int(v)}" for q, v in zip(qids, col)])
+                else:
+                    columns.append([f"{prefix}{name:<22}\t{q}\t{v:6.4f}"
+                                    for q, v in zip(qids, col)])
+        if columns:
+            lines.extend(np.array(columns, dtype=object).T.ravel().tolist())
+
+    for item, values in blocks:
+        m = item.measure
+        if m.aggregate == "none":
+            if m.name == "runid":
+                lines.append(f"{'runid':<22}\tall\t{ranking.runid}")
+            continue
+        prefix = "Z" if z else ""
+        for j, name in enumerate(item.names):
+            column = values[:, j]
+            if m.aggregate == "num_q":
+                value = float(n_q)
+            elif m.aggregate == "num_rel" and complete:
+                value = float((ranking.all_qrels_rel > 0).sum())
+            elif m.aggregate in ("sum", "num_rel"):
+                value = _sequential_total(column)
+            elif m.aggregate == "gm":
+                value = float(np.exp(_sequential_total(column) / n_q))
+            else:
+                value = _sequential_total(column) / n_q
+            if m.integer and not z:
+                lines.append(f"{name:<22}\tall\t{int(value)}")
+            else:
+                lines.append(f"{prefix}{name:<22}\tall\t{value:6.4f}")
+    return lines
+
+
+def measures_help():
+    """The ``--help`` list of trec_eval measures, from the table."""
+    rows = []
+    for m in TREC_MEASURES.values():
+        if m.kind in ("cut_long", "cut_double"):
+            default = ",".join(f"{v:g}" for v in m.defaults)
+            label = f"{m.name}[.{default}]"
+        elif m.kind == "p_double" and m.defaults:
+            label = f"{m.name}[.{','.join(f'{v:g}' for v in m.defaults)}]"
+        elif m.kind == "p_pair":
+            label = f"{m.name}[.name=value,...]"
+        else:
+            label = m.name
+        rows.append(f"  {label:<34} {m.summary}")
+    return "\n".join(rows)
+
+
+def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complete=False,
+                   max_ret=None, judged_only=False, num_docs=0, zscores=None,
+                   float32_scores=False, rel_format="qrels"):
+    """trec_eval's output lines for a qrels and a run (paths or io objects)."""
+    import os
+
+    from . import io
+    from ._trec_data import trec_ranking
+
+    if rel_format != "qrels":
+        raise ValueError(f"{_FUNC}: -R must be 'qrels' (the TREC qrels format). Got "
+                         f"{rel_format!r} instead; preference and judgement-group formats "
+                         f"are not supported.")
+    selected = select_measures(measures)
+    if isinstance(qrels, (str, os.PathLike)):
+        qrels = io.read_qrels(qrels)
+    if isinstance(run, (str, os.PathLike)):
+        run = io.read_run(run)
+    ranking = trec_ranking(qrels, run, level=level, complete=complete, max_ret=max_ret,
+                           judged_only=judged_only, float32_scores=float32_scores)
+    ranking.num_docs_in_coll = num_docs
+    table = read_zscores(zscores) if zscores is not None else None
+    return trec_eval_lines(ranking, selected, per_query=per_query, complete=complete,
+                           zscores=table)
