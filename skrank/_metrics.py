@@ -166,11 +166,26 @@ def _err(ranking, *, func, k, max_grade):
     return K.expected_reciprocal_rank(ranking, ranking.labels, max_grade, k), None
 
 
-def _rbp(ranking, *, func, k, p, threshold):
+_RBP_GAINS = ("binary", "linear", "trec")
+
+
+def _rbp(ranking, *, func, k, p, threshold, gain):
     def weight(positions):
         return (1.0 - p) * p ** positions
 
-    return K.weighted_rank_sum(ranking, _relevant(ranking, threshold), weight, k), None
+    if gain == "binary":
+        values = _relevant(ranking, threshold)
+    else:
+        if ranking.all_labels.size and ranking.all_labels.min() < 0:
+            raise ValueError(f"{func}: y_true must be non-negative for gain={gain!r}. Got "
+                             f"min(y_true) = {ranking.all_labels.min():g} instead.")
+        values = ranking.labels.astype(np.float64)
+        if gain == "trec":
+            # trec_eval scales the grades by the query's top judged grade when it exceeds 1.
+            top = np.maximum(np.maximum.reduceat(ranking.all_labels, ranking.all_offsets[:-1])
+                             if ranking.all_labels.size else np.ones(0), 1.0)
+            values = values / top[ranking.query]
+    return K.weighted_rank_sum(ranking, values, weight, k), None
 
 
 # ---------------------------------------------------------------------------
@@ -281,6 +296,8 @@ class MetricSpec:
                     )
             elif name == "no_relevant":
                 check_choice(func, "no_relevant", value, NO_RELEVANT_POLICIES)
+            elif name == "gain" and self.name == "rbp":
+                check_choice(func, "gain", value, _RBP_GAINS)
             elif name == "denominator":
                 check_choice(func, "denominator", value, _DENOMINATORS[self.name])
             elif name == "k" and self.k == "required":
@@ -808,12 +825,12 @@ def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic
 
 
 @_doc
-def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="average",
-              retrieved=None):
+def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="binary",
+              ties="average", retrieved=None):
     """Rank-biased precision (Moffat & Zobel, 2008).
 
-    ``RBP = (1 - p) * sum_{{i <= k}} relevant_i * p**(i - 1)``: the expected
-    rate of relevant documents seen by a user who moves on from each rank with
+    ``RBP = (1 - p) * sum_{{i <= k}} gain_i * p**(i - 1)``: the expected
+    rate of relevance seen by a user who moves on from each rank with
     probability ``p``.
 
     Parameters
@@ -825,9 +842,17 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="av
     {k}
 
     p : float in (0, 1), default=0.8
-        Persistence.
+        Persistence.  trec_eval's ``rbp`` uses 0.9.
 
     {threshold}
+        Used by ``gain="binary"`` only.
+
+    gain : {{"binary", "linear", "trec"}}, default="binary"
+        Gain of a document: ``"binary"`` is 1 for a relevant document (label
+        ``>= threshold``) and 0 otherwise (Moffat & Zobel; ir_measures);
+        ``"linear"`` is the label itself (ranx's graded RBP); ``"trec"`` is
+        the label divided by the query's highest label when that exceeds 1
+        (trec_eval 10's ``rbp``; with ``p=0.9`` it reproduces trec_eval).
 
     {ties}
 
@@ -842,9 +867,11 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="av
     >>> from skrank import rbp_score
     >>> round(rbp_score([1, 0, 1], [3, 2, 1], qid=[0] * 3, p=0.5), 4)   # 0.5 * (1 + 0.25)
     0.625
+    >>> round(rbp_score([2, 0, 4], [3, 2, 1], qid=[0] * 3, p=0.5, gain="trec"), 4)
+    0.375
     """
     return _mean("rbp", y_true, y_score, qid, retrieved,
-                 dict(k=k, p=p, threshold=threshold, ties=ties))
+                 dict(k=k, p=p, threshold=threshold, gain=gain, ties=ties))
 
 
 # ---------------------------------------------------------------------------
@@ -877,7 +904,7 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
                ties=("pessimistic", "optimistic", "stable"),
                variants={"err": {}}, labels="graded"),
     MetricSpec("rbp", rbp_score, _rbp, "rank-biased precision",
-               variants={"rbp": {}}),
+               variants={"rbp": {}}, trec_names={"rbp": {"p": 0.9, "gain": "trec"}}),
 )})
 
 

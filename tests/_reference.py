@@ -227,13 +227,24 @@ def ref_err(ranked, unretrieved=(), *, k=None, max_grade):
     return total
 
 
-def ref_rbp(ranked, unretrieved=(), *, k=None, p=0.8, threshold=1):
-    """RBP (Moffat & Zobel 2008) = (1 - p) * sum_{i <= k} relevant_i * p**(i - 1). Always defined."""
+def ref_rbp(ranked, unretrieved=(), *, k=None, p=0.8, threshold=1, gain="binary"):
+    """RBP (Moffat & Zobel 2008) = (1 - p) * sum_{i <= k} g_i * p**(i - 1). Always defined.
+
+    g_i: "binary" 1 if relevant else 0; "linear" the label; "trec" the label divided by
+    the query's largest label (retrieved or not) when that exceeds 1 (trec_eval's rbp).
+    """
     k = _check_k(k)
+    top = max([1.0] + [float(x) for x in list(ranked) + list(unretrieved)])
     total = 0.0
     for i in range(1, _depth(ranked, k) + 1):
-        if _is_relevant(ranked[i - 1], threshold):
-            total += p ** (i - 1)
+        label = ranked[i - 1]
+        if gain == "binary":
+            g = 1.0 if _is_relevant(label, threshold) else 0.0
+        elif gain == "linear":
+            g = float(label)
+        else:
+            g = float(label) / top
+        total += g * p ** (i - 1)
     return (1.0 - p) * total
 
 
