@@ -164,6 +164,13 @@ def _to_zscores(values, names, qids, zscores):
     return out
 
 
+def _c_float(value):
+    """printf's ``%6.4f``, with glibc's spelling of NaN (``-nan`` when the sign bit is set)."""
+    if value != value:
+        return "  -nan" if np.signbit(value) else "   nan"
+    return f"{value:6.4f}"
+
+
 def _sequential_total(column):
     return float(np.add.accumulate(column)[-1]) if column.size else 0.0
 
@@ -178,12 +185,16 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
         m = item.measure
         values = m.kernel(ranking, item.params)
         if m.name == "relstring":
-            values = np.where(ranking.placeholder, "", values)
+            if item.names[0] == "relstring":  # cleared by name, as the others
+                values = np.where(ranking.placeholder, "", values)
             blocks.append((item, values))
             continue
         values = np.asarray(values, dtype=np.float64).reshape(n_q, -1)
         if m.placeholder_zero:
-            values[ranking.placeholder] = 0.0
+            # trec_eval clears these by printed name, so not once parameters rename them.
+            for j, name in enumerate(item.names):
+                if name == m.name or m.name == "unj":
+                    values[ranking.placeholder, j] = 0.0
         if z and m.name != "runid":
             values = _to_zscores(values, item.names, qids, zscores)
         blocks.append((item, values))
@@ -205,7 +216,7 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
                 if m.integer and not z:
                     columns.append([f"{name:<22}\t{q}\t{int(v)}" for q, v in zip(qids, col)])
                 else:
-                    columns.append([f"{prefix}{name:<22}\t{q}\t{v:6.4f}"
+                    columns.append([f"{prefix}{name:<22}\t{q}\t{_c_float(v)}"
                                     for q, v in zip(qids, col)])
         if columns:
             lines.extend(np.array(columns, dtype=object).T.ravel().tolist())
@@ -232,7 +243,7 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
             if m.integer and not z:
                 lines.append(f"{name:<22}\tall\t{int(value)}")
             else:
-                lines.append(f"{prefix}{name:<22}\tall\t{value:6.4f}")
+                lines.append(f"{prefix}{name:<22}\tall\t{_c_float(value)}")
     return lines
 
 

@@ -137,8 +137,9 @@ def _judged_rel_mask(r):
 
 def _before(r, mask):
     """Per row, how many rows of ``mask`` rank above it in its query."""
-    counts = np.cumsum(mask) - mask
-    return counts - counts[r.starts][r.query] if counts.size else counts
+    counts = np.zeros(mask.shape[0] + 1, dtype=np.int64)   # counts[i]: rows < i in mask
+    np.cumsum(mask, out=counts[1:])
+    return counts[:-1] - counts[r.starts][r.query]
 
 
 def _bpref(r):
