@@ -296,7 +296,7 @@ class _Gains:
 
 
 def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_only=False,
-                 float32_scores=False, func="skrank evaluate"):
+                 float32_scores=False, func="evaluate"):
     """Build a :class:`TrecRanking` from a qrels and a run, as trec_eval reads them.
 
     Parameters

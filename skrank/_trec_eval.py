@@ -16,7 +16,7 @@ import numpy as np
 from ._trec_measures import NICKNAMES, TREC_MEASURES, UNSUPPORTED
 
 MISSING_ZSCORE_VALUE = -1000000.0   # trec_eval.h
-_FUNC = "skrank evaluate"
+_FUNC = "evaluate"
 _LONG = re.compile(r"^\s*[+-]?\d+")
 _DOUBLE = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -99,9 +99,11 @@ def unknown_measure_error(spec):
                           f"{', '.join(TREC_MEASURES)}.")
     candidates = list(TREC_MEASURES) + list(NICKNAMES)
     close = difflib.get_close_matches(base, candidates, n=1, cutoff=0.6)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    params = spec[len(base):]
+    hint = f" Did you mean {close[0] + params!r}?" if close else ""
     return ValueError(f"{_FUNC}: unknown trec_eval measure {spec!r}.{hint} Valid: "
-                      f"{', '.join(candidates)} (optionally name.params, e.g. P.5,10).")
+                      f"{', '.join(candidates)} (optionally name.params, e.g. P.5,10), or a skrank "
+                      f"metric name such as ndcg@10.")
 
 
 def select_measures(specs):

@@ -108,7 +108,24 @@ def _trec_mode(args):
 
     if args.json or args.ties != "trec" or args.no_relevant != "zero":
         return False
-    return all(is_trec_spec(m) for m in (args.metrics or []))
+    return not any(_is_skrank_name(m) for m in (args.metrics or []))
+
+
+def _is_skrank_name(spec):
+    """A skrank metric name (ndcg@10, mrr, precision@5), as opposed to a trec_eval one;
+    names neither knows go to trec_eval mode, whose error suggests both."""
+    from ._names import parse_metric_name
+    from ._trec_eval import is_trec_spec
+
+    if is_trec_spec(spec):
+        return False
+    if "@" in spec or spec in COUNTS:
+        return True
+    try:
+        parse_metric_name(spec, trec=False)
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def _evaluate_trec(args, out):
