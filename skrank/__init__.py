@@ -21,6 +21,7 @@ from ._metrics import (
     recall_at_k_score,
 )
 
+from ._judged import bpref_score, infap_score, judged_at_k_score
 from ._evaluate import Evaluation, evaluate
 from ._validation import InvalidParameterError
 from ._scorer import RankingScorer, get_scorer, get_scorer_names, make_ranking_scorer
@@ -34,6 +35,7 @@ _register_with_sklearn()
 __all__ = [
     "METRICS",
     "Evaluation",
+    "bpref_score",
     "InvalidParameterError",
     "QueryScores",
     "RankingScorer",
@@ -45,6 +47,8 @@ __all__ = [
     "get_scorer_names",
     "make_ranking_scorer",
     "hit_rate_score",
+    "infap_score",
+    "judged_at_k_score",
     "map_score",
     "mrr_score",
     "ndcg_score",

@@ -918,7 +918,8 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, **par
     y_true, y_score, qid, retrieved
         As in the metric's function.
     **params
-        The metric's options (``k``, ``gain``, ``ties``, ``no_relevant``, ...).
+        The metric's options (``k``, ``gain``, ``ties``, ``no_relevant``, ...);
+        ``judged=`` for ``"bpref"``, ``"infap"`` and ``"judged"`` (judged@k).
 
     Returns
     -------
@@ -935,9 +936,14 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, **par
     >>> res.qid.tolist(), res.score.tolist()
     (['q1', 'q2'], [1.0, 0.0])
     """
+    if metric in ("bpref", "infap", "judged"):  # metrics that take judged=
+        from ._judged import judged_per_query
+
+        return judged_per_query(metric, y_true, y_score, qid=qid, retrieved=retrieved, **params)
     if not isinstance(metric, str) or metric not in METRICS:
         raise ValueError(
-            f"per_query_scores: metric must be one of {', '.join(map(repr, METRICS))}. "
+            f"per_query_scores: metric must be one of "
+            f"{', '.join(map(repr, [*METRICS, 'bpref', 'infap', 'judged']))}. "
             f"Got {_describe(metric)} instead."
         )
     return QueryScores(*_per_query(metric, y_true, y_score, qid, retrieved, params))

@@ -122,7 +122,7 @@ class TrecRanking:
         self.query = query
         self.num_ret = num_ret
         self.rel_levels = rel_levels
-        self.level = int(level)
+        self.level = level
         self.placeholder = placeholder
         self.runid = runid
         self.all_qrels_rel = all_qrels_rel
