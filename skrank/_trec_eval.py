@@ -42,10 +42,24 @@ class Selected:
     names: tuple
 
 
+_ROW_NAME = re.compile(r"^(?P<name>.+)_(?P<cut>\d+(?:\.\d+)?)$")
+
+
+def _row_alias(spec):
+    """``("P", "5")`` for a printed row name such as ``P_5`` of a cut measure, else None."""
+    match = _ROW_NAME.match(spec)
+    if match and match["name"] in TREC_MEASURES and \
+            TREC_MEASURES[match["name"]].kind in ("cut_long", "cut_double"):
+        return match["name"], match["cut"]
+    return None
+
+
 def is_trec_spec(spec):
-    """Whether ``-m spec`` names a trec_eval measure or nickname (``P.5,10``)."""
+    """Whether ``-m spec`` names a trec_eval measure or nickname (``P.5,10``), or a row
+    trec_eval prints (``P_5``)."""
     base = spec.split(".", 1)[0]
-    return base in TREC_MEASURES or base in NICKNAMES or base in UNSUPPORTED
+    return (base in TREC_MEASURES or base in NICKNAMES or base in UNSUPPORTED
+            or _row_alias(spec) is not None)
 
 
 def _parse_params(measure, text):
@@ -109,8 +123,13 @@ def unknown_measure_error(spec):
 def select_measures(specs):
     """The measures ``-m spec ...`` select, in trec_eval's order (``official`` when none)."""
     specs = list(specs) or ["official"]
-    marked, given = set(), {}
+    marked, given, rows = set(), {}, {}
     for spec in specs:
+        alias = _row_alias(spec)
+        if alias is not None:  # P_5: the row trec_eval prints, as a cutoff of P
+            marked.add(alias[0])
+            rows.setdefault(alias[0], []).append(alias[1])
+            continue
         base, dot, text = spec.partition(".")
         if dot and not text:
             raise ValueError(f"{_FUNC}: measure {spec!r} has an empty parameter list. "
@@ -129,6 +148,8 @@ def select_measures(specs):
             continue
         if name in given:
             params, printable = _parse_params(measure, given[name])
+        elif name in rows:
+            params, printable = _parse_params(measure, ",".join(dict.fromkeys(rows[name])))
         else:
             params, printable = measure.defaults, None
         selected.append(Selected(measure, params, _row_names(measure, params, printable)))

@@ -126,3 +126,34 @@ def test_against_pytrec_eval():
         got = skrank.per_query_scores(metric, *args, **kw)
         for q, value in zip(got.qid.tolist(), got.score.tolist()):
             assert value == pytest.approx(want[q][name], abs=1e-6), (metric, q)
+
+
+DATA = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval"
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="trec_eval data absent")
+def test_evaluate_names_on_trec_files_match_trec_eval():
+    """evaluate(metrics=["bpref", "infap", "judged@10"]) on TREC files: judged = in the qrels,
+    and the values are trec_eval's (out.test.aql, -l2); judged@10 = 1 - unj_10 there."""
+    res = skrank.evaluate(qrels=DATA / "qrels.rel_level", run=DATA / "results.test",
+                          metrics=["bpref", "infap", "judged@10", "ndcg"], threshold=2)
+    expected = {}
+    for line in (DATA / "out.test.aql").read_text().splitlines():
+        name, qid, value = line.split("\t")
+        expected[(name.strip(), qid)] = value
+    for label, name in (("bpref", "bpref"), ("infap", "infAP")):
+        for qid, value in zip(res.qid.tolist(), res.per_query[label].tolist()):
+            assert f"{value:6.4f}" == expected[(name, qid)], (label, qid)
+    for qid, value in zip(res.qid.tolist(), res.per_query["judged@10"].tolist()):
+        assert f"{1 - value:6.4f}" == expected[("unj_10", qid)]
+    assert list(res.mean) == ["bpref", "infap", "judged@10", "ndcg"]
+
+
+def test_evaluate_with_judged_mask():
+    res = skrank.evaluate([1, 0, 0, 1, 1, 0], [4, 3, 2, 1, 2, 1], qid=[0, 0, 0, 0, 1, 1],
+                          judged=[True, False, True, True, True, True],
+                          metrics=["bpref", "judged@4", "map"])
+    assert res.per_query["bpref"].tolist() == [0.5, 1.0]
+    assert res.per_query["judged@4"].tolist() == [0.75, 0.5]
+    with pytest.raises(ValueError, match="judged needs a cutoff"):
+        skrank.evaluate([1], [1], qid=[0], metrics=["judged"])
