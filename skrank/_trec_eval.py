@@ -311,3 +311,40 @@ def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complet
     table = read_zscores(zscores) if zscores is not None else None
     return trec_eval_lines(ranking, selected, per_query=per_query, complete=complete,
                            zscores=table)
+
+
+_AGGREGATE_WORDS = {
+    "mean": "mean", "sum": "sum", "gm": "geometric mean (values floored at 1e-5)",
+    "num_q": "number of queries", "none": "-",
+    "num_rel": "sum (with -c: qrels entries with rel > 0)",
+}
+
+
+def measures_markdown():
+    """The measure table of docs/trec_eval.md, generated from the declarations."""
+    rows = ["| trec_eval measure | parameters (default) | rows printed | `all` row | "
+            "skrank on arrays | what it is |",
+            "|---|---|---|---|---|---|"]
+    for m in TREC_MEASURES.values():
+        if m.kind == "cut_long":
+            params = "cutoffs " + ",".join(str(v) for v in m.defaults)
+            printed = f"`{m.name}_<k>`"
+        elif m.kind == "cut_double":
+            params = "levels " + ",".join(f"{v:g}" for v in m.defaults)
+            printed = f"`{m.name}_<x.xx>`"
+        elif m.kind == "p_double":
+            params = ",".join(f"{v:g}" for v in m.defaults) if m.defaults else "-"
+            printed = f"`{m.name}` (`{m.name}_<params>` when given)"
+        elif m.kind == "p_pair":
+            params = "`level=gain`,..." + (" and `p=`" if m.name.startswith("rbp") else "")
+            printed = f"`{m.name}` (`{m.name}_<params>` when given)"
+        else:
+            params, printed = "-", f"`{m.name}`"
+        if not m.per_query:
+            printed += ", `all` only"
+        elif m.aggregate == "none":
+            printed += ", per query only"
+        skrank = f"`{m.skrank}`" if m.skrank else "-"
+        rows.append(f"| `{m.name}` | {params} | {printed} | {_AGGREGATE_WORDS[m.aggregate]} | "
+                    f"{skrank} | {m.summary} |")
+    return "\n".join(rows) + "\n"

@@ -260,3 +260,22 @@ def test_against_pytrec_eval(seed):
             assert float(got[(name, qid)]) == pytest.approx(value, abs=5e-5 + 1e-9), (qid, name)  # 4 decimals
             compared += 1
     assert compared > 12 * 60
+
+
+def test_docs_page_lists_the_declared_measures():
+    """docs/trec_eval.md's measure table is generated from TREC_MEASURES (paste
+    measures_markdown()'s output there when a declaration changes)."""
+    from skrank._trec_eval import measures_markdown
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "trec_eval.md").read_text()
+    assert measures_markdown() in page
+
+
+def test_help_lists_measures_and_flags(capsys):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    out = capsys.readouterr().out
+    for name in TREC_MEASURES:
+        assert f"  {name}" in out, name
+    for flag in ("-M", "-J", "-Z", "-R", "-N", "-c", "-l", "-q", "--float32-scores"):
+        assert flag in out
