@@ -296,17 +296,29 @@ def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complet
     from . import io
     from ._trec_data import trec_ranking
 
-    if rel_format != "qrels":
-        raise ValueError(f"{_FUNC}: -R must be 'qrels' (the TREC qrels format). Got "
-                         f"{rel_format!r} instead; preference and judgement-group formats "
-                         f"are not supported.")
-    selected = select_measures(measures)
-    if isinstance(qrels, (str, os.PathLike)):
-        qrels = io.read_qrels(qrels)
+    if rel_format not in ("qrels", "qrels_jg"):
+        raise ValueError(f"{_FUNC}: -R must be 'qrels' or 'qrels_jg'. Got {rel_format!r} "
+                         f"instead; the preference formats are not supported.")
+    groups = rel_format == "qrels_jg"
+    selected = select_measures(measures or (["qrels_jg"] if groups else []))
+    for item in selected:
+        if item.measure.judgement_groups != groups and item.measure.name not in ("runid",
+                                                                                 "num_q"):
+            raise ValueError(
+                f"{_FUNC}: {item.measure.name} needs "
+                f"{'-R qrels_jg' if item.measure.judgement_groups else '-R qrels'}. Got "
+                f"-R {rel_format} instead; -R qrels_jg takes map_avgjg, P_avgjg, "
+                f"Rprec_mult_avgjg (-m qrels_jg).")
     if isinstance(run, (str, os.PathLike)):
         run = io.read_run(run)
-    ranking = trec_ranking(qrels, run, level=level, complete=complete, max_ret=max_ret,
-                           judged_only=judged_only, float32_scores=float32_scores)
+    options = dict(level=level, complete=complete, max_ret=max_ret, judged_only=judged_only,
+                   float32_scores=float32_scores)
+    if groups:
+        ranking = _group_ranking(qrels, run, options)
+    else:
+        if isinstance(qrels, (str, os.PathLike)):
+            qrels = io.read_qrels(qrels)
+        ranking = trec_ranking(qrels, run, **options)
     ranking.num_docs_in_coll = num_docs
     table = read_zscores(zscores) if zscores is not None else None
     return trec_eval_lines(ranking, selected, per_query=per_query, complete=complete,
@@ -348,3 +360,49 @@ def measures_markdown():
         rows.append(f"| `{m.name}` | {params} | {printed} | {_AGGREGATE_WORDS[m.aggregate]} | "
                     f"{skrank} | {m.summary} |")
     return "\n".join(rows) + "\n"
+
+
+class _GroupRanking:
+    """-R qrels_jg: one ranking per (query, judgement group), and the queries."""
+
+    def __init__(self, groups, group_query, qids, runid):
+        self.groups = groups
+        self.group_query = group_query
+        self.qids = qids
+        self.n_queries = qids.shape[0]
+        self.groups_per_query = np.bincount(group_query, minlength=self.n_queries)
+        self.placeholder = np.zeros(self.n_queries, dtype=bool)
+        self.placeholder[group_query[groups.placeholder]] = True
+        self.runid = runid
+        self.all_qrels_rel = groups.all_qrels_rel
+        self.num_docs_in_coll = 0
+
+
+def _group_ranking(path, run, options):
+    """Judgement groups (the qrels' second column) as sub-queries 'qid<TAB>group'."""
+    from . import io
+    from ._trec_data import trec_ranking
+
+    columns, _, _, _ = io._read_table(
+        path, fmt="qid jg docno rel", n_fields=4, exact=True,
+        text_fields={"qid": 0, "jg": 1, "docno": 2},
+        numeric_fields={"rel": (3, np.int64, "an integer")})
+    sub_qid = np.char.add(np.char.add(columns["qid"], "\t"), columns["jg"])
+    qrels = io.Qrels(qid=sub_qid, docno=columns["docno"], rel=columns["rel"])
+    # Each run row once per judgement group of its query.
+    pairs = np.unique(sub_qid)
+    pair_qid = np.char.partition(pairs, "\t")[:, 0]
+    order = np.argsort(pair_qid, kind="stable")
+    pair_qid, pairs = pair_qid[order], pairs[order]
+    first = np.searchsorted(pair_qid, run.qid, side="left")
+    last = np.searchsorted(pair_qid, run.qid, side="right")
+    counts = last - first
+    rows = np.repeat(np.arange(len(run)), counts)
+    offset = np.arange(rows.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
+    sub_run = io.Run(qid=pairs[first[rows] + offset], docno=run.docno[rows],
+                     score=run.score[rows], rank=run.rank[rows], tag=run.tag[rows])
+    groups = trec_ranking(qrels, sub_run, **options)
+    outer = np.char.partition(groups.qids, "\t")[:, 0]
+    qids, group_query = np.unique(outer, return_inverse=True)
+    runid = groups.runid if len(sub_run) else (str(run.tag[0]) if len(run) else "")
+    return _GroupRanking(groups, group_query, qids, runid)

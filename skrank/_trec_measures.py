@@ -61,6 +61,9 @@ class TrecMeasure:
     skrank : str
         The skrank metric (and parameters) giving the same per-query values
         on arrays, or "" when there is none; for the docs.
+    judgement_groups : bool
+        A measure of ``-R qrels_jg`` (several sets of judgements per query,
+        the qrels' second column): computed on each group, averaged per query.
     """
 
     name: str
@@ -73,6 +76,7 @@ class TrecMeasure:
     integer: bool = False
     placeholder_zero: bool = False
     skrank: str = ""
+    judgement_groups: bool = False
 
 
 # --------------------------------------------------------------------------
@@ -489,6 +493,18 @@ def _k_num_nonrel_judged_ret(r, params):
     return (r.num_ret - nonpool - unjudged - r.num_rel_ret).astype(np.float64)
 
 
+def _averaged_over_groups(kernel):
+    """A judgement-group measure: ``kernel`` on each (query, group), averaged per query."""
+    def averaged(r, params):
+        values = np.asarray(kernel(r.groups, params), dtype=np.float64)
+        values = values.reshape(values.shape[0], -1)
+        total = np.stack([_sequential_sum(values[:, j], r.group_query, r.n_queries)
+                          for j in range(values.shape[1])], axis=1)
+        n = r.groups_per_query[:, None].astype(np.float64)
+        return np.where(n > 1, total / np.maximum(n, 1), total)
+    return averaged
+
+
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 # In trec_eval's order (measures.c): the output lists measures in this order,
@@ -556,6 +572,15 @@ TREC_MEASURES = {m.name: m for m in (
     TrecMeasure("num_nonrel_judged_ret", _k_num_nonrel_judged_ret,
                 "judged non-relevant documents retrieved (summed)", aggregate="sum",
                 integer=True),
+    TrecMeasure("map_avgjg", _averaged_over_groups(_k_map),
+                "map averaged over judgement groups (-R qrels_jg)", judgement_groups=True),
+    TrecMeasure("P_avgjg", _averaged_over_groups(_k_P),
+                "P at cutoffs averaged over judgement groups (-R qrels_jg)", kind="cut_long",
+                defaults=_CUTS, judgement_groups=True),
+    TrecMeasure("Rprec_mult_avgjg", _averaged_over_groups(_k_rprec_mult),
+                "Rprec_mult averaged over judgement groups (-R qrels_jg)", kind="cut_double",
+                defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+                judgement_groups=True),
     TrecMeasure("rbp", _k_rbp, "rank-biased precision, p=0.9, gains over the top level "
                 "(rbp.p=0.8)", kind="p_pair", skrank="rbp (p=0.9, gain='trec')"),
     TrecMeasure("rbp_resid", _k_rbp_resid, "RBP residual from unjudged documents",
@@ -577,6 +602,7 @@ NICKNAMES = {
                  "num_nonrel_judged_ret"),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
             "set_recall", "set_relative_P", "set_map", "set_F"),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 
 # trec_eval measures skrank does not compute (preference judgements, judgement groups).
@@ -584,5 +610,4 @@ UNSUPPORTED = ("dcg", "ideal_dcg", "ndcg_p", "yaap", "prefs_num_prefs_poss",
                "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
                "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
                "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp",
-               "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg",
-               "Rprec_mult_avgjg")
+               "prefs_pair_imp", "prefs_avgjg_imp")

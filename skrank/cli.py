@@ -69,7 +69,8 @@ def _build_parser():
     ev.add_argument("-Z", "--zscores", default=None, metavar="FILE",
                     help="trec_eval -Z: print z-scores from a 'qid measure mean stddev' file")
     ev.add_argument("-R", "--rel-format", default="qrels", metavar="FORMAT",
-                    help="trec_eval -R: judgement format; only 'qrels' is supported")
+                    help="trec_eval -R: judgement format, 'qrels' (default) or 'qrels_jg' "
+                         "(judgement groups, for -m qrels_jg)")
     ev.add_argument("--float32-scores", action="store_true",
                     help="compare scores as 32-bit floats, as pytrec_eval (trec_eval 10 "
                          "reads doubles)")

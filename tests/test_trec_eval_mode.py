@@ -37,6 +37,8 @@ COMMANDS = {
         "-m Rprec_mult.5.0,0.2,0.35 -mutility.2,-1,0,0 -m 11pt_avg..25,.5,.75 "
         "-mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20 qrels.test results.test"),
     "out.test.aqZ": "-q -m all_trec -Z zscores_file qrels.test results.test",
+    "out.test.qrels_jg": "-m qrels_jg -q -R qrels_jg qrels.123 results.test",
+    "out.test.qrels_jg ": "-m qrels_jg -q -R qrels_jg qrels.comments.123 results.test",
 }
 
 
@@ -44,7 +46,7 @@ def _argv(command):
     """trec_eval's argv (getopt style, e.g. -M100, -mP.5) in argparse's spelling."""
     out = []
     for token in shlex.split(command):
-        if token.startswith("-") and len(token) > 2 and token[1] in "mMlZ":
+        if token.startswith("-") and len(token) > 2 and token[1] in "mMlZR":
             out += [token[:2], token[2:]]
         else:
             out.append(str(DATA / token) if (DATA / token).is_file() else token)
@@ -82,6 +84,13 @@ def test_missing_query_is_an_error_without_c(capsys):
 def test_measure_errors(spec, fragment):
     with pytest.raises(ValueError, match=fragment.replace("?", r"\?").replace(".", r"\.")):
         select_measures([spec])
+
+
+def test_judgement_group_measures_need_qrels_jg():
+    with pytest.raises(ValueError, match="map_avgjg needs -R qrels_jg"):
+        evaluate_files("unused", "unused", measures=["map_avgjg"])
+    with pytest.raises(ValueError, match="map needs -R qrels"):
+        evaluate_files("unused", "unused", measures=["map"], rel_format="qrels_jg")
 
 
 def test_selection_follows_trec_eval():
