@@ -200,6 +200,12 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
             raise ValueError(f"{func}: TREC evaluation needs both qrels and run.")
         check_choice(func, "missing_queries", missing_queries, ("skip", "zero"))
         y_true, y_score, qid, retrieved, judged = _trec_arrays(qrels, run, missing_queries)
+        if np.isinf(y_score).any():
+            # trec_eval ranks inf scores: their dense ranks keep every order and tie.
+            finite_rank = np.full(y_score.shape, np.nan)
+            scored = ~np.isnan(y_score)
+            finite_rank[scored] = np.unique(y_score[scored], return_inverse=True)[1]
+            y_score = finite_rank
         ties = "trec" if ties is None else ties
     elif y_true is None or y_score is None:
         raise ValueError(f"{func}: y_true and y_score are required (or qrels and run).")

@@ -288,3 +288,15 @@ def test_help_lists_measures_and_flags(capsys):
         assert f"  {name}" in out, name
     for flag in ("-M", "-J", "-Z", "-R", "-N", "-c", "-l", "-q", "--float32-scores"):
         assert flag in out
+
+
+def test_evaluate_ranks_infinite_scores(tmp_path):
+    import skrank
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 b 1\nq1 0 a 0\nq1 0 d 1\n")
+    run.write_text("q1 Q0 a 1 inf x\nq1 Q0 b 2 -inf x\nq1 Q0 c 3 1 x\nq1 Q0 d 4 inf x\n")
+    res = skrank.evaluate(qrels=qrels, run=run, metrics=["mrr", "map"])
+    # order: d, a (inf, docno descending), c, b
+    assert res.per_query["mrr"].tolist() == [1.0]
+    assert res.per_query["map"][0] == pytest.approx((1 + 2 / 4) / 2)
