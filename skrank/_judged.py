@@ -163,8 +163,8 @@ def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessim
 
     ``judged@k = #judged in the top k / k`` (a ranking shorter than k is
     filled with unjudged documents); on rankings of at least k documents,
-    ``1 - judged@k`` is trec_eval's ``unj_k``.  RAG and dense-retrieval evaluations watch it: a low value
-    means the other numbers rest on guesses.
+    ``1 - judged@k`` is trec_eval's ``unj_k``.  RAG and dense-retrieval
+    evaluations watch it: a low value means the other numbers rest on guesses.
 
     Parameters
     ----------

@@ -371,7 +371,7 @@ def test_per_query_scores_unknown_option(spec):
 
 @pytest.mark.parametrize("metric", ["bogus", "NDCG", None, 3, "ndcg@10"])
 def test_per_query_scores_unknown_metric(metric):
-    names = ", ".join(map(repr, skrank.METRICS))
+    names = ", ".join(map(repr, [*skrank.METRICS, "bpref", "infap", "judged"]))
     with pytest.raises(ValueError, match=rf"^per_query_scores: metric must be one of "
                                          rf"{re.escape(names)}\. Got {re.escape(repr(metric))} "
                                          rf"\(type {type(metric).__name__}\) instead\."):

@@ -131,7 +131,7 @@ def test_against_pytrec_eval():
 DATA = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval"
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="trec_eval data absent")
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"trec_eval data absent at {DATA} (shared/data)")
 def test_evaluate_names_on_trec_files_match_trec_eval():
     """evaluate(metrics=["bpref", "infap", "judged@10"]) on TREC files: judged = in the qrels,
     and the values are trec_eval's (out.test.aql, -l2); judged@10 = 1 - unj_10 there."""
