@@ -226,6 +226,24 @@ class TrecRanking:
         return _Gains(self, dict(pairs))
 
 
+def _glibc_msort(items, compare):
+    """glibc's qsort for small arrays (msort_with_tmp): a top-down merge sort that
+    takes from the left run while ``compare(left, right) <= 0``."""
+    n = len(items)
+    if n <= 1:
+        return list(items)
+    left, right = _glibc_msort(items[:n // 2], compare), _glibc_msort(items[n // 2:], compare)
+    out, i, j = [], 0, 0
+    while i < len(left) and j < len(right):
+        if compare(left[i], right[j]) <= 0:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out + left[i:] + right[j:]
+
+
 class _Gains:
     """Per-row gains, and the ideal ranking's gains, for one gain table."""
 
@@ -245,16 +263,47 @@ class _Gains:
             if code < 0:
                 row_gain[r.rel == code] = gain
         self.row_gain = row_gain
-        # The ideal ranking: judged documents by gain, descending, positive gains only.
-        order = np.argsort(-level_gain, kind="stable")
-        positive = order[level_gain[order] > 0]
-        counts = r.rel_levels[:, positive]
-        self.ideal_len = counts.sum(axis=1)
-        self.ideal = np.repeat(np.tile(level_gain[positive], r.n_queries), counts.ravel())
+        # The ideal ranking: the judged documents level by level in the order of
+        # trec_eval's sorted gain table, down to the first level without a positive gain.
+        gain_table, count_table = self._ideal_tables()
+        self.ideal_len = count_table.sum(axis=1)
+        self.ideal = np.repeat(gain_table.ravel(), count_table.ravel())
         self.ideal_query = np.repeat(np.arange(r.n_queries), self.ideal_len)
         self.ideal_starts = segment_starts(self.ideal_len)
         self.ideal_position = (np.arange(self.ideal.shape[0], dtype=np.int64)
                                - self.ideal_starts[self.ideal_query])
+
+    def _ideal_tables(self):
+        """Per query, the gains of its table's levels from the top and their counts.
+
+        trec_eval's setup_gains lists the named levels (in the order given), then
+        the other levels below the query's num_rel_levels, and sorts them with
+        qsort and a comparator returning ``(int)(gain1 - gain2)`` (glibc's merge
+        sort, emulated here; it matters only for gains less than 1 apart).  Its
+        ideal ranking walks that table from the top and stops at the first level
+        with documents and a gain <= 0.
+        """
+        r = self.ranking
+        n_levels = r.rel_levels.shape[1]
+        nrl = r.num_rel_levels
+        width = len(self.pairs) + int(nrl.max(initial=0))
+        gain_table = np.zeros((r.n_queries, width))
+        count_table = np.zeros((r.n_queries, width), dtype=np.int64)
+        for m in np.unique(nrl).tolist():  # one table per number of levels (a handful)
+            entries = list(self.pairs.items()) + [(lv, float(lv)) for lv in range(m)
+                                                  if lv not in self.pairs]
+            ordered = _glibc_msort(entries, lambda a, b: int(a[1] - b[1]))[::-1]
+            rows = np.flatnonzero(nrl == m)
+            levels = np.array([lv for lv, _ in ordered], dtype=np.int64)
+            gains = np.array([g for _, g in ordered], dtype=np.float64)
+            inside = (levels >= 0) & (levels < min(m, n_levels))
+            counts = np.zeros((rows.shape[0], levels.shape[0]), dtype=np.int64)
+            counts[:, inside] = r.rel_levels[np.ix_(rows, levels[inside])]
+            stop = np.logical_or.accumulate((counts > 0) & (gains <= 0)[None, :], axis=1)
+            counts[stop] = 0
+            gain_table[rows, :levels.shape[0]] = gains
+            count_table[rows, :levels.shape[0]] = counts
+        return gain_table, count_table
 
     def table_extremes(self):
         """Per query, the smallest and largest gain of its table (with 0, as
