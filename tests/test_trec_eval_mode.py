@@ -301,3 +301,13 @@ def test_evaluate_ranks_infinite_scores(tmp_path):
     # order: d, a (inf, docno descending), c, b
     assert res.per_query["mrr"].tolist() == [1.0]
     assert res.per_query["map"][0] == pytest.approx((1 + 2 / 4) / 2)
+
+
+def test_gain_table_sorted_as_trec_eval():
+    """ndcg.1=0.5: trec_eval sorts its gain table with a comparator returning
+    (int)(g1 - g2), so 0.5 ties with level 0's gain 0 and lands below it; its ideal
+    ranking then stops at level 0 and holds only the level-2 document:
+    ndcg = (0.5 / log2 2 + 2 / log2 3) / 2 (trec_eval 10 prints 0.8809)."""
+    got = _lines("q 0 a 2\nq 0 b 1\nq 0 c 0\n", "q Q0 b 1 3 t\nq Q0 a 2 2 t\nq Q0 c 3 1 t\n",
+                 measures=["ndcg.1=0.5"])
+    assert got[("ndcg_1=0.5", "q")] == f"{(0.5 + 2 / math.log2(3)) / 2:6.4f}" == "0.8809"
