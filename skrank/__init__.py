@@ -23,6 +23,7 @@ from ._metrics import (
 
 from ._judged import bpref_score, infap_score, judged_at_k_score
 from ._evaluate import Evaluation, evaluate
+from ._compare import Comparison, PairComparison, compare
 from ._validation import InvalidParameterError
 from ._scorer import RankingScorer, get_scorer, get_scorer_names, make_ranking_scorer
 from ._scorer import register_with_sklearn as _register_with_sklearn
@@ -34,12 +35,15 @@ _register_with_sklearn()
 
 __all__ = [
     "METRICS",
+    "Comparison",
     "Evaluation",
     "bpref_score",
     "InvalidParameterError",
+    "PairComparison",
     "QueryScores",
     "RankingScorer",
     "cg_score",
+    "compare",
     "dcg_score",
     "err_score",
     "evaluate",
