@@ -171,20 +171,37 @@ def read_zscores(path):
     return table
 
 
-def _to_zscores(values, names, qids, zscores):
-    """trec_eval's te_convert_to_zscore on a (n_queries, n_values) table."""
-    out = np.full(values.shape, MISSING_ZSCORE_VALUE)
-    known_qids = {q for q, _ in zscores}
-    for j, name in enumerate(names):
-        for i, qid in enumerate(qids):
-            if qid not in known_qids or (qid, name) not in zscores:
-                continue
-            mean, stddev = zscores[(qid, name)]
-            if stddev:
-                out[i, j] = (values[i, j] - mean) / stddev
-            elif values[i, j] == mean:
-                out[i, j] = 0.0
-    return out
+class _ZScores:
+    """A zscores file as arrays: the evaluated query, the measure name, mean and stddev
+    of each of its lines."""
+
+    def __init__(self, table, qids):
+        row = {q: i for i, q in enumerate(qids)}
+        keys = list(table)
+        self.query = np.array([row.get(q, -1) for q, _ in keys], dtype=np.int64)
+        self.names, self.name_of = np.unique(np.array([n for _, n in keys] or [""]),
+                                             return_inverse=True)
+        self.name_of = self.name_of[:len(keys)]
+        self.mean = np.array([m for m, _ in table.values()], dtype=np.float64)
+        self.stddev = np.array([sd for _, sd in table.values()], dtype=np.float64)
+
+    def convert(self, values, names):
+        """trec_eval's te_convert_to_zscore on a (n_queries, n_values) table:
+        (value - mean) / stddev; a missing entry, or a zero stddev with value != mean,
+        gives MISSING_ZSCORE_VALUE."""
+        col_of_name = {name: j for j, name in enumerate(names)}
+        column = np.array([col_of_name.get(n, -1) for n in self.names.tolist()])[self.name_of]
+        use = (self.query >= 0) & (column >= 0)
+        mean = np.full(values.shape, np.nan)
+        stddev = np.full(values.shape, np.nan)
+        mean[self.query[use], column[use]] = self.mean[use]
+        stddev[self.query[use], column[use]] = self.stddev[use]
+        known = ~np.isnan(mean)
+        out = np.full(values.shape, MISSING_ZSCORE_VALUE)
+        scaled = known & (stddev != 0)
+        out[scaled] = (values[scaled] - mean[scaled]) / stddev[scaled]
+        out[known & (stddev == 0) & (values == mean)] = 0.0
+        return out
 
 
 def _c_float(value):
@@ -203,6 +220,7 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
     qids = [str(q) for q in ranking.qids.tolist()]
     n_q = len(qids)
     z = zscores is not None
+    ztable = _ZScores(zscores, qids) if z else None
     blocks = []      # per measure: (measure, names, values (n_q, n_names) or strings)
     for item in selected:
         m = item.measure
@@ -219,7 +237,7 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
                 if name == m.name or m.name == "unj":
                     values[ranking.placeholder, j] = 0.0
         if z and m.name != "runid":
-            values = _to_zscores(values, item.names, qids, zscores)
+            values = ztable.convert(values, item.names)
         blocks.append((item, values))
 
     lines = []
