@@ -1,11 +1,7 @@
 """Many metrics over one grouping pass, with per-query results."""
 
 import functools
-<<<<<<< HEAD
-import os
 import re
-=======
->>>>>>> main
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,12 +136,8 @@ _JUDGED_SPEC = object()   # marks bpref/infap/judged@k in the resolved list
 
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
              ties=None, no_relevant="zero", threshold=None, qrels=None, run=None,
-<<<<<<< HEAD
-             missing_queries="skip", judged=None):
-=======
              missing_queries="skip", exclude=None, unjudged_queries="skip",
-             ignore_identical_ids=False):
->>>>>>> main
+             ignore_identical_ids=False, judged=None):
     """Evaluate several metrics at once, sharing one grouping and sorting pass.
 
     Parameters
@@ -171,21 +163,6 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     threshold : float, default=None
         Relevance threshold for every binary metric (trec_eval ``-l``); None
         keeps each metric's default of 1.  The DCG family keeps graded gains.
-<<<<<<< HEAD
-    qrels, run : path or :class:`skrank.io.Qrels` / :class:`skrank.io.Run`, default=None
-        TREC relevance judgements and run to evaluate instead of arrays.
-        Judged documents that the run did not retrieve count in R, the ideal
-        DCG and recall; retrieved documents without judgement count as
-        non-relevant; negative judgements (trec_eval's "unjudged in pool")
-        have gain 0 and are never relevant.
-    missing_queries : {"skip", "zero"}, default="skip"
-        With TREC files: queries in the qrels but not in the run are left out
-        (trec_eval's default) or count as an empty ranking (``trec_eval -c``).
-    judged : array-like of bool of shape (n_samples,), default=None
-        For ``"bpref"``, ``"infap"`` and ``"judged@k"``: False marks a
-        document nobody judged (see :func:`skrank.bpref_score`).  None means
-        all were; with TREC files, the documents in the qrels are.
-=======
     qrels, run : default=None
         Ground truth and predictions to evaluate instead of arrays, each in
         any of these forms: a :class:`skrank.io.Qrels` / :class:`skrank.io.Run`
@@ -217,7 +194,10 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         Drop every run row whose document id equals its query id before
         evaluating (BEIR's ``ignore_identical_ids``: on corpora where the
         queries are documents too, a query retrieving itself is not a hit).
->>>>>>> main
+    judged : array-like of bool of shape (n_samples,), default=None
+        For ``"bpref"``, ``"infap"`` and ``"judged@k"``: False marks a
+        document nobody judged (see :func:`skrank.bpref_score`).  None means
+        all were; with TREC files, the documents in the qrels are.
 
     Returns
     -------
@@ -243,16 +223,6 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
                              f"(qrels, run), not both.")
         if qrels is None or run is None:
             raise ValueError(f"{func}: TREC evaluation needs both qrels and run.")
-<<<<<<< HEAD
-        check_choice(func, "missing_queries", missing_queries, ("skip", "zero"))
-        y_true, y_score, qid, retrieved, judged = _trec_arrays(qrels, run, missing_queries)
-        if np.isinf(y_score).any():
-            # trec_eval ranks inf scores: their dense ranks keep every order and tie.
-            finite_rank = np.full(y_score.shape, np.nan)
-            scored = ~np.isnan(y_score)
-            finite_rank[scored] = np.unique(y_score[scored], return_inverse=True)[1]
-            y_score = finite_rank
-=======
         if exclude is not None:
             raise ValueError(f"{func}: exclude is for the 2-D form (y_true, y_score matrices); "
                              f"with qrels and run, leave the excluded documents out of the run.")
@@ -261,9 +231,14 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         if not isinstance(ignore_identical_ids, (bool, np.bool_)):
             raise InvalidParameterError(f"{func}: ignore_identical_ids must be True or False. "
                                         f"Got {_describe(ignore_identical_ids)} instead.")
-        y_true, y_score, qid, retrieved = _trec_arrays(
+        y_true, y_score, qid, retrieved, judged = _trec_arrays(
             qrels, run, missing_queries, unjudged_queries, ignore_identical_ids)
->>>>>>> main
+        if np.isinf(y_score).any():
+            # trec_eval ranks inf scores: their dense ranks keep every order and tie.
+            finite_rank = np.full(y_score.shape, np.nan)
+            scored = ~np.isnan(y_score)
+            finite_rank[scored] = np.unique(y_score[scored], return_inverse=True)[1]
+            y_score = finite_rank
         ties = "trec" if ties is None else ties
     elif y_true is None or y_score is None:
         raise ValueError(f"{func}: y_true and y_score are required (or qrels and run).")
@@ -278,6 +253,11 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     resolved = _resolve_metrics(metrics, trec=True)
     checked = []
     depths = {}  # per tie policy: how far down any of its metrics reads
+    judged_metrics = [(label, params) for label, spec, params in resolved
+                      if spec is _JUDGED_SPEC]
+    resolved = [item for item in resolved if item[1] is not _JUDGED_SPEC]
+    if not resolved:  # the counts need one ranking
+        resolved = [(None, *parse_metric_name("map", func=func))]
     for label, spec, params in resolved:
         params = dict(params)
         if ties_policy is not None and "ties" in spec.parameters:
@@ -310,32 +290,8 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     def extremes():  # computed once, for every metric that checks its labels
         return labels.min(), labels.max()
 
-<<<<<<< HEAD
-    checked = []
-    depths = {}  # per tie policy: how far down any of its metrics reads
-    judged_metrics = [(label, params) for label, spec, params in resolved
-                      if spec is _JUDGED_SPEC]
-    resolved = [item for item in resolved if item[1] is not _JUDGED_SPEC]
-    if not resolved:  # the counts need one ranking
-        resolved = [(None, *parse_metric_name("map", func=func))]
-    for label, spec, params in resolved:
-        params = dict(params)
-        if ties_policy is not None and "ties" in spec.parameters:
-            params.setdefault("ties", ties_policy)
-        if "no_relevant" in spec.parameters:
-            params.setdefault("no_relevant", no_relevant)
-        if threshold is not None and "threshold" in spec.parameters:
-            params.setdefault("threshold", threshold)
-        params = spec.check_params(func, params)
-        spec.check_labels(func, labels_for_gain[0], params, extremes)
-        policy = params.get("ties", "stable")
-        depth = ranking_depth(spec, params)
-        depths[policy] = Depth.union(depths.get(policy, depth), depth)
-        checked.append((label, spec, params, policy))
-=======
     for label, spec, params, policy in checked:
         spec.check_labels(func, labels, params, extremes)
->>>>>>> main
 
     # One ranking per tie policy, shared by its metrics.
     rankings = {policy: rank_queries(func, *labels_for_gain, policy, depth)

@@ -859,13 +859,8 @@ def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic
 
 
 @_doc
-<<<<<<< HEAD
 def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="binary",
-              ties="average", retrieved=None):
-=======
-def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="average",
-              retrieved=None, exclude=None):
->>>>>>> main
+              ties="average", retrieved=None, exclude=None):
     """Rank-biased precision (Moffat & Zobel, 2008).
 
     ``RBP = (1 - p) * sum_{{i <= k}} gain_i * p**(i - 1)``: the expected
@@ -911,13 +906,8 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="av
     >>> round(rbp_score([2, 0, 4], [3, 2, 1], qid=[0] * 3, p=0.5, gain="trec"), 4)
     0.375
     """
-<<<<<<< HEAD
-    return _mean("rbp", y_true, y_score, qid, retrieved,
-                 dict(k=k, p=p, threshold=threshold, gain=gain, ties=ties))
-=======
     return _mean("rbp", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, p=p, threshold=threshold, ties=ties))
->>>>>>> main
+                 dict(k=k, p=p, threshold=threshold, gain=gain, ties=ties))
 
 
 # ---------------------------------------------------------------------------
