@@ -21,6 +21,7 @@ from ._metrics import (
     recall_at_k_score,
 )
 
+from ._judged import bpref_score, infap_score, judged_at_k_score
 from ._evaluate import Evaluation, evaluate
 from ._compare import Comparison, PairComparison, compare
 from ._validation import InvalidParameterError
@@ -37,6 +38,7 @@ __all__ = [
     "METRICS",
     "Comparison",
     "Evaluation",
+    "bpref_score",
     "InvalidParameterError",
     "PairComparison",
     "QueryScores",
@@ -50,6 +52,8 @@ __all__ = [
     "get_scorer_names",
     "make_ranking_scorer",
     "hit_rate_score",
+    "infap_score",
+    "judged_at_k_score",
     "map_score",
     "mrr_score",
     "ndcg_score",

@@ -100,4 +100,4 @@ def test_trec_eval_names_accepted(capsys):
                                       "-m", "P.5", "-m", "recip_rank"])
     assert status == 0
     names = [line.split("\t")[0].strip() for line in out.splitlines()]
-    assert names == ["ndcg_cut_10", "P_5", "recip_rank"]
+    assert names == ["recip_rank", "P_5", "ndcg_cut_10"]     # trec_eval's order, not -m's
