@@ -24,6 +24,7 @@ query's length, which is what keeps long and ragged queries as cheap as short
 uniform ones.
 """
 
+import weakref
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -93,9 +94,25 @@ def _sorted_run_offsets(func, qid):
 def _factorize_unsorted(func, qid):
     """:func:`factorize_qid` for ids that are not a sorted plain array."""
     if qid.dtype.kind in "iufUSbmM":
+        found = _factorize_plain(qid)
+        if found is not None:
+            codes, qids = found
+            return codes, qids, False
         qids, codes = np.unique(qid, return_inverse=True)
         return codes.reshape(-1), qids, False
     # object ids: numbers, strings, tuples, ... Sorted when comparable.
+    known = _KNOWN_CODES.get(id(qid))
+    if known is not None and known[0]() is qid:  # factorised by pandas on the way in
+        codes, qids = known[1], known[2]
+        return codes, qids, bool(np.all(codes[1:] >= codes[:-1]))
+    plain = _plain_object_ids(qid)
+    if plain is not None:  # all str or all int: factorised as a numpy array, handed back as objects
+        offsets = _sorted_run_offsets(func, plain)
+        if offsets is not None:
+            codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+            return codes, plain[offsets[:-1]].astype(object), True
+        codes, qids, _ = _factorize_unsorted(func, plain)
+        return codes, qids.astype(object), bool(np.all(codes[1:] >= codes[:-1]))
     try:
         qids, codes = np.unique(qid, return_inverse=True)
         # Sorting needs a total order; ids such as frozensets compare without one
@@ -113,6 +130,160 @@ def _factorize_unsorted(func, qid):
     qids = np.empty(len(index), dtype=object)
     qids[:] = list(index)
     return codes, qids, bool(np.all(codes[1:] >= codes[:-1]))
+
+
+# Factorising without a comparison sort.  np.unique(return_inverse=True) sorts every
+# row (an argsort of n keys, ~90 ms per million rows); the ids of a ranking data set
+# repeat, so the distinct ids are found in O(n) by a direct lookup (integers of a small
+# range) or by hashing, and only the distinct ids are sorted.
+
+# Golden-ratio multiplier of Fibonacci hashing (multiply-shift): the high bits of
+# key * _HASH_MULTIPLIER spread consecutive or patterned keys over the table.
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+
+
+# id(array) -> (weak reference to the array, codes, sorted distinct ids): object id
+# arrays made from a pandas column whose codes pandas computed (see remember_codes).
+_KNOWN_CODES = {}
+
+
+def remember_codes(qid, codes, uniques):
+    """Record that the object array ``qid`` is ``uniques[codes]`` with ``uniques`` sorted,
+    for as long as that array lives (``qid`` is a fresh array no caller can change)."""
+    key = id(qid)
+    _KNOWN_CODES[key] = (weakref.ref(qid, lambda _, key=key: _KNOWN_CODES.pop(key, None)),
+                         codes, uniques)
+
+
+def _plain_object_ids(qid):
+    """Object ids that are all ``str`` (as a ``<U`` array) or all ``int`` (as int64),
+    else None.  Exact types only: a bool or a float among them keeps the object path."""
+    values = qid.tolist()
+    types = set(map(type, values))
+    if types == {str}:
+        # Sized first: numpy's own length search while converting is several times slower.
+        return qid.astype(f"U{max(max(map(len, values)), 1)}")
+    if types == {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            return None
+    return None
+
+
+def _factorize_plain(qid):
+    """``(codes, sorted distinct ids)`` of integer, float or string ids without sorting
+    the rows, or None for dtypes left to np.unique (e.g. non-integral floats)."""
+    kind = qid.dtype.kind
+    if kind == "b":
+        codes, uniques = _factorize_integers(qid.view(np.uint8))
+        return codes, uniques.astype(bool)
+    if kind in "iu":
+        return _factorize_integers(qid)
+    if kind == "f":
+        with np.errstate(invalid="ignore"):
+            as_int = qid.astype(np.int64)
+        if not np.array_equal(as_int, qid):  # fractions, inf, or beyond int64
+            return None
+        codes, uniques = _factorize_integers(as_int)
+        return codes, uniques.astype(qid.dtype)
+    if kind in "US":
+        words = _string_words(qid)
+        if words is None:
+            return None
+        codes, _ = _factorize_integers(words[0])
+        for word in words[1:]:  # lexicographic: refine the codes word after word
+            word_codes, word_uniques = _factorize_integers(word)
+            codes, _ = _factorize_integers(codes * word_uniques.shape[0] + word_codes)
+        first = np.zeros(codes.shape[0] and int(codes.max()) + 1, dtype=np.intp)
+        first[codes[::-1]] = np.arange(codes.shape[0] - 1, -1, -1)  # a row of each id
+        return codes, qid[first]
+    return None
+
+
+def _string_words(qid):
+    """Fixed-width strings as big-endian uint64 words whose lexicographic order is the
+    strings' order (one word for up to 8 Latin-1 characters); None if too wide."""
+    qid = np.ascontiguousarray(qid, dtype=qid.dtype.newbyteorder("="))
+    n, width = qid.shape[0], qid.dtype.itemsize
+    if qid.dtype.kind == "S":
+        data = qid.view(np.uint8).reshape(n, width)
+    else:
+        points = qid.view(np.uint32).reshape(n, width // 4)
+        top = int(points.max()) if points.size else 0
+        # Narrowest big-endian unit holding every code point: zero padding sorts first.
+        unit = ">u1" if top < 2 ** 8 else ">u2" if top < 2 ** 16 else ">u4"
+        data = points.astype(unit).view(np.uint8).reshape(n, -1)
+    n_words = -(-data.shape[1] // 8)
+    if n_words > 8 or n_words == 0:
+        return None
+    if data.shape[1] != 8 * n_words:
+        padded = np.zeros((n, 8 * n_words), dtype=np.uint8)
+        padded[:, :data.shape[1]] = data
+        data = padded
+    words = np.ascontiguousarray(data).view(">u8").astype(np.uint64)
+    return [words[:, i] for i in range(n_words)]
+
+
+def _factorize_integers(keys):
+    """``(codes, sorted distinct keys)`` of an integer array, in O(n)."""
+    n = keys.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.intp), keys[:0].copy()
+    lo, hi = keys.min(), keys.max()
+    if int(hi) - int(lo) < max(4 * n, 2 ** 16):
+        # Small range: mark the ids present, number them in order, look each row up.
+        if keys.dtype == np.uint64:  # may exceed intp; the differences do not
+            offset = (keys - lo).astype(np.intp)
+        else:
+            offset = keys.astype(np.intp, copy=False) - lo
+        present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)
+        present[offset] = True
+        number = np.cumsum(present, dtype=np.intp)
+        number -= 1
+        # Wrapping arithmetic in the keys' own dtype: exact, as every result fits it.
+        uniques = np.flatnonzero(present).astype(keys.dtype)
+        uniques += lo
+        return number[offset], uniques
+    return _factorize_hashed(keys)
+
+
+def _factorize_hashed(keys):
+    """:func:`_factorize_integers` for a wide range: a hash table of about 2n slots.
+
+    Each row's slot holds one of the keys hashed to it; rows whose key differs from
+    its slot's mark the slot as shared, and the rows of shared slots (few: about
+    k**2 / 4n of k distinct keys) are factorised by np.unique.
+    """
+    n = keys.shape[0]
+    bits = max(int(n).bit_length() + 1, 8)
+    slot = ((keys.astype(np.uint64, copy=False) * _HASH_MULTIPLIER)
+            >> np.uint64(64 - bits)).astype(np.intp)
+    table = np.empty(1 << bits, dtype=keys.dtype)
+    table[slot] = keys
+    clash = table[slot] != keys
+    used = np.zeros(1 << bits, dtype=bool)
+    used[slot] = True
+    shared_rows = None
+    if clash.any():
+        shared = np.zeros(1 << bits, dtype=bool)
+        shared[slot[clash]] = True
+        used &= ~shared
+        shared_rows = np.flatnonzero(shared[slot])
+    slots = np.flatnonzero(used)
+    uniques = table[slots]
+    if shared_rows is not None:
+        extra, extra_codes = np.unique(keys[shared_rows], return_inverse=True)
+        uniques = np.concatenate([uniques, extra])
+    order = np.argsort(uniques)
+    rank = np.empty(order.shape[0], dtype=np.intp)
+    rank[order] = np.arange(order.shape[0])
+    slot_code = np.empty(1 << bits, dtype=np.intp)
+    slot_code[slots] = rank[:slots.shape[0]]
+    codes = slot_code[slot]
+    if shared_rows is not None:
+        codes[shared_rows] = rank[slots.shape[0] + extra_codes.reshape(-1)]
+    return codes, uniques[order]
 
 
 def group_queries(func, qid):
@@ -163,6 +334,12 @@ def _group_order(codes, n_queries):
     if n_queries <= np.iinfo(np.uint16).max + 1:
         # numpy's stable sort is a radix sort for 16-bit integers: O(n).
         return np.argsort(codes.astype(np.uint16), kind="stable")
+    if n_queries <= 2 ** 32:
+        # Two stable 16-bit radix passes (low half, then high half): still O(n), where
+        # one stable sort of the full codes is a comparison sort, several times slower.
+        order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
+        high = (codes >> 16).astype(np.uint16)[order]
+        return order[np.argsort(high, kind="stable")]
     return np.argsort(codes, kind="stable")
 
 

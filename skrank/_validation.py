@@ -145,6 +145,10 @@ def check_retrieved(func, retrieved, n):
 
 def as_qid_array(qid):
     """Query ids as a 1-D array; tuples stay whole ids instead of becoming a 2-D array."""
+    if type(qid).__module__.partition(".")[0] == "pandas":
+        arr = _pandas_string_ids(qid)
+        if arr is not None:
+            return arr
     ragged_warning = getattr(np, "exceptions", np).VisibleDeprecationWarning
     try:
         with warnings.catch_warnings():
@@ -164,6 +168,36 @@ def as_qid_array(qid):
     if (arr.ndim > 1 and all(isinstance(item, tuple) for item in items)) or mixed:
         arr = np.empty(len(items), dtype=object)
         arr[:] = items
+    return arr
+
+
+def _pandas_string_ids(qid):
+    """A pandas column of string ids (object, string or categorical dtype) as an object
+    array, factorised by pandas' hash table on the way (which skrank's grouping then
+    reuses), or None for anything else, missing ids included (they get numpy's path
+    and its error).  numpy's conversion of a categorical or string column alone costs
+    more than the whole factorisation."""
+    import pandas as pd  # already imported: qid is a pandas object
+
+    from ._grouping import remember_codes
+
+    if getattr(qid, "ndim", 1) != 1 or str(getattr(qid, "dtype", "")) not in (
+            "object", "category", "string", "str"):
+        return None
+    try:
+        codes, uniques = pd.factorize(qid)
+    except TypeError:
+        return None
+    uniques = np.asarray(uniques, dtype=object)
+    if codes.size == 0 or codes.min() < 0 or set(map(type, uniques.tolist())) != {str}:
+        return None
+    order = np.argsort(uniques)  # distinct strings: any sort is the sorted order
+    rank = np.empty(order.shape[0], dtype=np.intp)
+    rank[order] = np.arange(order.shape[0])
+    codes = rank[codes]
+    uniques = uniques[order]
+    arr = uniques[codes]
+    remember_codes(arr, codes, uniques)
     return arr
 
 

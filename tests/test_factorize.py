@@ -1,0 +1,167 @@
+"""Query-id factorisation on every input layout, against np.unique as the oracle.
+
+skrank groups rows without np.unique's comparison sort (a direct lookup for integer
+ids of a small range, a hash table otherwise, strings packed into integer words,
+pandas' own codes for pandas columns); every path must give np.unique's sorted ids
+and codes, and every metric the same values as on the rows grouped and sorted.
+"""
+
+import numpy as np
+import pytest
+
+import skrank
+from skrank import _grouping as G
+
+
+def _oracle(qid):
+    uniques, codes = np.unique(qid, return_inverse=True)
+    return codes.reshape(-1), uniques
+
+
+def _assert_like_unique(qid):
+    codes, uniques, _ = G.factorize_qid("f", qid)
+    want_codes, want_uniques = _oracle(qid)
+    assert uniques.dtype == want_uniques.dtype
+    np.testing.assert_array_equal(uniques, want_uniques)
+    np.testing.assert_array_equal(codes, want_codes)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                   np.uint32, np.int64, np.uint64])
+def test_integer_ids_of_any_range_and_dtype(dtype):
+    rng = np.random.default_rng(0)
+    info = np.iinfo(dtype)
+    full_range = rng.integers(info.min, info.max, 3000, dtype=dtype, endpoint=True)
+    small_range = rng.integers(0, 50, 3000).astype(dtype)
+    extremes = np.array([info.max, info.min, info.max, info.min + 1, info.max - 1], dtype=dtype)
+    for qid in (full_range, small_range, extremes, full_range[rng.integers(0, 40, 3000)]):
+        _assert_like_unique(qid)
+
+
+def test_wide_integer_ids_with_hash_slot_clashes():
+    # 100,000 distinct 63-bit ids in a table of 2**20 slots: many slots are shared
+    # (birthday bound), and their rows take the np.unique fallback.
+    rng = np.random.default_rng(1)
+    distinct = rng.integers(0, 2 ** 63, 100_000, dtype=np.int64)
+    qid = distinct[rng.integers(0, distinct.size, 300_000)]
+    codes, uniques = G._factorize_hashed(qid)
+    want_codes, want_uniques = _oracle(qid)
+    np.testing.assert_array_equal(uniques, want_uniques)
+    np.testing.assert_array_equal(codes, want_codes)
+
+
+def test_float_bool_and_integral_float_ids():
+    rng = np.random.default_rng(2)
+    for qid in (rng.integers(-5, 5, 200).astype(float), rng.integers(0, 9, 200).astype(np.float32),
+                rng.random(200).round(1), np.array([1.5, np.inf, -np.inf, 1.5, 2.0]),
+                np.array([1e300, 3.0, 1e300]), rng.random(50) < 0.5):
+        qid = qid[rng.permutation(qid.size)]
+        _assert_like_unique(qid)
+
+
+@pytest.mark.parametrize("kind", ["U", "S"])
+def test_string_ids_packed_into_words_keep_their_order(kind):
+    rng = np.random.default_rng(3)
+    words = ["q1", "q10", "q2", "", "a", "ab", "a b", "zzzzzzzz", "zzzzzzzzz", "x" * 30,
+             "x" * 29 + "w", "q" * 70, "q" * 69 + "r"]
+    if kind == "U":
+        words += ["ä", "αβ", "q1\u4e00", "\U0001f600", "é" * 9]
+    base = np.array(words, dtype=kind)
+    _assert_like_unique(base[rng.integers(0, base.size, 2000)])
+    _assert_like_unique(base[rng.integers(0, 4, 2000)])
+    _assert_like_unique(base[::-1])
+    # non-contiguous and byte-swapped arrays
+    _assert_like_unique(base[rng.integers(0, base.size, 2000)][::3])
+    if kind == "U":
+        _assert_like_unique(base.astype(base.dtype.newbyteorder(">")))
+
+
+@pytest.mark.parametrize("values", [["b", "a", "c", "a"], [3, 1, 3, 2], [1, "a", 1],
+                                    [2 ** 70, 1, 2 ** 70], [True, 1, 0], [1.5, 1, 2]])
+def test_object_ids(values):
+    rng = np.random.default_rng(4)
+    qid = np.empty(400, dtype=object)
+    qid[:] = [values[i] for i in rng.integers(0, len(values), 400)]
+    codes, uniques, _ = G.factorize_qid("f", qid)
+    assert uniques.dtype == object
+    # every row's id is recovered, distinct ids get distinct codes
+    assert all(u == q for u, q in zip(uniques[codes].tolist(), qid.tolist()))
+    assert len(set(uniques.tolist())) == uniques.size
+    if {type(v) for v in values} in ({str}, {int}):
+        want_codes, want_uniques = _oracle(qid)
+        assert uniques.tolist() == want_uniques.tolist()
+        assert [type(u) for u in uniques.tolist()] == [type(u) for u in want_uniques.tolist()]
+        np.testing.assert_array_equal(codes, want_codes)
+
+
+@pytest.mark.parametrize("n_queries", [70_000, 300_000])
+def test_group_order_above_65536_queries_is_the_stable_sort(n_queries):
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, n_queries, 400_000)
+    np.testing.assert_array_equal(G._group_order(codes, n_queries),
+                                  np.argsort(codes, kind="stable"))
+
+
+def _layouts():
+    rng = np.random.default_rng(6)
+    sizes = rng.integers(1, 40, 300)
+    qid = np.repeat(np.arange(sizes.size) * 7 + 3, sizes)
+    y = rng.integers(0, 4, qid.size).astype(float)
+    s = rng.integers(0, 6, qid.size).astype(float)  # many ties
+    perm = rng.permutation(qid.size)
+    return y, s, qid, perm
+
+
+@pytest.mark.parametrize("make", [
+    lambda q: q,
+    lambda q: q.astype(np.uint16),
+    lambda q: q.astype(float),
+    lambda q: q * 2 ** 40,                               # a wide range: hashed
+    lambda q: np.char.add("query-", q.astype(str)),      # <U ids, two words
+    lambda q: np.char.add("q", q.astype(str)).astype("S"),
+    lambda q: q.astype(object),
+    lambda q: np.char.add("q", q.astype(str)).astype(object),
+])
+def test_metrics_equal_on_every_layout(make):
+    y, s, qid, perm = _layouts()
+    metrics = ("ndcg@10", "map", "mrr", "precision@5", "recall@10", "r_precision")
+    grouped = skrank.evaluate(y, s, qid=qid, metrics=metrics)
+    ids = make(qid)
+    shuffled = skrank.evaluate(y[perm], s[perm], qid=ids[perm], metrics=metrics)
+    same_order = skrank.evaluate(y, s, qid=ids, metrics=metrics)
+    for name in metrics:
+        assert shuffled.mean[name] == pytest.approx(grouped.mean[name], abs=1e-12)
+        assert same_order.mean[name] == pytest.approx(grouped.mean[name], abs=1e-12)
+
+
+def test_pandas_string_and_categorical_columns_use_their_codes():
+    pd = pytest.importorskip("pandas")
+    y, s, qid, perm = _layouts()
+    names = np.char.add("q", qid.astype(str)).astype(object)[perm]
+    want = skrank.evaluate(y, s, qid=qid, metrics=("ndcg@10", "map")).mean
+    for column in (pd.Series(names), pd.Series(names, dtype="string"),
+                   pd.Series(names).astype("category"), pd.Index(names)):
+        got = skrank.evaluate(y[perm], s[perm], qid=column, metrics=("ndcg@10", "map"))
+        for name in want:
+            assert got.mean[name] == pytest.approx(want[name], abs=1e-12)
+        per_query = skrank.per_query_scores("ndcg", y[perm], s[perm], qid=column, k=10)
+        assert list(per_query.qid) == sorted(set(names.tolist()))
+    # unused categories are not queries; categories out of order still come out sorted
+    column = pd.Categorical(names, categories=sorted(set(names.tolist()) | {"zz"}, reverse=True))
+    codes, uniques, _ = G.factorize_qid("f", skrank._validation.as_qid_array(column))
+    assert uniques.tolist() == sorted(set(names.tolist()))
+    assert (uniques[codes] == names).all()
+
+
+def test_pandas_columns_with_missing_or_mixed_ids_keep_numpy_conversion():
+    # pandas' codes are used only for complete columns of strings: anything else
+    # (missing ids, numbers among strings) gets numpy's conversion and its rules.
+    pd = pytest.importorskip("pandas")
+    from skrank._validation import as_qid_array
+
+    for column in (pd.Series(["a", None, "b"], dtype="string"), pd.Series(["a", np.nan, "b"]),
+                   pd.Series(["a", 1, "b"], dtype=object), pd.Series([1, 2, 1], dtype="category")):
+        arr = as_qid_array(column)
+        assert id(arr) not in G._KNOWN_CODES
+        assert arr.dtype == np.asarray(column).dtype
+        assert [repr(v) for v in arr.tolist()] == [repr(v) for v in np.asarray(column).tolist()]
