@@ -24,7 +24,7 @@ orderings of each group, in closed form, without enumeration:
 import numpy as np
 from scipy.special import gammaln
 
-from ._grouping import segmented_sort_desc
+from ._grouping import _count_by_segment, segmented_sort_desc
 
 
 def sum_by_query(query, values, n_queries):
@@ -199,8 +199,9 @@ def average_precision_sum(ranking, threshold, k):
         hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
         keep = slice(None) if k is None else position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
-    starts, sizes, group_query, _ = ranking.tie_groups()
-    n_rel = np.add.reduceat(ranking.relevant(threshold), starts)
+    starts, sizes, group_query, group_position = ranking.tie_groups()
+    # Relevant rows per group, counted on one-byte flags.
+    n_rel = _count_by_segment(ranking.labels >= threshold, ranking.tie_starts).astype(np.float64)
     # Relevant documents ranked above each group: a running count over the groups of
     # its query (groups come query after query).
     before = np.cumsum(n_rel) - n_rel
@@ -209,14 +210,18 @@ def average_precision_sum(ranking, threshold, k):
     above = before - np.repeat(before[first_of_query], run)
     # Each slot t (from 1) of a group holds a relevant document with probability r/n and
     # then adds E[hits] / rank with E[hits] = c + 1 + (r-1)(t-1)/(n-1): linear in t - 1,
-    # so two sums per group over its ranks within the cutoff carry all the row work.
+    # so two sums per group over its ranks within the cutoff carry all the row work:
+    # sum 1/rank, and sum (t-1)/rank = slots - first_rank * sum 1/rank (rank = first_rank
+    # + t - 1), whose rounding error stays below a few ulps of the slot count.
     position = ranking.position
-    inverse_rank = 1.0 / (position + 1.0)
+    inverse_rank = np.add(position, 1.0)
+    np.reciprocal(inverse_rank, out=inverse_rank)
+    slots = sizes.astype(np.float64)
     if k is not None:
         inverse_rank[position >= k] = 0.0
+        np.clip(k - group_position, 0, sizes, out=slots, casting="unsafe")
     sum_inverse = np.add.reduceat(inverse_rank, starts)
-    offset_in_group = np.arange(position.shape[0]) - np.repeat(starts, sizes)
-    sum_offset = np.add.reduceat(offset_in_group * inverse_rank, starts)
+    sum_offset = slots - (group_position + 1.0) * sum_inverse
     n = sizes.astype(np.float64)
     slope = (n_rel - 1.0) / np.maximum(n - 1.0, 1.0)
     terms = (n_rel / n) * ((above + 1.0) * sum_inverse + slope * sum_offset)
