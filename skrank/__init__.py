@@ -23,16 +23,40 @@ from ._metrics import (
 
 from ._judged import bpref_score, infap_score, judged_at_k_score
 from ._evaluate import Evaluation, evaluate
-from ._compare import Comparison, PairComparison, compare
 from ._validation import InvalidParameterError
-from ._scorer import RankingScorer, get_scorer, get_scorer_names, make_ranking_scorer
-from ._scorer import register_with_sklearn as _register_with_sklearn
-from . import datasets, plot  # noqa: F401  (light: matplotlib is imported only to draw)
+from . import datasets  # noqa: F401
+from ._sklearn_hook import register_when_sklearn_scorers_load as _register_when_sklearn_scorers_load
 
 __version__ = "0.1.0.dev0"
 
-# Deliberate: after `import skrank`, scoring="ndcg_exp@10" works in scikit-learn.
-_register_with_sklearn()
+# Imported on first use: scikit-learn (with the pandas and scipy.stats it imports),
+# scipy.stats and the plotting module cost seconds that a metric call does not need.
+_LAZY = {
+    "Comparison": "._compare", "PairComparison": "._compare", "compare": "._compare",
+    "RankingScorer": "._scorer", "get_scorer": "._scorer", "get_scorer_names": "._scorer",
+    "make_ranking_scorer": "._scorer", "plot": ".plot",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skrank' has no attribute {name!r}")
+    import importlib
+
+    loaded = importlib.import_module(module, __name__)
+    value = loaded if module == "." + name else getattr(loaded, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+# Deliberate: after `import skrank`, scoring="ndcg_exp@10" works in scikit-learn, whichever
+# of the two is imported first (registered when scikit-learn's scorer module loads).
+_register_when_sklearn_scorers_load()
 
 __all__ = [
     "METRICS",

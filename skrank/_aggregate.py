@@ -3,7 +3,6 @@
 import warnings
 
 import numpy as np
-from sklearn.exceptions import UndefinedMetricWarning
 
 NO_RELEVANT_POLICIES = ("zero", "one", "skip", "nan", "raise")
 
@@ -34,6 +33,8 @@ def apply_no_relevant(func, qids, values, undefined, no_relevant):
 def mean_over_queries(func, values):
     """Plain mean over queries; NaN with a warning when no query is left."""
     if values.size == 0:
+        from sklearn.exceptions import UndefinedMetricWarning  # scikit-learn's, so its filters apply
+
         warnings.warn(
             f"{func}: every query was skipped (no query has a relevant document), "
             f"so the mean is undefined; returning NaN.",

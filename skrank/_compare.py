@@ -16,7 +16,20 @@ from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
+
+
+class _LazyStats:
+    """scipy.stats, imported on first use: it takes longer to import than most
+    comparisons take to run, and ``skrank --help`` reads this module's names only."""
+
+    def __getattr__(self, name):
+        from scipy import stats
+
+        return getattr(stats, name)
+
+
+stats = _LazyStats()
 
 from ._grouping import factorize_qid
 from ._validation import InvalidParameterError, _describe, check_choice, check_k, check_real

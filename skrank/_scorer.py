@@ -7,7 +7,7 @@ without routing, from a ``qid`` column of a pandas DataFrame ``X``.
 Registration.  scikit-learn resolves ``scoring="..."`` strings in
 ``sklearn.metrics._scorer._SCORERS`` and validates them against sets of names
 frozen when each of its modules is imported.  :func:`register_with_sklearn`
-(run by ``import skrank``) does two deliberate, idempotent things:
+(run when ``import skrank`` and scikit-learn's scorers have both happened) does two deliberate, idempotent things:
 
 1. it swaps ``_SCORERS`` for a dict subclass with the same entries whose
    missing-key hook builds a skrank scorer for a valid ranking name, so
@@ -25,7 +25,8 @@ says the strings are unavailable, and ``skrank.get_scorer(name)`` still works.
 import warnings
 
 import numpy as np
-from sklearn.metrics import make_scorer
+# From its module: this may run while sklearn.metrics itself is still being imported.
+from sklearn.metrics._scorer import make_scorer
 
 from ._metrics import METRICS
 from ._names import canonical_name, metric_names, parse_metric_name
@@ -301,3 +302,7 @@ def register_with_sklearn():
         return False
     REGISTERED = True
     return True
+
+
+# This module imports scikit-learn: its names are registered from here on (idempotent).
+register_with_sklearn()

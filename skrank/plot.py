@@ -25,7 +25,6 @@ import numpy as np
 from ._compare import _bootstrap_interval, _bootstrap_means, compare
 from ._evaluate import evaluate
 from ._names import parse_metric_name
-from ._scorer import qid_from_X
 from ._validation import InvalidParameterError, _describe, check_choice, check_k, check_real
 
 __all__ = ["MetricAtKDisplay", "MetricDistributionDisplay", "PerQueryDisplay"]
@@ -64,6 +63,8 @@ def _systems(func, y_score, name, default="system"):
 def _predictions(func, estimator, X, name, qid):
     """Predictions of an estimator, or of a dict of name -> estimator, and the qid."""
     if qid is None:
+        from ._scorer import qid_from_X  # scikit-learn, imported only when X is given
+
         qid = qid_from_X(X)
     if qid is None:
         raise ValueError(f"{func}: qid is required: pass qid=... or X as a pandas DataFrame "
