@@ -31,6 +31,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import _layouts as LAYOUTS  # noqa: E402
 import _tools as T  # noqa: E402
 import _workloads as W  # noqa: E402
 
@@ -48,6 +49,7 @@ FULL = {
     "paired_rounds": 7,
     "budget": 1.0, "min_rep": 3, "max_rep": 15, "slow": 3.0,
     "cold": ("skrank", "ranx-cold", "ranx-cached"),
+    "layouts_large": (100_000, 100),  # 10,000,000 rows, grouped and shuffled, against np.sort
 }
 SMOKE = {
     "uniform": (40, 25),
@@ -62,6 +64,7 @@ SMOKE = {
     "budget": 0.05, "min_rep": 2, "max_rep": 3, "slow": 1.0,
     # ranx's cold start takes 20-90 s (numba): run it with the full suite only.
     "cold": ("skrank",),
+    "layouts_large": None,
 }
 
 METRICS = {
@@ -692,7 +695,7 @@ def physical_anchors(cfg, rows):
 
 
 def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, fold, cold, tools,
-                   target_rows, elapsed, plot_note, anchors=None):
+                   target_rows, elapsed, plot_note, anchors=None, layouts=()):
     by_key = {t.key: t for t in tools}
     L = []
     L.append("# skrank benchmark results\n")
@@ -754,6 +757,9 @@ def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, 
                      f"skrank's work (`python benchmarks/profile_engine.py --lines` prints the "
                      f"breakdown; one query holds {anchors['ragged_big']:,} documents).")
         L.append("")
+
+    if layouts:
+        L += LAYOUTS.markdown(layouts)
 
     # Summary: ratio of each peer on nDCG@10, per workload.
     wnames = [w["name"] for w in workloads]
@@ -1038,7 +1044,11 @@ def main(argv=None):
     add_ratios(records)
     paired = run_paired(kept, cfg["paired_rounds"])
     kept.clear()
-    target_rows = targets(records, memory, fold, paired, rows)
+    gc.collect()
+    layouts = LAYOUTS.run_layouts(queries=cfg["uniform"][0], docs=cfg["uniform"][1],
+                                  ragged=cfg["ragged"], rounds=max(cfg["paired_rounds"], 3),
+                                  large=cfg["layouts_large"], log=log)
+    target_rows = targets(records, memory, fold, paired, rows) + LAYOUTS.layout_targets(layouts)
     anchors = physical_anchors(cfg, rows) if any(not t["met"] for t in target_rows) else None
 
     elapsed = time.perf_counter() - started
@@ -1050,12 +1060,12 @@ def main(argv=None):
     write_markdown(out / "results.md", env=env, cfg_name=cfg_name, workloads=workloads, records=records,
                    scaling=scaling, memory=memory, fold=fold, cold=cold, tools=tools,
                    target_rows=target_rows, elapsed=elapsed, plot_note=plot_note,
-                   anchors=anchors)
+                   anchors=anchors, layouts=layouts)
     (out / "results.json").write_text(json.dumps(to_json({
         "mode": cfg_name, "elapsed_s": elapsed, "environment": env, "workloads": workloads,
         "targets": target_rows, "anchors": anchors, "paired": [[{"workload": k[0], "metric": k[1], "tool": k[2], "median_s": v}
                                             for k, v in group.items()] for group in paired],
-        "records": records, "memory": memory, "fold": fold, "cold": cold,
+        "records": records, "memory": memory, "fold": fold, "cold": cold, "layouts": layouts,
     }), indent=1, default=str))
 
     bad = [r for r in records if r.get("status") in ("disagrees", "error")]
