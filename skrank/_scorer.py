@@ -54,9 +54,14 @@ def qid_from_X(X):
 
 def _missing_qid_message(name):
     return (
-        f"{name} needs qid but none was given. Enable metadata routing "
-        f"(sklearn.set_config(enable_metadata_routing=True)) and call "
-        f"fit(X, y, qid=qid), or pass X as a pandas DataFrame with a 'qid' column. "
+        f"{name} needs qid but none was given (groups=qid reaches the splitter only, never "
+        f"the scorer). Either enable metadata routing, "
+        f"sklearn.set_config(enable_metadata_routing=True), and pass the ids as "
+        f"GridSearchCV(...).fit(X, y, qid=qid), cross_validate(..., params={{'qid': qid}}), "
+        f"cross_val_score(..., params={{'qid': qid}}) or "
+        f"validation_curve(..., params={{'qid': qid}}); or pass X as a pandas DataFrame "
+        f"with a 'qid' column and put skrank.model_selection.DropQid() first in the "
+        f"pipeline so that the model does not learn from it. "
         f"(GridSearchCV and cross_validate show this only as a warning and NaN scores "
         f"unless error_score='raise'.)"
     )

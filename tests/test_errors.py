@@ -244,7 +244,8 @@ def test_qid_not_1d(spec):
 
 @pytest.mark.parametrize("spec", SPECS, ids=spec_id)
 def test_qid_nan_and_unhashable(spec):
-    check_raises(spec, ValueError, r"qid must not contain NaN\. Got 1 NaN id\(s\)\.",
+    check_raises(spec, ValueError, r"qid must not contain missing ids \(None, NaN, NaT or "
+                 r"pandas\.NA\)\. Got 1 missing id\(s\), the first being nan, at row\(s\) 1\.",
                  Y, S, qid=[0.0, np.nan, 0.0], **ok_params(spec))
     qid = np.empty(3, dtype=object)
     qid[:] = [{}, {}, {}]

@@ -1,0 +1,309 @@
+"""Sharp edges met by using skrank from outside (issue 10), one test group per item.
+
+Each test states the behaviour a user relies on; they failed before the fixes.
+"""
+
+import decimal
+import io
+import json
+import time
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import UndefinedMetricWarning
+
+import skrank
+import skrank.model_selection
+from skrank import InvalidParameterError
+
+from _ltr_data import ltr_path
+
+# --------------------------------------------------------------------------------------
+# Items 10 and 12: one rule for missing query ids, whatever their dtype.
+# --------------------------------------------------------------------------------------
+
+Y3, S3 = [1, 0, 1], [0.3, 0.2, 0.1]
+
+
+def _object(*values):
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = list(values)
+    return arr
+
+
+def _missing_id_inputs():
+    pd = pytest.importorskip("pandas")
+    return {
+        "object None": _object("a", None, "a"),
+        "object float nan": _object(1.0, float("nan"), 1.0),
+        "object np.nan": _object(1, np.nan, 1),
+        "object decimal nan": _object(1, decimal.Decimal("nan"), 1),
+        "object np.float32 nan": _object(1, np.float32("nan"), 1),
+        "list with None": [1, None, 1],
+        "list with nan": [1.0, np.nan, 1.0],
+        "float array": np.array([1.0, np.nan, 2.0]),
+        "float32 array": np.array([1.0, np.nan, 2.0], dtype=np.float32),
+        "datetime NaT": np.array(["2020-01-01", "NaT", "2020-01-01"], dtype="datetime64[D]"),
+        "pandas NA (string dtype)": pd.Series(["a", None, "b"], dtype="string"),
+        "pandas str column": pd.Series(["a", np.nan, "b"]),
+        "pandas Int64 NA": pd.array([1, None, 1], dtype="Int64"),
+        "pandas NaT": pd.Series(pd.to_datetime(["2020-01-01", None, "2020-01-01"])),
+        "pandas categorical": pd.Series(pd.Categorical(["a", None, "a"])),
+    }
+
+
+def test_missing_query_ids_are_one_error_for_every_dtype():
+    for label, qid in _missing_id_inputs().items():
+        print(label)  # shown by pytest when an input is let through
+        with pytest.raises(ValueError, match=r"ndcg_score: qid must not contain missing ids "
+                                             r"\(None, NaN, NaT or pandas\.NA\)\. Got 1 missing "
+                                             r"id\(s\), .* at row\(s\) 1\. Drop those rows"):
+            skrank.ndcg_score(Y3, S3, qid=qid)
+        # the same rule in evaluate, per_query_scores and the splitters
+        with pytest.raises(ValueError, match="qid must not contain missing ids"):
+            skrank.evaluate(Y3, S3, qid=qid, metrics=["map"])
+        with pytest.raises(ValueError, match="QueryKFold: qid must not contain missing ids"):
+            list(skrank.model_selection.QueryKFold(2).split(np.zeros((3, 1)), qid=qid))
+
+
+def test_nan_ids_are_not_grouped_by_object_identity():
+    # float('nan') twice used to make two queries and np.nan twice one
+    for qid in (_object(float("nan"), float("nan"), 1.0), _object(np.nan, np.nan, 1)):
+        with pytest.raises(ValueError, match=r"Got 2 missing id\(s\), the first being nan, "
+                                             r"at row\(s\) 0, 1\."):
+            skrank.per_query_scores("ndcg", Y3, S3, qid=qid)
+
+
+def test_missing_ids_counted_and_valid_ids_untouched():
+    with pytest.raises(ValueError, match=r"Got 2 missing id\(s\), the first being None, "
+                                         r"at row\(s\) 0, 2\."):
+        skrank.map_score([1, 0, 1, 1], [1, 2, 3, 4], qid=_object(None, "a", float("nan"), "a"))
+    # ids that merely look special are fine: the string "nan", 0, False, empty string
+    res = skrank.per_query_scores("ndcg", [1, 0, 1, 0], [1, 2, 3, 4],
+                                  qid=_object("nan", "nan", "", ""))
+    assert sorted(res.qid.tolist()) == ["", "nan"]
+    res = skrank.per_query_scores("ndcg", [1, 0, 1, 0], [1, 2, 3, 4], qid=[(1, 2), (1, 2), 0, 0])
+    assert len(res.qid) == 2
+
+
+def test_missing_id_check_is_vectorised_for_numbers():
+    """A numeric qid never goes through a per-row Python call."""
+    from skrank import _grouping
+
+    calls = []
+    original = _grouping._is_missing_id
+    _grouping._is_missing_id = lambda v: calls.append(v) or original(v)
+    try:
+        skrank.ndcg_score(np.ones(1000), np.arange(1000.0), qid=np.repeat(np.arange(10.0), 100))
+        skrank.ndcg_score(np.ones(1000), np.arange(1000.0), qid=np.repeat(np.arange(10), 100))
+    finally:
+        _grouping._is_missing_id = original
+    assert calls == []
+
+
+# --------------------------------------------------------------------------------------
+# Item 1: every public entry point takes what scikit-learn's own take there.
+# --------------------------------------------------------------------------------------
+
+
+def _svmlight_mq2008():
+    from sklearn.datasets import load_svmlight_file
+
+    return load_svmlight_file(str(ltr_path("letor_mq2008_fold1", "vali.txt")), query_id=True)
+
+
+def _x_forms(X):
+    """The same rows as a sparse matrix, a sparse array, a DataFrame and a list."""
+    pd = pytest.importorskip("pandas")
+    dense = X.toarray()
+    return {"csr_matrix": sp.csr_matrix(X), "csr_array": sp.csr_array(X),
+            "csc_array": sp.csc_array(X), "DataFrame": pd.DataFrame(dense),
+            "list": dense.tolist(), "ndarray": dense}
+
+
+def test_splitters_take_the_loaders_sparse_X_like_groupkfold():
+    from sklearn.model_selection import GroupKFold
+
+    from skrank.model_selection import QueryKFold, QueryShuffleSplit
+
+    X, y, qid = _svmlight_mq2008()
+    assert sp.issparse(X)
+    expected_kfold = [test.tolist() for _, test in QueryKFold(3).split(X.toarray(), qid=qid)]
+    expected_shuffle = [test.tolist() for _, test in QueryShuffleSplit(
+        2, random_state=0).split(X.toarray(), qid=qid)]
+    for label, X_form in _x_forms(X).items():
+        for kwargs in ({"qid": qid}, {"groups": qid}):
+            got = [test.tolist() for _, test in QueryKFold(3).split(X_form, y, **kwargs)]
+            assert got == expected_kfold, label
+            got = [test.tolist() for _, test in QueryShuffleSplit(
+                2, random_state=0).split(X_form, y, **kwargs)]
+            assert got == expected_shuffle, label
+        list(GroupKFold(3).split(X_form, y, groups=qid))  # the scikit-learn reference takes it
+
+
+def test_splitters_and_scorer_inside_model_selection_with_sparse_X():
+    from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.model_selection import cross_validate
+
+    from skrank.model_selection import QueryKFold
+
+    class SumOfFeatures(RegressorMixin, BaseEstimator):
+        """Scores rows by their feature sum: exactly the same for every form of X."""
+
+        def fit(self, X, y):
+            return self
+
+        def predict(self, X):
+            return np.asarray(X.sum(axis=1)).ravel()
+
+    X, y, qid = _svmlight_mq2008()
+    tree = SumOfFeatures()
+    _routing(True)
+    try:
+        dense = cross_validate(tree, X.toarray(), y, cv=QueryKFold(3), scoring="ndcg@10",
+                               params={"qid": qid}, error_score="raise")["test_score"]
+        for X_form in (sp.csr_matrix(X), sp.csr_array(X)):
+            got = cross_validate(tree, X_form, y, cv=QueryKFold(3), scoring="ndcg@10",
+                                 params={"qid": qid}, error_score="raise")["test_score"]
+            np.testing.assert_allclose(got, dense)
+    finally:
+        _routing(False)
+
+
+def _routing(on):
+    import sklearn
+
+    sklearn.set_config(enable_metadata_routing=on)
+    return True
+
+
+def test_query_lgbm_ranker_takes_sparse_and_list_X():
+    pytest.importorskip("lightgbm")
+    from skrank.rankers import QueryLGBMRanker
+
+    X, y, qid = _svmlight_mq2008()
+    X, y, qid = X[:600], y[:600], qid[:600]
+    params = dict(n_estimators=5, n_jobs=1, verbose=-1, random_state=0, min_child_samples=5)
+    reference = QueryLGBMRanker(**params).fit(X.toarray(), y, qid=qid).predict(X.toarray())
+    for label, X_form in _x_forms(X).items():
+        model = QueryLGBMRanker(**params).fit(X_form, y, qid=qid)
+        np.testing.assert_allclose(model.predict(X_form), reference, err_msg=label)
+
+
+# --------------------------------------------------------------------------------------
+# Items 6, 15, 16: the routes that bring qid to the scorer, and the message when none does.
+# --------------------------------------------------------------------------------------
+
+
+def test_missing_qid_message_names_every_exact_call():
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import cross_validate
+
+    from skrank.model_selection import QueryKFold
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.arange(40) % 3
+    qid = np.repeat(np.arange(8), 5)
+    with pytest.raises(ValueError) as info:
+        cross_validate(Ridge(), X, y, groups=qid, cv=QueryKFold(2), scoring="ndcg@10",
+                       error_score="raise")
+    message = str(info.value)
+    for needed in ("groups=qid reaches the splitter only",
+                   "sklearn.set_config(enable_metadata_routing=True)",
+                   "GridSearchCV(...).fit(X, y, qid=qid)",
+                   "cross_validate(..., params={'qid': qid})",
+                   "cross_val_score(..., params={'qid': qid})",
+                   "validation_curve(..., params={'qid': qid})",
+                   "pandas DataFrame with a 'qid' column",
+                   "skrank.model_selection.DropQid()",
+                   "error_score='raise'"):
+        assert needed in message, needed
+    # with default error_score, the same message reaches the user in the warning
+    with pytest.warns(UserWarning, match=r"skrank\.model_selection\.DropQid\(\)"):
+        result = cross_validate(Ridge(), X, y, groups=qid, cv=QueryKFold(2), scoring="ndcg@10")
+    assert np.isnan(result["test_score"]).all()
+
+
+def test_every_call_named_in_the_message_works_with_routing():
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import (GridSearchCV, cross_val_score, cross_validate,
+                                         validation_curve)
+
+    from skrank.model_selection import QueryKFold
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(float)
+    qid = np.repeat(np.arange(12), 5)
+    cv = QueryKFold(3)
+    _routing(True)
+    try:
+        a = cross_validate(Ridge(), X, y, cv=cv, scoring="ndcg@10", params={"qid": qid},
+                           error_score="raise")["test_score"]
+        b = cross_val_score(Ridge(), X, y, cv=cv, scoring="ndcg@10", params={"qid": qid},
+                            error_score="raise")
+        c = GridSearchCV(Ridge(), {"alpha": [1.0]}, cv=cv, scoring="ndcg@10",
+                         error_score="raise").fit(X, y, qid=qid)
+        _, d = validation_curve(Ridge(), X, y, param_name="alpha", param_range=[1.0], cv=cv,
+                                scoring="ndcg@10", params={"qid": qid}, error_score="raise")
+    finally:
+        _routing(False)
+    np.testing.assert_allclose(a, b)
+    np.testing.assert_allclose(c.cv_results_["mean_test_score"][0], a.mean())
+    np.testing.assert_allclose(d[0], a)
+
+
+def test_drop_qid_keeps_the_qid_column_out_of_a_sklearn_regressor_on_mq2008():
+    """The DataFrame route with DropQid scores exactly as routing with a numpy X; the same
+    pipeline without DropQid learns from the ids (the silent difference of item 15)."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.model_selection import cross_validate
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from skrank.model_selection import DropQid, QueryKFold
+
+    X, y, qid = _svmlight_mq2008()
+    X = X.toarray()
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]).assign(qid=qid)
+
+    def model(*first):
+        return make_pipeline(*first, StandardScaler(),
+                             HistGradientBoostingRegressor(max_iter=15, random_state=0))
+
+    _routing(True)
+    try:
+        routed = cross_validate(model(), X, y, cv=QueryKFold(3), scoring="ndcg@10",
+                                params={"qid": qid}, error_score="raise")["test_score"]
+    finally:
+        _routing(False)
+    frame = cross_validate(model(DropQid()), df, y, cv=QueryKFold(3), scoring="ndcg@10",
+                           error_score="raise", return_estimator=True)
+    np.testing.assert_allclose(frame["test_score"], routed)
+    fitted = frame["estimator"][0]
+    assert "qid" not in fitted[1].feature_names_in_.tolist()  # the scaler after DropQid
+    assert fitted[-1].n_features_in_ == X.shape[1]
+    leaky = cross_validate(model(), df, y, cv=QueryKFold(3), scoring="ndcg@10",
+                           error_score="raise")["test_score"]
+    assert not np.allclose(leaky, routed)
+
+
+def test_drop_qid_passes_other_inputs_through_and_names_features():
+    pd = pytest.importorskip("pandas")
+    from skrank.model_selection import DropQid
+
+    X = np.arange(6.0).reshape(3, 2)
+    assert DropQid().fit_transform(X) is X
+    Xs = sp.csr_array(X)
+    assert DropQid().fit_transform(Xs) is Xs
+    df = pd.DataFrame({"a": [1, 2], "qid": [3, 3], "b": [4, 5]})
+    out = DropQid().fit(df).transform(df)
+    assert out.columns.tolist() == ["a", "b"] and df.columns.tolist() == ["a", "qid", "b"]
+    assert DropQid().fit(df).get_feature_names_out().tolist() == ["a", "b"]
+    assert DropQid(column="query").fit_transform(df.rename(columns={"qid": "query"})
+                                                 ).columns.tolist() == ["a", "b"]
+    with pytest.raises(InvalidParameterError, match="DropQid: column must be a str"):
+        DropQid(column=3).fit(df)
