@@ -56,6 +56,10 @@ def _build_query_lgbm_ranker():
             "skrank.rankers.QueryLGBMRanker needs lightgbm: pip install lightgbm"
         ) from exc
 
+    import inspect
+
+    _TAKES_EVAL_XY = "eval_X" in inspect.signature(lightgbm.LGBMRanker.fit).parameters
+
     class QueryLGBMRanker(lightgbm.LGBMRanker):
         """:class:`lightgbm.LGBMRanker` that takes query ids instead of group sizes.
 
@@ -99,6 +103,10 @@ def _build_query_lgbm_ranker():
                 func, X, y, qid, sample_weight, init_score)
             eval_set, eval_group, eval_sample_weight, eval_init_score = self._eval_sets(
                 func, eval_set, eval_qid, eval_sample_weight, eval_init_score, fit_params)
+            if eval_set is not None and _TAKES_EVAL_XY:  # LightGBM >= 4.7 deprecates eval_set
+                fit_params["eval_X"] = tuple(X_e for X_e, _ in eval_set)
+                fit_params["eval_y"] = tuple(y_e for _, y_e in eval_set)
+                eval_set = None
             return super().fit(X, y, group=group, sample_weight=sample_weight,
                                init_score=init_score, eval_set=eval_set, eval_group=eval_group,
                                eval_sample_weight=eval_sample_weight,

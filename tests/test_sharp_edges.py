@@ -307,3 +307,112 @@ def test_drop_qid_passes_other_inputs_through_and_names_features():
                                                  ).columns.tolist() == ["a", "b"]
     with pytest.raises(InvalidParameterError, match="DropQid: column must be a str"):
         DropQid(column=3).fit(df)
+
+
+# --------------------------------------------------------------------------------------
+# Items 9 and 17: QueryLGBMRanker's evaluation sets take query ids, in any row order.
+# --------------------------------------------------------------------------------------
+
+
+def _lgbm_eval_data():
+    pytest.importorskip("lightgbm")
+    X, y, qid = _svmlight_mq2008()
+    X = X.toarray()
+    cut = np.unique(qid)[100]
+    train, valid = qid < cut, qid >= cut
+    return (X[train], y[train], qid[train]), (X[valid], y[valid], qid[valid])
+
+
+_LGBM = dict(n_estimators=40, learning_rate=0.3, n_jobs=1, verbose=-1, random_state=0,
+             min_child_samples=5)
+
+
+def _reference_eval(train, valid):
+    """LightGBM's own ranker on contiguous rows with hand-made group sizes (the oracle)."""
+    import lightgbm
+
+    (X, y, qid), (Xv, yv, qv) = train, valid
+    sizes = lambda q: np.unique(q, return_counts=True)[1]  # noqa: E731 (sorted, contiguous)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # LightGBM 4.7 prefers eval_X/eval_y
+        model = lightgbm.LGBMRanker(**_LGBM).fit(X, y, group=sizes(qid), eval_set=[(Xv, yv)],
+                                                 eval_group=[sizes(qv)], eval_at=[10])
+    return model.evals_result_["valid_0"]["ndcg@10"]
+
+
+def test_query_lgbm_ranker_eval_qid_in_any_row_order():
+    from skrank.rankers import QueryLGBMRanker
+
+    train, valid = _lgbm_eval_data()
+    Xv, yv, qv = valid
+    shuffled = np.random.default_rng(0).permutation(qv.size)   # not contiguous by query
+    # LightGBM keeps tied documents in row order: the oracle sees each query's rows in
+    # the shuffled order, made contiguous
+    contiguous = shuffled[np.argsort(qv[shuffled], kind="stable")]
+    expected = _reference_eval(train, tuple(a[contiguous] for a in valid))
+    model = QueryLGBMRanker(**_LGBM).fit(
+        *train[:2], qid=train[2], eval_set=[(Xv[shuffled], yv[shuffled])],
+        eval_qid=[qv[shuffled]], eval_at=[10])
+    np.testing.assert_allclose(model.evals_result_["valid_0"]["ndcg@10"], expected)
+    # skrank's own nDCG@10 (exponential gain, as LightGBM) on the last iteration agrees too
+    ours = skrank.ndcg_score(yv[contiguous], model.predict(Xv[contiguous]), qid=qv[contiguous],
+                             k=10, gain="exponential", ties="stable", no_relevant="one")
+    assert ours == pytest.approx(expected[-1], abs=1e-6)
+
+
+def test_query_lgbm_ranker_eval_dataframe_with_qid_column_and_early_stopping():
+    pd = pytest.importorskip("pandas")
+    import lightgbm
+
+    from skrank.rankers import QueryLGBMRanker
+
+    train, valid = _lgbm_eval_data()
+    frame = lambda X, q: pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]  # noqa
+                                      ).assign(qid=q)
+    Xv, yv, qv = valid
+    shuffled = np.random.default_rng(1).permutation(qv.size)
+    contiguous = shuffled[np.argsort(qv[shuffled], kind="stable")]
+    expected = _reference_eval(train, tuple(a[contiguous] for a in valid))
+    model = QueryLGBMRanker(**_LGBM).fit(
+        frame(train[0], train[2]), train[1],
+        eval_set=[(frame(Xv, qv).iloc[shuffled], yv[shuffled])], eval_at=[10])
+    np.testing.assert_allclose(model.evals_result_["valid_0"]["ndcg@10"], expected)
+    assert model.n_features_in_ == train[0].shape[1]
+    stopped = QueryLGBMRanker(**{**_LGBM, "n_estimators": 400}).fit(
+        train[0], train[1], qid=train[2], eval_set=[(Xv, yv)], eval_qid=[qv], eval_at=[10],
+        callbacks=[lightgbm.early_stopping(5, verbose=False)])
+    assert stopped.best_iteration_ < 400
+
+
+def test_query_lgbm_ranker_refuses_group_sizes_and_missing_eval_ids():
+    from skrank.rankers import QueryLGBMRanker
+
+    train, valid = _lgbm_eval_data()
+    Xv, yv, qv = valid
+    with pytest.raises(ValueError, match=r"pass eval_qid \(one array per eval set\), not "
+                                         r"eval_group: group sizes are derived"):
+        QueryLGBMRanker(**_LGBM).fit(*train[:2], qid=train[2], eval_set=[(Xv, yv)],
+                                     eval_group=[np.unique(qv, return_counts=True)[1]])
+    with pytest.raises(ValueError, match=r"eval_set\[0\] needs query ids: pass eval_qid"):
+        QueryLGBMRanker(**_LGBM).fit(*train[:2], qid=train[2], eval_set=[(Xv, yv)])
+    with pytest.raises(ValueError, match=r"eval_qid must hold one entry per eval_set \(1\)"):
+        QueryLGBMRanker(**_LGBM).fit(*train[:2], qid=train[2], eval_set=[(Xv, yv)],
+                                     eval_qid=[qv, qv])
+
+
+def test_query_lgbm_ranker_moves_weights_and_init_scores_with_the_rows():
+    import lightgbm
+
+    from skrank.rankers import QueryLGBMRanker
+
+    (X, y, qid), _ = _lgbm_eval_data()
+    rng = np.random.default_rng(0)
+    w = rng.uniform(0.5, 2, size=qid.size)
+    init = rng.normal(size=qid.size)
+    expected = lightgbm.LGBMRanker(**_LGBM).fit(
+        X, y, group=np.unique(qid, return_counts=True)[1], sample_weight=w,
+        init_score=init).predict(X)
+    shuffled = rng.permutation(qid.size)
+    model = QueryLGBMRanker(**_LGBM).fit(X[shuffled], y[shuffled], qid=qid[shuffled],
+                                         sample_weight=w[shuffled], init_score=init[shuffled])
+    np.testing.assert_allclose(model.predict(X), expected)
