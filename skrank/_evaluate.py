@@ -53,17 +53,20 @@ class Evaluation:
 
     def to_dict(self):
         """Plain-Python form (for JSON): means, per-query values and counts."""
-        def clean(values):
-            return [None if isinstance(v, float) and np.isnan(v) else v for v in values.tolist()]
+        def clean(values):  # NaN -> None, once per metric column
+            values = np.asarray(values, dtype=np.float64)
+            out = values.astype(object)
+            out[np.isnan(values)] = None
+            return out.tolist()
 
+        qids = [str(q) for q in self.qid.tolist()]
+        columns = {name: clean(vals) for name, vals in self.per_query.items()}
         return {
             "mean": {name: (None if np.isnan(v) else v) for name, v in self.mean.items()},
-            "per_query": {
-                str(q): {name: clean(vals)[i] for name, vals in self.per_query.items()}
-                for i, q in enumerate(self.qid.tolist())
-            },
+            "per_query": {q: {name: column[i] for name, column in columns.items()}
+                          for i, q in enumerate(qids)},
             "counts": {name: vals.tolist() for name, vals in self.counts.items()},
-            "qid": [str(q) for q in self.qid.tolist()],
+            "qid": qids,
         }
 
     def __repr__(self):
@@ -84,7 +87,8 @@ def _resolve_metrics(metrics, *, trec=False):
             label = label or item
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
             name, params = item
-            spec, base = parse_metric_name(name, func=func, trec=trec)
+            spec, base = parse_metric_name(name, func=func, trec=trec,
+                                           cutoff_given=params.get("k") is not None)
             params = {**base, **params}
             options = ", ".join(f"{k}={v!r}" for k, v in params.items())
             label = label or canonical_name(spec, params) or f"{spec.name}({options})"

@@ -5,9 +5,14 @@ plus the likely fix, so that a user never meets a bare numpy traceback.
 """
 
 import warnings
+from collections.abc import Iterable, Sequence
 from numbers import Integral, Real
 
 import numpy as np
+
+# 2**1000 is about 1e301: room for sums over a billion documents below float64's 1.8e308.
+MAX_EXPONENTIAL_LABEL = 1000
+
 
 class InvalidParameterError(ValueError, TypeError):
     """A parameter of a skrank function has a bad type or value.
@@ -84,7 +89,29 @@ def check_real(func, name, value, *, low=None, high=None, low_open=False, high_o
     return value
 
 
+def _is_sparse(values):
+    """scipy.sparse matrices and arrays, and other sparse containers (pydata sparse)."""
+    import scipy.sparse
+
+    return scipy.sparse.issparse(values) or (hasattr(values, "nnz") and hasattr(values, "todense"))
+
+
 def _as_numeric(func, name, values):
+    if _is_sparse(values):
+        raise TypeError(
+            f"{func}: {name} must be a dense array of numbers. Got a sparse "
+            f"{type(values).__name__} of shape {getattr(values, 'shape', '?')} instead: "
+            f"labels and scores have one value per document, so pass "
+            f"{name}.toarray().ravel() for one column (or .toarray() for 2-D input)."
+        )
+    if isinstance(values, Iterable) and not isinstance(values, (Sequence, np.ndarray)) \
+            and not hasattr(values, "__array__") and not hasattr(values, "__array_interface__"):
+        # generators, map objects, sets, dicts: numpy would make a 0-d object array of them
+        raise TypeError(
+            f"{func}: {name} must be an array-like of numbers (a list, tuple, numpy array "
+            f"or pandas Series). Got a {type(values).__name__} instead, which numpy does "
+            f"not read as an array; pass list({name}) or np.fromiter({name}, float)."
+        )
     try:
         arr = np.asarray(values)
     except Exception as exc:  # ragged nested lists, exotic objects
@@ -255,6 +282,13 @@ def apply_gain(func, gain, labels):
     if gain == "linear":
         return labels
     if gain == "exponential":
+        if labels.size and labels.max() > MAX_EXPONENTIAL_LABEL:
+            raise ValueError(
+                f"{func}: y_true must be <= {MAX_EXPONENTIAL_LABEL} for gain='exponential': "
+                f"the gain 2**label - 1 of larger labels overflows float64 (and sums of "
+                f"gains near it would too). Got max(y_true) = {labels.max():g} instead. Use "
+                f"gain='linear', or map the labels to a smaller scale."
+            )
         return np.expm1(labels * np.log(2.0))
     try:
         gains = np.asarray(gain(labels.copy()), dtype=np.float64)

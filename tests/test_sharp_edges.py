@@ -416,3 +416,111 @@ def test_query_lgbm_ranker_moves_weights_and_init_scores_with_the_rows():
     model = QueryLGBMRanker(**_LGBM).fit(X[shuffled], y[shuffled], qid=qid[shuffled],
                                          sample_weight=w[shuffled], init_score=init[shuffled])
     np.testing.assert_allclose(model.predict(X), expected)
+
+
+# --------------------------------------------------------------------------------------
+# Item 2: Evaluation.to_dict reads each column once (it was quadratic in the queries).
+# --------------------------------------------------------------------------------------
+
+
+class _CountingArray(np.ndarray):
+    """An array that counts full conversions to Python lists."""
+
+    reads = 0
+
+    def tolist(self):
+        type(self).reads += 1
+        return super().tolist()
+
+
+def test_to_dict_reads_each_column_once_and_matches_the_values():
+    rng = np.random.default_rng(0)
+    n_queries = 400
+    qid = np.repeat(np.arange(n_queries), 5)
+    y = rng.integers(0, 2, size=qid.size)
+    res = skrank.evaluate(y, rng.random(qid.size), qid=qid, metrics=["ndcg@3", "map"],
+                          no_relevant="nan")
+    counted = skrank.Evaluation(qid=res.qid, mean=res.mean, counts=res.counts,
+                                per_query={k: v.view(_CountingArray)
+                                           for k, v in res.per_query.items()})
+    _CountingArray.reads = 0
+    data = counted.to_dict()
+    assert _CountingArray.reads <= 2 * len(res.per_query)   # was n_queries per metric
+    # the values, against a plain per-query reading (NaN -> None for JSON)
+    assert data["qid"] == [str(q) for q in range(n_queries)]
+    for i, q in enumerate(data["qid"]):
+        for name, values in res.per_query.items():
+            expected = None if np.isnan(values[i]) else float(values[i])
+            assert data["per_query"][q][name] == expected
+    assert any(v["map"] is None for v in data["per_query"].values())
+    json.dumps(data)   # plain Python throughout
+
+
+# --------------------------------------------------------------------------------------
+# Item 3: exponential gain of a large label is an error naming y_true, never NaN.
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("call", [
+    lambda y: skrank.ndcg_score(y, [0.1, 0.2], qid=[0, 0], gain="exponential"),
+    lambda y: skrank.dcg_score(y, [0.1, 0.2], qid=[0, 0], gain="exponential"),
+    lambda y: skrank.evaluate(y, [0.1, 0.2], qid=[0, 0], metrics=["ndcg_exp@10", "map"]),
+])
+def test_exponential_gain_of_a_huge_label_is_an_error(call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # and no overflow warning on the way
+        with pytest.raises(ValueError, match=r"y_true must be <= 1000 for gain='exponential'"
+                                             r".*Got max\(y_true\) = 2000 instead\. Use "
+                                             r"gain='linear'"):
+            call([2000, 0])
+
+
+def test_exponential_gain_up_to_the_limit_is_exact():
+    # two documents at the largest usable label, one ranked below a 0: 1 / log2(3) ... exactly
+    y, s = [1000, 0, 1000], [0.9, 0.8, 0.1]
+    ideal = (2.0 ** 1000 - 1) * (1 + 1 / np.log2(3))
+    dcg = (2.0 ** 1000 - 1) * (1 + 1 / np.log2(4))
+    assert skrank.ndcg_score(y, s, qid=[0, 0, 0], gain="exponential") == pytest.approx(
+        dcg / ideal, rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# Item 11: a cutoff given in the params of a (name, params) pair counts as the cutoff.
+# --------------------------------------------------------------------------------------
+
+
+def test_name_params_pair_takes_its_cutoff_from_params():
+    y, s, q = [1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], [0, 0, 0, 0]
+    res = skrank.evaluate(y, s, qid=q, metrics={"p": ("precision", {"k": 2}),
+                                                "p_min": ("precision", {"k": 10,
+                                                                        "denominator": "min"})})
+    assert res.mean == {"p": 0.5, "p_min": 0.5}   # 1 of 2; 2 of min(4, 10)
+    res = skrank.evaluate(y, s, qid=q, metrics=[("precision", {"k": 3})])
+    assert list(res.mean) == ["precision@3"] and res.mean["precision@3"] == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="precision needs a cutoff"):
+        skrank.evaluate(y, s, qid=q, metrics=[("precision", {"k": None})])
+
+
+# --------------------------------------------------------------------------------------
+# Item 13: sparse labels/scores and generators get a message that names them.
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [sp.csr_matrix, sp.csr_array, sp.coo_array])
+def test_sparse_labels_or_scores_say_what_to_pass(make):
+    dense = np.array([[1.0, 0.0, 2.0]])
+    for kwargs in ({"y_true": make(dense), "y_score": dense},
+                   {"y_true": dense, "y_score": make(dense)}):
+        name = "y_true" if sp.issparse(kwargs["y_true"]) else "y_score"
+        with pytest.raises(TypeError, match=rf"ndcg_score: {name} must be a dense array of "
+                                            rf"numbers\. Got a sparse {make.__name__} of shape "
+                                            rf"\(1, 3\) instead.*{name}\.toarray\(\)"):
+            skrank.ndcg_score(**kwargs)
+
+
+@pytest.mark.parametrize("make", [lambda: (v for v in [1, 0]), lambda: map(float, [1, 0]),
+                                  lambda: {1.0, 0.0}])
+def test_generators_and_sets_say_what_to_pass(make):
+    with pytest.raises(TypeError, match=r"y_score must be an array-like of numbers .*Got a "
+                                        r"(generator|map|set) instead.*list\(y_score\)"):
+        skrank.map_score([1, 0], make(), qid=[0, 0])
