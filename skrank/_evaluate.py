@@ -10,7 +10,7 @@ from ._aggregate import mean_over_queries
 from ._grouping import Depth, rank_queries
 from ._metrics import ranking_depth, run_kernel
 from ._names import canonical_name, parse_metric_name
-from ._validation import _describe, check_choice, check_ranking_arrays
+from ._validation import InvalidParameterError, _describe, check_choice, check_ranking_arrays
 
 DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
 
@@ -93,16 +93,16 @@ def _resolve_metrics(metrics, *, trec=False):
             options = ", ".join(f"{k}={v!r}" for k, v in params.items())
             label = label or canonical_name(spec, params) or f"{spec.name}({options})"
         else:
-            raise TypeError(
+            raise InvalidParameterError(
                 f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
                 f"(name, params_dict) such as ('ndcg', {{'k': 10, 'gain': 'exponential'}}). "
                 f"Got {_describe(item)} instead."
             )
         if any(label == other for other, _, _ in resolved):
-            raise ValueError(f"{func}: metric {label!r} is listed twice.")
+            raise InvalidParameterError(f"{func}: metric {label!r} is listed twice.")
         resolved.append((label, spec, params))
     if not resolved:
-        raise ValueError(f"{func}: metrics must name at least one metric. Got none.")
+        raise InvalidParameterError(f"{func}: metrics must name at least one metric. Got none.")
     return resolved
 
 
@@ -162,18 +162,18 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     trec = qrels is not None or run is not None
     if trec:
         if y_true is not None or y_score is not None or qid is not None or retrieved is not None:
-            raise ValueError(f"{func}: pass either arrays (y_true, y_score, qid) or TREC files "
+            raise InvalidParameterError(f"{func}: pass either arrays (y_true, y_score, qid) or TREC files "
                              f"(qrels, run), not both.")
         if qrels is None or run is None:
-            raise ValueError(f"{func}: TREC evaluation needs both qrels and run.")
+            raise InvalidParameterError(f"{func}: TREC evaluation needs both qrels and run.")
         check_choice(func, "missing_queries", missing_queries, ("skip", "zero"))
         y_true, y_score, qid, retrieved = _trec_arrays(qrels, run, missing_queries)
         ties = "trec" if ties is None else ties
     elif y_true is None or y_score is None:
-        raise ValueError(f"{func}: y_true and y_score are required (or qrels and run).")
+        raise InvalidParameterError(f"{func}: y_true and y_score are required (or qrels and run).")
     if ties == "trec":
         if not trec:
-            raise ValueError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
+            raise InvalidParameterError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
         # Rows already come in trec_eval's order; a stable sort keeps it.
         ties_policy = "stable"
     else:

@@ -111,9 +111,11 @@ def check_no_missing_qid(func, qid):
         rows = np.flatnonzero(missing)
         shown = ", ".join(str(r) for r in rows[:5]) + (", ..." if rows.size > 5 else "")
         first = qid[rows[0]]
+        shown_first = ("NaT" if kind in "mM" else repr(float(first))
+                       if isinstance(first, (float, np.floating)) else repr(first))
         raise ValueError(
             f"{func}: qid must not contain missing ids (None, NaN, NaT or pandas.NA). Got "
-            f"{rows.size} missing id(s), the first being {first!r}, at row(s) {shown}. Drop "
+            f"{rows.size} missing id(s), the first being {shown_first}, at row(s) {shown}. Drop "
             f"those rows or give them a query id."
         )
 

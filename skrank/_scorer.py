@@ -29,7 +29,7 @@ from sklearn.metrics import make_scorer
 
 from ._metrics import METRICS
 from ._names import canonical_name, metric_names, parse_metric_name
-from ._validation import apply_gain, check_choice
+from ._validation import InvalidParameterError, apply_gain, check_choice
 
 _RESPONSES = ("predict", "expected_gain")
 
@@ -104,7 +104,7 @@ class RankingScorer(_sklearn_scorer_class()):
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
         qid = kwargs.pop("qid", None)
         if kwargs:
-            raise TypeError(
+            raise InvalidParameterError(
                 f"{self._name or self._metric}: ranking scorers take only qid as metadata. "
                 f"Got {', '.join(sorted(kwargs))}."
             )
@@ -164,7 +164,7 @@ def make_ranking_scorer(metric, *, response="predict", **params):
                                     cutoff_given="k" in params)
     overlap = sorted(set(fixed) & set(params) - {"max_grade"})
     if overlap:
-        raise ValueError(
+        raise InvalidParameterError(
             f"make_ranking_scorer: {metric!r} already sets {', '.join(overlap)}; pass the "
             f"plain metric name ({spec.name!r}) with the options instead."
         )

@@ -23,6 +23,9 @@ class InvalidParameterError(ValueError, TypeError):
     """
 
 
+InvalidParameterError.__module__ = "skrank"  # its public home, in tracebacks and pickles
+
+
 _FORMS = (
     "Pass either flat 1-D arrays with qid, e.g. "
     "f(y_true, y_score, qid=qid) with three arrays of length n_samples, "
@@ -293,15 +296,15 @@ def apply_gain(func, gain, labels):
     try:
         gains = np.asarray(gain(labels.copy()), dtype=np.float64)
     except Exception as exc:
-        raise ValueError(
+        raise InvalidParameterError(
             f"{func}: the gain callable failed on the labels array: {exc!r}. It must map "
             f"an array of relevance labels to an array of gains of the same shape."
         ) from exc
     if gains.shape != labels.shape:
-        raise ValueError(
+        raise InvalidParameterError(
             f"{func}: the gain callable must return one gain per label (shape "
             f"{labels.shape}). Got shape {gains.shape} instead."
         )
     if not np.isfinite(gains).all():
-        raise ValueError(f"{func}: the gain callable returned non-finite gains.")
+        raise InvalidParameterError(f"{func}: the gain callable returned non-finite gains.")
     return gains

@@ -10,6 +10,8 @@ only when the class is first used.
 
 import numpy as np
 
+from ._validation import InvalidParameterError
+
 __all__ = ["QueryLGBMRanker"]
 
 
@@ -86,7 +88,7 @@ def _build_query_lgbm_ranker():
             for sizes in ("group", "eval_group"):
                 if fit_params.get(sizes) is not None:
                     ids = "qid" if sizes == "group" else "eval_qid (one array per eval set)"
-                    raise ValueError(
+                    raise InvalidParameterError(
                         f"{func}: pass {ids}, not {sizes}: group sizes are derived from "
                         f"query ids, whatever the row order (sizes of rows that are not "
                         f"contiguous by query would silently describe wrong queries).")
@@ -118,12 +120,12 @@ def _build_query_lgbm_ranker():
             eval_X, eval_y = fit_params.pop("eval_X", None), fit_params.pop("eval_y", None)
             if eval_X is not None:  # LightGBM >= 4.7's other spelling of eval_set
                 if eval_set is not None:
-                    raise ValueError(f"{func}: pass eval_set or eval_X/eval_y, not both.")
+                    raise InvalidParameterError(f"{func}: pass eval_set or eval_X/eval_y, not both.")
                 many = isinstance(eval_X, tuple)
                 eval_set = list(zip(eval_X, eval_y)) if many else [(eval_X, eval_y)]
             if eval_set is None:
                 if eval_qid is not None:
-                    raise ValueError(f"{func}: eval_qid is given but eval_set is not.")
+                    raise InvalidParameterError(f"{func}: eval_qid is given but eval_set is not.")
                 return None, None, eval_sample_weight, eval_init_score
             if isinstance(eval_set, tuple):  # one (X, y) pair
                 eval_set = [eval_set]
@@ -133,7 +135,7 @@ def _build_query_lgbm_ranker():
                 if values is None:
                     return [None] * n_sets
                 if len(values) != n_sets:
-                    raise ValueError(f"{func}: {name} must hold one entry per eval_set "
+                    raise InvalidParameterError(f"{func}: {name} must hold one entry per eval_set "
                                      f"({n_sets}). Got {len(values)} instead.")
                 return list(values)
 

@@ -524,3 +524,75 @@ def test_generators_and_sets_say_what_to_pass(make):
     with pytest.raises(TypeError, match=r"y_score must be an array-like of numbers .*Got a "
                                         r"(generator|map|set) instead.*list\(y_score\)"):
         skrank.map_score([1, 0], make(), qid=[0, 0])
+
+
+# --------------------------------------------------------------------------------------
+# Item 14: a bad parameter raises skrank.InvalidParameterError (a ValueError and a
+# TypeError, as scikit-learn's); bad array contents stay plain ValueErrors.
+# --------------------------------------------------------------------------------------
+
+_Y, _S, _Q = [1, 0, 2, 0], [0.4, 0.3, 0.2, 0.1], [0, 0, 1, 1]
+
+
+def _bad_parameter_calls():
+    from skrank.model_selection import QueryKFold
+
+    return {
+        "k=0": lambda: skrank.ndcg_score(_Y, _S, qid=_Q, k=0),
+        "k=1.5": lambda: skrank.ndcg_score(_Y, _S, qid=_Q, k=1.5),
+        "gain name": lambda: skrank.ndcg_score(_Y, _S, qid=_Q, gain="exp"),
+        "gain negative": lambda: skrank.ndcg_score(_Y, _S, qid=_Q, gain=lambda y: y - 5),
+        "gain fails": lambda: skrank.ndcg_score(_Y, _S, qid=_Q, gain=lambda y: 1 / "a"),
+        "gain shape": lambda: skrank.dcg_score(_Y, _S, qid=_Q, gain=lambda y: y[:1]),
+        "gain inf": lambda: skrank.dcg_score(_Y, _S, qid=_Q, gain=lambda y: y / 0.0),
+        "log_base": lambda: skrank.dcg_score(_Y, _S, qid=_Q, log_base=1),
+        "ties": lambda: skrank.ndcg_score(_Y, _S, qid=_Q, ties="random"),
+        "unknown option": lambda: skrank.per_query_scores("map", _Y, _S, qid=_Q, gain="linear"),
+        "metric name": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=["ndgc@10"]),
+        "metric type": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=[3]),
+        "metric twice": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=["map", "map"]),
+        "no metric": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=[]),
+        "cutoff missing": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=["precision"]),
+        "cutoff not taken": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=["r_precision@3"]),
+        "trec ties": lambda: skrank.evaluate(_Y, _S, qid=_Q, ties="trec"),
+        "arrays and files": lambda: skrank.evaluate(_Y, _S, qid=_Q, qrels="q", run="r"),
+        "per_query metric": lambda: skrank.per_query_scores("ndgc", _Y, _S, qid=_Q),
+        "scorer name": lambda: skrank.get_scorer("ndgc@10"),
+        "scorer option twice": lambda: skrank.make_ranking_scorer("ndcg@10", k=5),
+        "scorer response": lambda: skrank.make_ranking_scorer("ndcg", response="proba"),
+        "n_splits": lambda: list(QueryKFold(1).split(None, qid=_Q)),
+    }
+
+
+@pytest.mark.parametrize("label", list(_bad_parameter_calls()))
+def test_bad_parameters_raise_invalid_parameter_error(label):
+    with pytest.raises(InvalidParameterError) as info:
+        _bad_parameter_calls()[label]()
+    assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
+    assert type(info.value).__module__ == "skrank"   # shown as skrank.InvalidParameterError
+
+
+@pytest.mark.parametrize("call", [
+    lambda: skrank.ndcg_score([1, -1], [0.1, 0.2], qid=[0, 0]),          # negative labels
+    lambda: skrank.ndcg_score([1, np.nan], [0.1, 0.2], qid=[0, 0]),      # NaN label
+    lambda: skrank.ndcg_score([1, 0], [0.1, 0.2, 0.3], qid=[0, 0]),      # lengths
+    lambda: skrank.err_score([1, 7], [0.1, 0.2], qid=[0, 0], max_grade=4),   # above the scale
+    lambda: skrank.ndcg_score([1, 0], [0.1, 0.2], qid=[0, None]),        # missing id
+])
+def test_bad_array_contents_stay_plain_value_errors(call):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert not isinstance(info.value, InvalidParameterError)
+
+
+@pytest.mark.parametrize("kwargs", [{"k": 0}, {"k": -1}, {"k": 1.5}, {"k": "3"}])
+def test_code_catching_sklearn_errors_keeps_working(kwargs):
+    """What catches scikit-learn's ndcg_score error catches skrank's, as ValueError and as
+    TypeError alike."""
+    from sklearn.metrics import ndcg_score as sk_ndcg
+
+    for exc in (ValueError, TypeError):
+        with pytest.raises(exc):
+            sk_ndcg([[1, 0, 2]], [[0.3, 0.2, 0.1]], **kwargs)
+        with pytest.raises(exc):
+            skrank.ndcg_score([[1, 0, 2]], [[0.3, 0.2, 0.1]], **kwargs)
