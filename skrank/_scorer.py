@@ -127,6 +127,43 @@ class RankingScorer(_sklearn_scorer_class()):
         return proba @ gains
 
 
+# scikit-learn's classification scorers whose names are also skrank metric stems: the
+# strings stay scikit-learn's, and their failures on ranking data say what to write instead.
+SHADOWED_NAMES = {"recall": "recall@100", "precision": "precision@10"}
+
+
+class ShadowedNameScorer(_sklearn_scorer_class()):
+    """scikit-learn's own scorer for a name that is also a ranking metric stem.
+
+    It scores exactly as scikit-learn's (same function, options and response);
+    when scikit-learn's metric rejects the data (continuous predictions of a
+    regressor or ranker, graded labels), the error names the skrank spelling.
+    """
+
+    def __init__(self, score_func, sign, kwargs, response_method="predict", *, name=None):
+        super().__init__(score_func, sign, kwargs, response_method)
+        self._name = name
+
+    @classmethod
+    def wrap(cls, scorer, name):
+        return cls(scorer._score_func, scorer._sign, scorer._kwargs, scorer._response_method,
+                   name=name)
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        try:
+            return super()._score(method_caller, estimator, X, y_true, **kwargs)
+        except ValueError as exc:
+            raise ValueError(
+                f"scoring={self._name!r} is scikit-learn's classification "
+                f"{self._score_func.__name__}, which failed on these predictions: "
+                f"{str(exc).rstrip('.')}. "
+                f"If you meant the ranking metric, write a cutoff, e.g. "
+                f"scoring={SHADOWED_NAMES[self._name]!r}, or pass "
+                f"scoring=skrank.make_ranking_scorer({self._name!r}"
+                f"{', k=10' if self._name == 'precision' else ''})."
+            ) from exc
+
+
 def make_ranking_scorer(metric, *, response="predict", **params):
     """Make a scorer from a ranking metric and its options.
 
@@ -281,6 +318,10 @@ def register_with_sklearn():
             raise AttributeError("sklearn.metrics._scorer._SCORERS is not a dict")
         if not isinstance(sk_scorer._SCORERS, _ScorerRegistry):
             sk_scorer._SCORERS = _ScorerRegistry(sk_scorer._SCORERS)
+        for name in SHADOWED_NAMES:
+            scorer = dict.get(sk_scorer._SCORERS, name)
+            if type(scorer) is _sklearn_scorer_class():  # scikit-learn's, not yet wrapped
+                dict.__setitem__(sk_scorer._SCORERS, name, ShadowedNameScorer.wrap(scorer, name))
 
         str_options = pv.StrOptions
         original = str_options.is_satisfied_by

@@ -596,3 +596,59 @@ def test_code_catching_sklearn_errors_keeps_working(kwargs):
             sk_ndcg([[1, 0, 2]], [[0.3, 0.2, 0.1]], **kwargs)
         with pytest.raises(exc):
             skrank.ndcg_score([[1, 0, 2]], [[0.3, 0.2, 0.1]], **kwargs)
+
+
+# --------------------------------------------------------------------------------------
+# Item 5: scoring strings that scikit-learn also knows stay scikit-learn's, and say so
+# when they fail on ranking data.
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, spelling", [("recall", "recall@100"),
+                                            ("precision", "precision@10")])
+def test_shadowed_scoring_string_fails_with_the_skrank_spelling(name, spelling):
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import cross_val_score
+
+    from skrank.model_selection import QueryKFold
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    qid = np.repeat(np.arange(12), 5)
+    expected = (rf"scoring='{name}' is scikit-learn's classification {name}_score, which "
+                rf"failed on these predictions: Classification metrics can't handle a mix of "
+                rf"binary and continuous targets\. If you meant the ranking metric, write a "
+                rf"cutoff, e\.g\. scoring='{spelling}', or pass "
+                rf"scoring=skrank\.make_ranking_scorer\('{name}'")
+    _routing(True)
+    try:
+        with pytest.raises(ValueError, match=expected):
+            cross_val_score(Ridge(), X, y, cv=QueryKFold(3), scoring=name,
+                            params={"qid": qid}, error_score="raise")
+        with pytest.warns(UserWarning, match=rf"write a cutoff, e\.g\. scoring='{spelling}'"):
+            cross_val_score(Ridge(), X, y, cv=QueryKFold(3), scoring=name, params={"qid": qid})
+        # the spelling it suggests works
+        ranked = cross_val_score(Ridge(), X, y, cv=QueryKFold(3), scoring=spelling,
+                                 params={"qid": qid}, error_score="raise")
+        assert np.isfinite(ranked).all()
+    finally:
+        _routing(False)
+
+
+def test_shadowed_scoring_string_still_scores_classifiers_as_sklearn():
+    import copy
+    import pickle
+
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import get_scorer, make_scorer, recall_score
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=80) > 0).astype(int)
+    model = LogisticRegression().fit(X, y)
+    scorer = get_scorer("recall")
+    assert scorer(model, X, y) == make_scorer(recall_score)(model, X, y)
+    assert skrank.get_scorer("recall")(model, X, y) == scorer(model, X, y)
+    for clone in (copy.deepcopy(scorer), pickle.loads(pickle.dumps(scorer))):
+        assert clone(model, X, y) == scorer(model, X, y)
