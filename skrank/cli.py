@@ -23,7 +23,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _build_parser():
+    from . import __version__
+
     parser = _Parser(prog="skrank", description="Ranking metrics the scikit-learn way.")
+    parser.add_argument("--version", action="version", version=f"skrank {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     ev = sub.add_parser(
@@ -32,12 +35,15 @@ def _build_parser():
                     "(qid iter docno rel). Output: measure<TAB>qid|all<TAB>value.",
     )
     ev.prog = "skrank evaluate"
-    ev.add_argument("qrels", help="TREC qrels file (plain or gzip)")
-    ev.add_argument("run", help="TREC run file (plain or gzip)")
+    ev.add_argument("qrels", help="TREC qrels file (plain or gzip); - reads standard input")
+    ev.add_argument("run", help="TREC run file (plain or gzip); - reads standard input")
     ev.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
                     help="metric name such as ndcg@10, ndcg_exp@10, map, map@100, mrr, P@5, "
-                         "recall@100, or a trec_eval name (ndcg_cut.10, P.5, recip_rank); "
-                         "also num_q, num_ret, num_rel, num_rel_ret. Repeatable.")
+                         "recall@100, err@10, or a trec_eval name (ndcg_cut.10, P.5, "
+                         "recip_rank); also num_q, num_ret, num_rel, num_rel_ret. Repeatable.")
+    ev.add_argument("--max-grade", type=float, default=4.0, metavar="G",
+                    help="top grade of the relevance scale for err (ERR's stop probability "
+                         "is (2**rel - 1) / 2**G); default 4, as gdeval")
     ev.add_argument("-q", "--per-query", action="store_true",
                     help="also print one row per query")
     ev.add_argument("-l", "--threshold", type=float, default=None, metavar="LEVEL",
@@ -74,8 +80,9 @@ def _evaluate(args, out):
     from ._evaluate import evaluate
 
     requested = args.metrics or list(DEFAULT_CLI_METRICS)
-    metrics = [m for m in requested if m not in COUNTS]
-    res = evaluate(qrels=args.qrels, run=args.run, metrics=metrics or ["map"],
+    metrics = _with_max_grade([m for m in requested if m not in COUNTS], args.max_grade)
+    qrels, run = _read_inputs(args)
+    res = evaluate(qrels=qrels, run=run, metrics=metrics or ["map"],
                    ties=args.ties, threshold=args.threshold, no_relevant=args.no_relevant,
                    missing_queries="zero" if args.complete else "skip")
     if args.json:
@@ -104,6 +111,44 @@ def _evaluate(args, out):
         rows.append((label, "all", res.mean[name]))
     for label, q, value in rows:
         out.write(f"{label:<22}\t{q}\t{_format(value)}\n")
+
+
+def _with_max_grade(names, max_grade):
+    """Metric names as evaluate() labels; err gets the --max-grade scale."""
+    from ._names import parse_metric_name
+
+    return {name: (name, {"max_grade": max_grade})
+            if parse_metric_name(name, func="evaluate", trec=True)[0].name == "err" else name
+            for name in names}
+
+
+def _read_inputs(args):
+    """Read the qrels and the run ('-': standard input); errors name the file."""
+    from . import io
+
+    if args.qrels == "-" and args.run == "-":
+        raise ValueError("only one of qrels and run can be read from standard input ('-')")
+    files = {}
+    for role, path, reader in (("qrels", args.qrels, io.read_qrels),
+                               ("run", args.run, io.read_run)):
+        name = "<stdin>" if path == "-" else path
+        try:
+            files[role] = reader(sys.stdin.buffer if path == "-" else path)
+        except FileNotFoundError:
+            raise ValueError(f"{name}: no such file") from None
+        except IsADirectoryError:
+            raise ValueError(f"{name}: is a directory, not a {role} file") from None
+        except PermissionError:
+            raise ValueError(f"{name}: permission denied") from None
+        if len(files[role]) == 0:
+            raise ValueError(f"{name}: no line (an empty {role} file)")
+    qrels, run = files["qrels"], files["run"]
+    if not args.complete and np.intersect1d(qrels.qid, run.qid).size == 0:
+        raise ValueError(
+            f"{'<stdin>' if args.run == '-' else args.run}: no query of the run is in "
+            f"{'<stdin>' if args.qrels == '-' else args.qrels} (the query ids of the two files "
+            f"do not match)")
+    return qrels, run
 
 
 def _demo(args, out):

@@ -64,7 +64,7 @@ def test_threshold_and_json(capsys, tiny):
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (["evaluate", "missing.qrels", "missing.run"], "No such file"),
+    (["evaluate", "missing.qrels", "missing.run"], "missing.qrels: no such file"),
     (["evaluate", "QRELS", "RUN", "-m", "ndgc@10"], "Did you mean 'ndcg@10'"),
     (["evaluate", "QRELS", "RUN", "-m", "r_precision@5"], "takes no cutoff"),
     (["evaluate", "QRELS", "RUN", "--ties", "random"], "invalid choice"),

@@ -652,3 +652,87 @@ def test_shadowed_scoring_string_still_scores_classifiers_as_sklearn():
     assert skrank.get_scorer("recall")(model, X, y) == scorer(model, X, y)
     for clone in (copy.deepcopy(scorer), pickle.loads(pickle.dumps(scorer))):
         assert clone(model, X, y) == scorer(model, X, y)
+
+
+# --------------------------------------------------------------------------------------
+# Item 8: the command line: --version, '-' for standard input, file errors that name the
+# file, and err's grade scale as an option.
+# --------------------------------------------------------------------------------------
+
+
+def _cli(argv, stdin=None):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run([sys.executable, "-m", "skrank", *argv], input=stdin,
+                          capture_output=True, cwd=root, env={"PYTHONPATH": str(root)})
+
+
+@pytest.fixture
+def one_query(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q 0 x 1\nq 0 y 0\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q Q0 y 1 0.7 t\nq Q0 x 2 0.3 t\n")
+    return qrels, run
+
+
+def test_cli_version():
+    done = _cli(["--version"])
+    assert done.returncode == 0
+    assert done.stdout.decode().strip() == f"skrank {skrank.__version__}"
+
+
+def test_cli_reads_standard_input(one_query):
+    qrels, run = one_query
+    expected = _cli(["evaluate", str(qrels), str(run), "-m", "map", "-m", "ndcg"])
+    assert expected.returncode == 0
+    for argv, data in ((["evaluate", str(qrels), "-"], run.read_bytes()),
+                       (["evaluate", "-", str(run)], qrels.read_bytes())):
+        done = _cli([*argv, "-m", "map", "-m", "ndcg"], stdin=data)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == expected.stdout
+    done = _cli(["evaluate", "-", "-"], stdin=b"")
+    assert done.returncode == 2
+    assert b"only one of qrels and run can be read from standard input" in done.stderr
+
+
+def test_cli_file_errors_name_the_file(one_query, tmp_path):
+    from skrank.cli import main
+
+    qrels, run = one_query
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    other = tmp_path / "other.txt"
+    other.write_text("z Q0 x 1 0.3 t\n")
+    cases = [
+        ([str(qrels), str(empty)], f"{empty}: no line (an empty run file)"),
+        ([str(empty), str(run)], f"{empty}: no line (an empty qrels file)"),
+        ([str(qrels), str(tmp_path / 'missing.txt')], f"{tmp_path / 'missing.txt'}: no such file"),
+        ([str(qrels), str(other)], f"{other}: no query of the run is in {qrels}"),
+    ]
+    for files, message in cases:
+        err = io.StringIO()
+        import contextlib
+
+        with contextlib.redirect_stderr(err):
+            assert main(["evaluate", *files], out=io.StringIO()) == 2
+        assert message in err.getvalue()
+        assert "y_true" not in err.getvalue()
+
+
+def test_cli_err_grade_scale_is_documented_and_an_option(one_query):
+    from skrank.cli import _build_parser
+
+    help_text = _build_parser()._subparsers._group_actions[0].choices["evaluate"].format_help()
+    assert "--max-grade G" in help_text and "default 4" in help_text
+    qrels, run = one_query
+    # one relevant document (grade 1) at rank 2 under an irrelevant one:
+    # ERR = R(1) / 2 with R(1) = (2**1 - 1) / 2**G
+    for grade_option, expected in (([], 1 / 2 ** 4 / 2), (["--max-grade", "2"], 1 / 2 ** 2 / 2),
+                                   (["--max-grade", "1"], 1 / 2)):
+        done = _cli(["evaluate", str(qrels), str(run), "-m", "err@10", "--json", *grade_option])
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["mean"]["err@10"] == pytest.approx(expected, rel=1e-12)
