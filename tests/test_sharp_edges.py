@@ -732,7 +732,7 @@ def test_cli_err_grade_scale_is_documented_and_an_option(one_query):
     # one relevant document (grade 1) at rank 2 under an irrelevant one:
     # ERR = R(1) / 2 with R(1) = (2**1 - 1) / 2**G
     for grade_option, expected in (([], 1 / 2 ** 4 / 2), (["--max-grade", "2"], 1 / 2 ** 2 / 2),
-                                   (["--max-grade", "1"], 1 / 2)):
+                                   (["--max-grade", "1"], 1 / 2 ** 1 / 2)):
         done = _cli(["evaluate", str(qrels), str(run), "-m", "err@10", "--json", *grade_option])
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["mean"]["err@10"] == pytest.approx(expected, rel=1e-12)
