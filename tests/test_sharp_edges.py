@@ -660,14 +660,30 @@ def test_shadowed_scoring_string_still_scores_classifiers_as_sklearn():
 # --------------------------------------------------------------------------------------
 
 
-def _cli(argv, stdin=None):
-    import subprocess
-    import sys
-    from pathlib import Path
+class _Done:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
 
-    root = Path(__file__).resolve().parents[1]
-    return subprocess.run([sys.executable, "-m", "skrank", *argv], input=stdin,
-                          capture_output=True, cwd=root, env={"PYTHONPATH": str(root)})
+
+def _cli(argv, stdin=None):
+    """Run the command in this process (standard streams replaced), as the console would."""
+    import contextlib
+    import sys
+
+    from skrank.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    fake_stdin = io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8")
+    old_stdin, sys.stdin = sys.stdin, fake_stdin
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(argv)
+            except SystemExit as exc:   # argparse's --version and usage errors
+                status = exc.code
+    finally:
+        sys.stdin = old_stdin
+    return _Done(status, out.getvalue().encode(), err.getvalue().encode())
 
 
 @pytest.fixture
