@@ -267,3 +267,28 @@ def test_skrank_reproduces_the_peers():
     q4 = [0] * 4
     assert skrank.map_score(AP_AT_2["y"], AP_AT_2["s"], qid=q4, k=2) == pytest.approx(1 / 3)
     assert skrank.map_score(AP_AT_2["y"], AP_AT_2["s"], qid=q4, k=2, denominator="min") == 0.5
+
+
+OPTIONAL = ("pandas", "matplotlib", "xgboost", "lightgbm", "dask", "pytrec_eval", "ranx")
+
+
+def test_readme_first_example_needs_only_the_runtime_dependencies():
+    """README's first Python example runs after `pip install .` alone: with every optional
+    package made unimportable (in a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    line, code, _ = python_blocks(ROOT / "README.md")[0]
+    blocker = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {OPTIONAL!r}:\n"
+        "            raise ImportError(f'{name} is not installed (blocked by the test)')\n"
+        "sys.meta_path.insert(0, Block())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", blocker + code], capture_output=True,
+                          text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, f"README.md:{line} needs more than the runtime " \
+                                 f"dependencies:\n{done.stderr}"
+    assert "{'ndcg@10'" in done.stdout

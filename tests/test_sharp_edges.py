@@ -752,3 +752,23 @@ def test_cli_err_grade_scale_is_documented_and_an_option(one_query):
         done = _cli(["evaluate", str(qrels), str(run), "-m", "err@10", "--json", *grade_option])
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["mean"]["err@10"] == pytest.approx(expected, rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# Item 18 (the rest is in tests/test_docs.py): nothing that .gitignore lists is committed.
+# --------------------------------------------------------------------------------------
+
+
+def test_no_ignored_file_is_tracked():
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    done = subprocess.run(["git", "ls-files", "--cached", "--ignored", "--exclude-standard"],
+                          cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"git ls-files failed: {done.stderr.strip()}")
+    assert done.stdout.split() == [], "tracked files that .gitignore lists (git rm --cached them)"
