@@ -72,7 +72,9 @@ class RankingScorer(_sklearn_scorer_class()):
 
     Build one with :func:`skrank.get_scorer` or :func:`skrank.make_ranking_scorer`.
     It requests ``qid`` through metadata routing and otherwise reads it from
-    a ``qid`` column of a DataFrame ``X``.
+    a ``qid`` column of a DataFrame ``X`` (put
+    :class:`skrank.model_selection.DropQid` first in a scikit-learn pipeline
+    so that the model does not take that column as a feature).
     """
 
     # Default metadata request: route qid to the scorer without set_score_request.
