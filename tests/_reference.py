@@ -1,6 +1,8 @@
 """Slow, obviously-correct reference implementation (test oracle) of skrank's metrics.
 
-This module implements /work/SEMANTICS.md literally, with plain Python loops over ranks.
+This module implements the definitions of the user guide (docs/metrics.md for the DCG
+family and the policies, docs/metric_families.md for the other metrics) literally, with
+plain Python loops over ranks.
 It deliberately does NOT import skrank: it is what skrank is checked against.
 Clarity beats speed everywhere; only use it on small inputs.
 

@@ -271,7 +271,15 @@ def test_usable_as_cv_without_routing(name):
     by_groups = cross_validate(Ridge(), X, y, groups=qid, cv=cv, scoring="r2",
                                return_indices=True)
     search = GridSearchCV(Ridge(), {"alpha": [1.0, 10.0]}, cv=cv, scoring="ndcg@10").fit(df, y)
-    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    # every fold's score is nDCG@10 of that fold's held-out predictions, computed here
+    for i, (train, test) in enumerate(cv.split(X, qid=qid)):
+        for j, alpha in enumerate(search.cv_results_["param_alpha"]):
+            pred = Ridge(alpha=alpha).fit(df.iloc[train], y[train]).predict(df.iloc[test])
+            value = skrank.ndcg_score(y[test], pred, qid=qid[test], k=10)
+            assert search.cv_results_[f"split{i}_test_score"][j] == pytest.approx(value,
+                                                                                 abs=1e-12)
+            if alpha == Ridge().alpha:
+                assert by_frame["test_score"][i] == pytest.approx(value, abs=1e-12)
     expected = list(cv.split(X, qid=qid))
     for got in (by_frame, by_groups):
         for test, (_, want) in zip(got["indices"]["test"], expected):

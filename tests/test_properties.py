@@ -9,7 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+import sklearn.metrics
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import UndefinedMetricWarning
 
@@ -22,7 +23,7 @@ except ImportError:  # pragma: no cover - depends on pytest's rootdir / import m
     from conftest import (SPECS, assert_close, assert_per_query_equal, oracle, param_grid,
                           spec_ties, valid_params)
 
-SETTINGS = settings(max_examples=60, deadline=None, database=None,
+SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 #: metrics whose value is 1 for a perfect ranking of a query with a relevant document
@@ -260,3 +261,110 @@ def test_oracle_agreement_on_generated_inputs(spec, ties, data):
     assert_close(mean, expected_mean, what="mean")
     assert_per_query_equal(skrank.per_query_scores(spec.name, y, s, qid=qid, **kw, **params),
                            expected)
+
+
+# --------------------------------------------------------------------------------------
+# moving a relevant document up, 1-D and 2-D forms, scikit-learn parity
+# --------------------------------------------------------------------------------------
+
+def _same_or_both_nan(a, b):
+    return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
+@SETTINGS
+@given(data=st.data())
+def test_moving_a_relevant_document_up_never_lowers_the_value(spec, data):
+    """Rows i and j of one query, i ranked strictly above j (higher score) and less
+    relevant (lower label): exchanging their places never lowers the query's value,
+    for every metric of the table (P@k, AP, nDCG and RR among them).
+
+    The exchange is written as a swap of the two labels, which is the same as moving
+    the documents for every tie policy (also "stable", where a row's place among tied
+    documents is its input position); for the other policies it is also the same as
+    swapping the two scores, checked too.
+    """
+    ties = data.draw(st.sampled_from(spec.ties))
+    y, s, qid, retrieved, params = data.draw(ranking_inputs(spec, ties, max_queries=2))
+    retrieved = np.ones(y.size, bool) if retrieved is None else retrieved
+    pairs = [(i, j) for i in range(y.size) for j in range(y.size)
+             if qid[i] == qid[j] and retrieved[i] and retrieved[j]
+             and s[i] > s[j] and y[i] < y[j]]
+    assume(pairs)
+    i, j = data.draw(st.sampled_from(pairs))
+    before = _per_query(spec, y, s, qid, retrieved, **params)
+    moved = y.copy()
+    moved[[i, j]] = y[[j, i]]
+    after = _per_query(spec, moved, s, qid, retrieved, **params)
+    assert after.keys() == before.keys()
+    for q, value in before.items():
+        if q != qid[i]:
+            assert _same_or_both_nan(after[q], value), f"qid {q} changed"
+        elif math.isnan(value):
+            assert math.isnan(after[q])
+        else:
+            assert after[q] >= value - 1e-12, f"qid {q}: {value} -> {after[q]}"
+    if ties != "stable":
+        swapped = s.copy()
+        swapped[[i, j]] = s[[j, i]]
+        by_scores = _per_query(spec, y, swapped, qid, retrieved, **params)
+        for q, value in after.items():
+            assert _same_or_both_nan(by_scores[q], value), f"qid {q}: score swap"
+
+
+@st.composite
+def two_dimensional_inputs(draw, *, min_documents=1):
+    """(Y, S): labels in 0..3 and integer scores in -2..2 (many ties), one query a row."""
+    n_queries = draw(st.integers(1, 4))
+    n_documents = draw(st.integers(min_documents, 6))
+    raw = np.frombuffer(draw(st.binary(min_size=2 * n_queries * n_documents,
+                                       max_size=2 * n_queries * n_documents)), dtype=np.uint8)
+    cells = raw.reshape(n_queries, n_documents, 2).astype(np.int64)
+    return (cells[..., 0] % 4).astype(np.float64), (cells[..., 1] % 5 - 2).astype(np.float64)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
+@SETTINGS
+@given(data=st.data())
+def test_flat_input_with_qid_equals_the_2d_form(spec, data):
+    """One query a row of 2-D arrays == the same cells as flat arrays with qid = row number,
+    rows in any order (for "stable", each query's rows keep their order)."""
+    Y, S = data.draw(two_dimensional_inputs())
+    ties = data.draw(st.sampled_from(spec.ties))
+    params = valid_params(spec, Y, ties=ties, **data.draw(st.sampled_from(
+        [p for p in param_grid(spec) if p.get("no_relevant") != "raise"])))
+    qid = np.repeat(np.arange(Y.shape[0]), Y.shape[1])
+    perm = np.asarray(data.draw(st.permutations(range(qid.size))), dtype=np.intp)
+    if ties == "stable":
+        perm = _order_keeping_permutation(qid, perm)
+    flat = _run(spec, Y.ravel()[perm], S.ravel()[perm], qid[perm], **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        mean_2d = spec.function(Y, S, **params)
+    per_query_2d = skrank.per_query_scores(spec.name, Y, S, **params)
+    _assert_same_result(flat, (mean_2d, dict(zip(per_query_2d.qid.tolist(),
+                                                 per_query_2d.score.tolist()))))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_ndcg_and_dcg_equal_scikit_learns_on_generated_2d_input(data):
+    """scikit-learn averages over tied scores (ignore_ties=False), as ties="average";
+    all-irrelevant rows score 0 there, as no_relevant="zero" (the defaults)."""
+    Y, S = data.draw(two_dimensional_inputs(min_documents=2))  # scikit-learn's minimum
+    k = data.draw(st.sampled_from([None, 1, 2, 3, 10]))
+    log_base = data.draw(st.sampled_from([2, 10]))
+    assert_close(skrank.ndcg_score(Y, S, k=k),
+                 sklearn.metrics.ndcg_score(Y, S, k=k, ignore_ties=False), what="ndcg")
+    assert_close(skrank.ndcg_score(Y, S, k=k, ties="average", gain="linear",
+                                   no_relevant="zero"),
+                 sklearn.metrics.ndcg_score(Y, S, k=k), what="ndcg, explicit options")
+    assert_close(skrank.dcg_score(Y, S, k=k, log_base=log_base),
+                 sklearn.metrics.dcg_score(Y, S, k=k, log_base=log_base, ignore_ties=False),
+                 what="dcg")
+    # without ties, scikit-learn's ignore_ties=True is every tie policy's value
+    distinct = S + np.arange(S.size).reshape(S.shape) / (2.0 * S.size)
+    for ties in skrank.METRICS["ndcg"].ties:
+        assert_close(skrank.ndcg_score(Y, distinct, k=k, ties=ties),
+                     sklearn.metrics.ndcg_score(Y, distinct, k=k, ignore_ties=True),
+                     what=f"ndcg, distinct scores, ties={ties}")

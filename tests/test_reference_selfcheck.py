@@ -255,11 +255,32 @@ def test_rbp():
 
 
 def test_uniform_signature():
-    """Every per-query function takes (ranked, unretrieved=(), **params)."""
-    extra = {"precision": {"k": 2}, "err": {"max_grade": 3}}
+    """Every per-query function takes (ranked, unretrieved=(), **params), and the
+    unretrieved labels count in R and the ideal DCG only."""
+    ranked, unretrieved = [1, 0, 2], [1]  # relevant at ranks 1 and 3; R = 3 with, 2 without
+    dcg = 1 / L2(2) + 0 / L2(3) + 2 / L2(4)
+    r1, r2, r3 = (2**1 - 1) / 2**3, (2**0 - 1) / 2**3, (2**2 - 1) / 2**3
+    err = r1 + (1 - r1) * r2 / 2 + (1 - r1) * (1 - r2) * r3 / 3
+    # metric: (options, value with the unretrieved label, value without it)
+    expected = {
+        "cg": ({}, 1 + 0 + 2, 1 + 0 + 2),
+        "dcg": ({}, dcg, dcg),
+        "ndcg": ({}, dcg / (2 / L2(2) + 1 / L2(3) + 1 / L2(4)), dcg / (2 / L2(2) + 1 / L2(3))),
+        "precision": ({"k": 2}, 1 / 2, 1 / 2),
+        "recall": ({}, 2 / 3, 2 / 2),
+        "hit_rate": ({}, 1.0, 1.0),
+        "r_precision": ({}, 2 / 3, 1 / 2),  # relevant in the top R = 3, resp. R = 2
+        "map": ({}, (1 / 1 + 2 / 3) / 3, (1 / 1 + 2 / 3) / 2),
+        "mrr": ({}, 1 / 1, 1 / 1),
+        "err": ({"max_grade": 3}, err, err),
+        "rbp": ({}, (1 - 0.8) * (1 + 0.8**2), (1 - 0.8) * (1 + 0.8**2)),
+    }
+    assert set(R.REFERENCE_METRICS) == set(expected)
     for name, func in R.REFERENCE_METRICS.items():
-        func([1, 0, 2], [1], **extra.get(name, {}))
-        func([1, 0, 2], **extra.get(name, {}))
+        params, with_unretrieved, without = expected[name]
+        assert func(ranked, unretrieved, **params) == pytest.approx(with_unretrieved,
+                                                                    rel=1e-12), name
+        assert func(ranked, **params) == pytest.approx(without, rel=1e-12), name
 
 
 def test_average_matches_linearity_of_expectation():
