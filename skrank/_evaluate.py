@@ -79,7 +79,13 @@ def _resolve_metrics(metrics, *, trec=False):
     func = "evaluate"
     if isinstance(metrics, str):
         metrics = [metrics]
-    items = metrics.items() if isinstance(metrics, dict) else [(None, m) for m in metrics]
+    try:
+        items = list(metrics.items()) if isinstance(metrics, dict) else [(None, m)
+                                                                        for m in metrics]
+    except TypeError:
+        raise InvalidParameterError(
+            f"{func}: metrics must be a metric name, a list of names or (name, params) pairs, "
+            f"or a dict of label -> name or pair. Got {_describe(metrics)} instead.") from None
     resolved = []
     for label, item in items:
         if isinstance(item, str):

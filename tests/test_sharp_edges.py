@@ -556,6 +556,7 @@ def _bad_parameter_calls():
         "unknown option": lambda: skrank.per_query_scores("map", _Y, _S, qid=_Q, gain="linear"),
         "metric name": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=["ndgc@10"]),
         "metric type": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=[3]),
+        "metrics type": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=5),
         "metric twice": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=["map", "map"]),
         "no metric": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=[]),
         "cutoff missing": lambda: skrank.evaluate(_Y, _S, qid=_Q, metrics=["precision"]),
