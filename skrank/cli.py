@@ -82,6 +82,12 @@ def _evaluate(args, out):
     requested = args.metrics or list(DEFAULT_CLI_METRICS)
     metrics = _with_max_grade([m for m in requested if m not in COUNTS], args.max_grade)
     qrels, run = _read_inputs(args)
+    top = float(np.max(qrels.rel))
+    if top > args.max_grade and any(isinstance(m, tuple) for m in metrics.values()):
+        raise ValueError(
+            f"{'<stdin>' if args.qrels == '-' else args.qrels}: relevance level {top:g} is above "
+            f"err's grade scale 0-{args.max_grade:g} (--max-grade, default 4 as gdeval). "
+            f"Pass --max-grade {top:g} or more.")
     res = evaluate(qrels=qrels, run=run, metrics=metrics or ["map"],
                    ties=args.ties, threshold=args.threshold, no_relevant=args.no_relevant,
                    missing_queries="zero" if args.complete else "skip")

@@ -736,6 +736,11 @@ def test_cli_file_errors_name_the_file(one_query, tmp_path):
         ([str(qrels), str(tmp_path / 'missing.txt')], f"{tmp_path / 'missing.txt'}: no such file"),
         ([str(qrels), str(other)], f"{other}: no query of the run is in {qrels}"),
     ]
+    high = tmp_path / "graded.txt"
+    high.write_text("q 0 x 6\nq 0 y 0\n")
+    cases.append(([str(high), str(run), "-m", "err@10"],
+                  f"{high}: relevance level 6 is above err's grade scale 0-4 (--max-grade, "
+                  f"default 4 as gdeval). Pass --max-grade 6 or more."))
     for files, message in cases:
         err = io.StringIO()
         import contextlib
