@@ -22,6 +22,7 @@ from ._metrics import (
 )
 
 from ._evaluate import Evaluation, evaluate
+from ._compare import Comparison, PairComparison, compare
 from ._validation import InvalidParameterError
 from ._scorer import RankingScorer, get_scorer, get_scorer_names, make_ranking_scorer
 from ._scorer import register_with_sklearn as _register_with_sklearn
@@ -33,11 +34,14 @@ _register_with_sklearn()
 
 __all__ = [
     "METRICS",
+    "Comparison",
     "Evaluation",
     "InvalidParameterError",
+    "PairComparison",
     "QueryScores",
     "RankingScorer",
     "cg_score",
+    "compare",
     "dcg_score",
     "err_score",
     "evaluate",

@@ -61,8 +61,9 @@ def _missing_qid_message(name):
         f"cross_val_score(..., params={{'qid': qid}}) or "
         f"validation_curve(..., params={{'qid': qid}}); or pass X as a pandas DataFrame "
         f"with a 'qid' column and put skrank.model_selection.DropQid() first in the "
-        f"pipeline so that the model does not learn from it. "
-        f"(GridSearchCV and cross_validate show this only as a warning and NaN scores "
+        f"pipeline so that the model does not learn from it; or, for held-out per-query "
+        f"values without routing, skrank.model_selection.cross_val_evaluate(model, X, y, "
+        f"qid=qid). (GridSearchCV and cross_validate show this only as a warning and NaN scores "
         f"unless error_score='raise'.)"
     )
 

@@ -1,7 +1,8 @@
 """The ``skrank`` console command.
 
 ``skrank evaluate QRELS RUN -m ndcg@10 -m map`` prints trec_eval's layout
-(``measure<TAB>qid|all<TAB>value``); ``skrank demo`` scores a synthetic ranking.
+(``measure<TAB>qid|all<TAB>value``); ``skrank demo`` scores a synthetic ranking;
+``skrank compare QRELS RUN1 RUN2 ...`` tests whether runs differ (:func:`skrank.compare`).
 """
 
 import argparse
@@ -62,7 +63,51 @@ def _build_parser():
     demo = sub.add_parser("demo", help="score a small synthetic ranking")
     demo.prog = "skrank demo"
     demo.add_argument("--seed", type=int, default=0)
+    _add_compare_parser(sub)
     return parser
+
+
+def _add_compare_parser(sub):
+    from ._compare import CORRECTIONS, INTERVALS, TESTS
+
+    cmp = sub.add_parser(
+        "compare", help="compare TREC runs: paired significance tests, intervals, effect sizes",
+        description="Compare two or more TREC runs on the same qrels, query by query: "
+                    "mean difference with its confidence interval, effect size, "
+                    "wins/ties/losses, raw and corrected p-values (skrank.compare).",
+    )
+    cmp.prog = "skrank compare"
+    cmp.add_argument("qrels", help="TREC qrels file (plain or gzip)")
+    cmp.add_argument("runs", nargs="+", metavar="RUN",
+                     help="two or more TREC run files; each is named by its file name")
+    cmp.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
+                     help="metric to compare (ndcg@10, map, P@5, ...; repeatable); "
+                          "default: map and ndcg@10")
+    cmp.add_argument("--test", default="randomization", choices=list(TESTS),
+                     help="paired two-sided test (default randomization)")
+    cmp.add_argument("--correction", default="holm", choices=[*CORRECTIONS, "none"],
+                     help="multiple-comparison correction over all comparisons "
+                          "(default holm)")
+    cmp.add_argument("--baseline", metavar="RUN",
+                     help="compare every run with this one (a RUN as given, or its file "
+                          "name); default: all pairs")
+    cmp.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    cmp.add_argument("--confidence", type=float, default=0.95,
+                     help="confidence level of the intervals (0.95)")
+    cmp.add_argument("--interval", choices=list(INTERVALS), default=None,
+                     help="interval method (default: t with --test t, else bca)")
+    cmp.add_argument("--n-resamples", type=int, default=10_000, metavar="B",
+                     help="resamples of the randomization/bootstrap test and intervals "
+                          "(10000)")
+    cmp.add_argument("--seed", type=int, default=None, help="random seed (reproducible output)")
+    cmp.add_argument("-c", "--complete", action="store_true",
+                     help="count queries of the qrels missing from a run as 0 (trec_eval -c)")
+    cmp.add_argument("--common-queries", action="store_true",
+                     help="compare on the queries every run has (default: runs must have "
+                          "the same queries)")
+    cmp.add_argument("--format", default="text", choices=["text", "markdown", "latex", "json"],
+                     help="output: a text report (default), a paper-style table in markdown or "
+                          "LaTeX, or JSON")
 
 
 def _display_name(name):
@@ -175,6 +220,54 @@ def _demo(args, out):
               "metrics=[...]).mean\n")
 
 
+def _run_names(paths):
+    """Each run's file name, or its path where file names repeat."""
+    from pathlib import Path
+
+    names = [Path(p).name for p in paths]
+    return names if len(set(names)) == len(names) else list(paths)
+
+
+def _compare(args, out):
+    from . import io
+    from ._compare import compare
+    from ._evaluate import evaluate
+
+    if len(args.runs) < 2:
+        raise ValueError("compare needs at least two runs. Got 1.")
+    names = _run_names(args.runs)
+    baseline = args.baseline
+    if baseline is not None and baseline in args.runs and baseline not in names:
+        baseline = names[args.runs.index(baseline)]
+    metrics = args.metrics or ["map", "ndcg@10"]
+    qrels = io.read_qrels(args.qrels)
+    results = {name: evaluate(qrels=qrels, run=path, metrics=metrics,
+                              missing_queries="zero" if args.complete else "skip")
+               for name, path in zip(names, args.runs)}
+    if not args.common_queries:
+        first, *others = (set(r.qid.tolist()) for r in results.values())
+        if any(other != first for other in others):
+            sizes = ", ".join(f"{name}: {r.qid.shape[0]}" for name, r in results.items())
+            raise ValueError(
+                f"the runs must have the same queries to be compared query by query. Got "
+                f"{sizes} queries. Pass -c to count the qrels' queries missing from a run as "
+                f"0 (trec_eval -c), or --common-queries to compare on the queries all runs have.")
+    res = compare(results, metrics=metrics, baseline=baseline, test=args.test,
+                  n_resamples=args.n_resamples,
+                  correction=None if args.correction == "none" else args.correction,
+                  alpha=args.alpha, confidence=args.confidence, interval=args.interval,
+                  queries="common" if args.common_queries else "same", random_state=args.seed)
+    if args.format == "json":
+        json.dump(res.to_dict(), out, indent=1)
+        out.write("\n")
+    elif args.format == "markdown":
+        out.write(res.to_markdown())
+    elif args.format == "latex":
+        out.write(res.to_latex())
+    else:
+        out.write(repr(res) + "\n")
+
+
 def main(argv=None, out=None):
     """Entry point of the ``skrank`` command; returns the exit status."""
     out = sys.stdout if out is None else out
@@ -183,6 +276,8 @@ def main(argv=None, out=None):
     try:
         if args.command == "evaluate":
             _evaluate(args, out)
+        elif args.command == "compare":
+            _compare(args, out)
         else:
             _demo(args, out)
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly

@@ -229,3 +229,128 @@ class DropQid(TransformerMixin, BaseEstimator):
         if names is None:
             names = np.asarray([f"x{i}" for i in range(self.n_features_in_ or 0)], dtype=object)
         return names[names != self.column]
+
+
+def _take_rows(X, rows):
+    """Rows of X, whatever its kind: DataFrame, sparse matrix or array (no dense copy)."""
+    if hasattr(X, "iloc"):
+        return X.iloc[rows]
+    return X[rows]
+
+
+def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_params=None,
+                       ties=None, no_relevant="zero"):
+    """Per-query test values of a ranker, each query scored by the model that did
+    not see it in training.
+
+    Fits a clone of ``estimator`` on each training fold of ``cv``, scores the
+    held-out rows with ``predict`` and evaluates every held-out query once.
+    Two rankers cross-validated on the same folds give paired per-query values
+    for :func:`skrank.compare`.
+
+    Parameters
+    ----------
+    estimator : estimator with ``fit`` and ``predict``
+        Cloned for each fold.  When its ``fit`` takes ``qid`` (as
+        ``xgboost.XGBRanker`` and :class:`skrank.rankers.QueryLGBMRanker`
+        do), it receives the training rows' query ids, each query's rows
+        together.
+    X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Relevance labels.
+    qid : array-like of shape (n_samples,), default=None
+        Query ids; None takes the ``qid`` column of a DataFrame ``X``.
+    cv : int, splitter or None, default=None
+        A query-aware splitter such as :class:`QueryKFold` (or a scikit-learn
+        group splitter such as ``GroupKFold``, given ``groups=qid``); an int k
+        means ``QueryKFold(k)``, None means ``QueryKFold(5)``.  Each query
+        must be in at most one test fold.
+    metrics : list of str or dict, default=None
+        As in :func:`skrank.evaluate`; None uses its default metrics.
+    fit_params : dict, default=None
+        Further arguments of ``fit``; arrays of length n_samples are cut to
+        the training rows.
+    ties, no_relevant
+        As in :func:`skrank.evaluate`.
+
+    Returns
+    -------
+    result : Evaluation
+        Per-query values of the held-out queries (queries in no test fold are
+        left out), their ids and the means.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from skrank.model_selection import QueryKFold, cross_val_evaluate
+    >>> rng = np.random.default_rng(0)
+    >>> qid = np.repeat(np.arange(20), 10)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = (X[:, 0] + rng.normal(scale=0.5, size=200) > 0.5).astype(float)
+    >>> res = cross_val_evaluate(Ridge(), X, y, qid=qid, cv=QueryKFold(4), metrics=["ndcg@5"])
+    >>> res.qid.shape, res.per_query["ndcg@5"].shape
+    ((20,), (20,))
+    """
+    import inspect
+    from numbers import Integral as _Integral
+
+    import scipy.sparse as sp
+    from sklearn.base import clone
+
+    from ._evaluate import DEFAULT_METRICS, evaluate
+
+    func = "cross_val_evaluate"
+    if qid is None:
+        qid = qid_from_X(X)
+    if qid is None:
+        raise ValueError(f"{func}: query ids are required. Pass qid=... or X as a pandas "
+                         f"DataFrame with a 'qid' column.")
+    qid = np.asarray(qid)
+    y = np.asarray(y)
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    if qid.ndim != 1 or qid.shape[0] != n or y.shape[0] != n:
+        raise ValueError(f"{func}: X, y and qid must have the same number of rows. Got "
+                         f"{n}, {y.shape[0]} and {qid.shape[0]}.")
+    if sp.issparse(X) and X.format not in ("csr", "csc"):
+        X = X.tocsr()  # COO and friends cannot select rows
+    if cv is None or (isinstance(cv, _Integral) and not isinstance(cv, bool)):
+        cv = QueryKFold(5 if cv is None else int(cv))
+    if isinstance(cv, str) or not hasattr(cv, "split"):
+        from ._validation import InvalidParameterError, _describe
+        raise InvalidParameterError(f"{func}: cv must be None, an int >= 2 or a splitter such "
+                                    f"as QueryKFold(5). Got {_describe(cv)} instead.")
+    codes, _, _ = factorize_qid(func, qid)
+    try:
+        takes_qid = "qid" in inspect.signature(estimator.fit).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        takes_qid = False
+    fit_params = dict(fit_params or {})
+
+    y_pred = np.full(n, np.nan)
+    tested = np.zeros(n, dtype=bool)
+    try:  # query-aware splitters take qid; scikit-learn's group splitters take groups
+        split_takes_qid = "qid" in inspect.signature(cv.split).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        split_takes_qid = False
+    folds = cv.split(X, y, qid=qid) if split_takes_qid else cv.split(X, y, groups=qid)
+    for train, test in folds:
+        if tested[test].any():
+            raise ValueError(f"{func}: each query must be in at most one test fold; "
+                             f"{type(cv).__name__} puts some rows in several. Use a "
+                             f"partition such as QueryKFold.")
+        # Rankers want each query's rows together, in order of the ids.
+        train = train[np.argsort(codes[train], kind="stable")]
+        params = {name: (_take_rows(value, train) if getattr(value, "shape", (None,))[0] == n
+                         else value)
+                  for name, value in fit_params.items()}
+        if takes_qid:
+            params["qid"] = qid[train]
+        model = clone(estimator).fit(_take_rows(X, train), y[train], **params)
+        y_pred[test] = np.asarray(model.predict(_take_rows(X, test)), dtype=np.float64).reshape(-1)
+        tested[test] = True
+    if not tested.any():
+        raise ValueError(f"{func}: the splitter {cv!r} produced no test rows.")
+    return evaluate(y[tested], y_pred[tested], qid=qid[tested],
+                    metrics=DEFAULT_METRICS if metrics is None else metrics,
+                    ties=ties, no_relevant=no_relevant)

@@ -220,6 +220,7 @@ def test_missing_qid_message_names_every_exact_call():
                    "validation_curve(..., params={'qid': qid})",
                    "pandas DataFrame with a 'qid' column",
                    "skrank.model_selection.DropQid()",
+                   "skrank.model_selection.cross_val_evaluate(model, X, y, qid=qid)",
                    "error_score='raise'"):
         assert needed in message, needed
     # with default error_score, the same message reaches the user in the warning
