@@ -1,13 +1,14 @@
 """Many metrics over one grouping pass, with per-query results."""
 
 import functools
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._aggregate import mean_over_queries
 from ._grouping import Depth, rank_queries
+from ._inputs import (as_qrels, as_run, check_query_coverage, drop_identical_ids,
+                      is_matrix_form, matrix_arrays)
 from ._metrics import ranking_depth, run_kernel
 from ._names import canonical_name, parse_metric_name
 from ._validation import InvalidParameterError, _describe, check_choice, check_ranking_arrays
@@ -114,14 +115,16 @@ def _resolve_metrics(metrics, *, trec=False):
 
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
              ties=None, no_relevant="zero", threshold=None, qrels=None, run=None,
-             missing_queries="skip"):
+             missing_queries="skip", exclude=None, unjudged_queries="skip",
+             ignore_identical_ids=False):
     """Evaluate several metrics at once, sharing one grouping and sorting pass.
 
     Parameters
     ----------
-    y_true, y_score, qid, retrieved
-        As in :func:`skrank.ndcg_score`.  Leave them out to evaluate TREC
-        files with ``qrels`` and ``run`` instead.
+    y_true, y_score, qid, retrieved, exclude
+        As in :func:`skrank.ndcg_score` (``y_true`` may be a scipy sparse
+        relevance matrix in the 2-D form, ``exclude`` the items that take no
+        rank).  Leave them out to evaluate ``qrels`` and ``run`` instead.
     metrics : list of str, or dict of label -> str or (str, dict), default=DEFAULT_METRICS
         Metric names in the scorer grammar (``"ndcg_exp@10"``, ``"map"``,
         ``"precision@5"``; trec_eval names such as ``"ndcg_cut.10"`` are
@@ -139,15 +142,37 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     threshold : float, default=None
         Relevance threshold for every binary metric (trec_eval ``-l``); None
         keeps each metric's default of 1.  The DCG family keeps graded gains.
-    qrels, run : path or :class:`skrank.io.Qrels` / :class:`skrank.io.Run`, default=None
-        TREC relevance judgements and run to evaluate instead of arrays.
-        Judged documents that the run did not retrieve count in R, the ideal
-        DCG and recall; retrieved documents without judgement count as
-        non-relevant; negative judgements (trec_eval's "unjudged in pool")
-        have gain 0 and are never relevant.
-    missing_queries : {"skip", "zero"}, default="skip"
-        With TREC files: queries in the qrels but not in the run are left out
-        (trec_eval's default) or count as an empty ranking (``trec_eval -c``).
+    qrels, run : default=None
+        Ground truth and predictions to evaluate instead of arrays, each in
+        any of these forms: a :class:`skrank.io.Qrels` / :class:`skrank.io.Run`
+        or the path of a TREC file; a pandas (or polars) DataFrame with
+        columns ``query_id, doc_id, relevance`` / ``query_id, doc_id, score``
+        (other names through :meth:`skrank.io.Qrels.from_frame` and
+        :meth:`skrank.io.Run.from_frame`); a dict of dicts
+        ``{query: {doc: grade}}`` / ``{query: {doc: score}}`` (pytrec_eval,
+        ranx); a dict of relevant sets ``{query: {doc, ...}}`` (grade 1); a
+        dict of ranked lists ``{query: [doc, ...]}``, best first.  Ids may be
+        ints or strings and are compared as strings (``7`` matches ``"7"``).
+        Documents of the ground truth that the run did not return count in
+        R, the ideal DCG and recall; returned documents without judgement
+        count as non-relevant; negative judgements (trec_eval's "unjudged in
+        pool") have gain 0 and are never relevant.  See the user guides
+        ``docs/recommender.md`` and ``docs/rag.md``.
+    missing_queries : {"skip", "zero", "raise"}, default="skip"
+        Queries of ``qrels`` without any row in ``run`` (users or questions
+        the system returned nothing for) are left out of the means
+        (trec_eval's default), count as empty rankings, i.e. 0 for every
+        metric (``trec_eval -c``; a recommender that returns nothing for a
+        user is usually meant to score 0 there), or raise an error.  Whatever
+        the choice, a warning says how many there are.
+    unjudged_queries : {"skip", "raise"}, default="skip"
+        Queries of ``run`` absent from ``qrels`` are left out (with a warning
+        giving their count) or raise an error (trec_eval 10 refuses such a
+        run unless ``-c``).
+    ignore_identical_ids : bool, default=False
+        Drop every run row whose document id equals its query id before
+        evaluating (BEIR's ``ignore_identical_ids``: on corpora where the
+        queries are documents too, a query retrieving itself is not a hit).
 
     Returns
     -------
@@ -172,8 +197,16 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
                              f"(qrels, run), not both.")
         if qrels is None or run is None:
             raise InvalidParameterError(f"{func}: TREC evaluation needs both qrels and run.")
-        check_choice(func, "missing_queries", missing_queries, ("skip", "zero"))
-        y_true, y_score, qid, retrieved = _trec_arrays(qrels, run, missing_queries)
+        if exclude is not None:
+            raise InvalidParameterError(f"{func}: exclude is for the 2-D form (y_true, y_score matrices); "
+                             f"with qrels and run, leave the excluded documents out of the run.")
+        check_choice(func, "missing_queries", missing_queries, ("skip", "zero", "raise"))
+        check_choice(func, "unjudged_queries", unjudged_queries, ("skip", "raise"))
+        if not isinstance(ignore_identical_ids, (bool, np.bool_)):
+            raise InvalidParameterError(f"{func}: ignore_identical_ids must be True or False. "
+                                        f"Got {_describe(ignore_identical_ids)} instead.")
+        y_true, y_score, qid, retrieved = _trec_arrays(
+            qrels, run, missing_queries, unjudged_queries, ignore_identical_ids)
         ties = "trec" if ties is None else ties
     elif y_true is None or y_score is None:
         raise InvalidParameterError(f"{func}: y_true and y_score are required (or qrels and run).")
@@ -186,6 +219,28 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         ties_policy = ties
 
     resolved = _resolve_metrics(metrics, trec=True)
+    checked = []
+    depths = {}  # per tie policy: how far down any of its metrics reads
+    for label, spec, params in resolved:
+        params = dict(params)
+        if ties_policy is not None and "ties" in spec.parameters:
+            params.setdefault("ties", ties_policy)
+        if "no_relevant" in spec.parameters:
+            params.setdefault("no_relevant", no_relevant)
+        if threshold is not None and "threshold" in spec.parameters:
+            params.setdefault("threshold", threshold)
+        params = spec.check_params(func, params)
+        policy = params.get("ties", "stable")
+        depth = ranking_depth(spec, params)
+        depths[policy] = Depth.union(depths.get(policy, depth), depth)
+        checked.append((label, spec, params, policy))
+
+    n_ranked = None
+    if not trec and is_matrix_form(y_true, exclude):
+        # One reduction of the matrices, deep enough for every metric of the call.
+        depth = functools.reduce(Depth.union, depths.values())
+        y_true, y_score, qid, retrieved, n_ranked = matrix_arrays(
+            func, y_true, y_score, qid, retrieved, exclude, depth)
     arrays = check_ranking_arrays(func, y_true, y_score, qid, retrieved)
     labels_for_gain = arrays
     if trec:
@@ -198,22 +253,8 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     def extremes():  # computed once, for every metric that checks its labels
         return labels.min(), labels.max()
 
-    checked = []
-    depths = {}  # per tie policy: how far down any of its metrics reads
-    for label, spec, params in resolved:
-        params = dict(params)
-        if ties_policy is not None and "ties" in spec.parameters:
-            params.setdefault("ties", ties_policy)
-        if "no_relevant" in spec.parameters:
-            params.setdefault("no_relevant", no_relevant)
-        if threshold is not None and "threshold" in spec.parameters:
-            params.setdefault("threshold", threshold)
-        params = spec.check_params(func, params)
-        spec.check_labels(func, labels_for_gain[0], params, extremes)
-        policy = params.get("ties", "stable")
-        depth = ranking_depth(spec, params)
-        depths[policy] = Depth.union(depths.get(policy, depth), depth)
-        checked.append((label, spec, params, policy))
+    for label, spec, params, policy in checked:
+        spec.check_labels(func, labels, params, extremes)
 
     # One ranking per tie policy, shared by its metrics.
     rankings = {policy: rank_queries(func, *labels_for_gain, policy, depth)
@@ -235,6 +276,10 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     ranking = next(iter(rankings.values()))
     relevant_at = 1.0 if threshold is None else float(threshold)
     counts = _counts(ranking, relevant_at)
+    if n_ranked is not None:
+        # Every item that is not excluded is ranked, though only the leading ones are held.
+        counts["num_ret"] = n_ranked.astype(np.int64)
+        counts["num_rel_ret"] = counts["num_rel"].copy()
     return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts)
 
 
@@ -246,12 +291,16 @@ def _counts(ranking, threshold):
     }
 
 
-def _trec_arrays(qrels, run, missing_queries):
+def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
+                 ignore_identical_ids=False):
     from . import io
 
-    if isinstance(qrels, (str, os.PathLike)):
-        qrels = io.read_qrels(qrels)
-    if isinstance(run, (str, os.PathLike)):
-        run = io.read_run(run)
+    qrels = as_qrels("evaluate", qrels, "qrels")
+    run = as_run("evaluate", run, "run")
+    if ignore_identical_ids:
+        run = drop_identical_ids(run)
+    check_query_coverage("evaluate", qrels, run, missing_queries, unjudged_queries)
+    if missing_queries == "raise":
+        missing_queries = "skip"  # none is missing: both give the same rows
     joined = io.join_qrels_run(qrels, run, missing_queries=missing_queries)
     return joined.y_true, joined.y_score, joined.qid, joined.retrieved

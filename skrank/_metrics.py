@@ -19,6 +19,7 @@ import numpy as np
 from . import _kernels as K
 from ._aggregate import NO_RELEVANT_POLICIES, apply_no_relevant, mean_over_queries
 from ._grouping import TIE_POLICIES, Depth, rank_queries
+from ._inputs import is_matrix_form, matrix_arrays
 from ._validation import (
     InvalidParameterError,
     _describe,
@@ -67,6 +68,16 @@ _PARAM_DOCS = {
         in the number of relevant documents, the ideal DCG and recall, but
         occupies no rank (its score is ignored and may be NaN).  None means
         every row was retrieved.""",
+    "exclude": """exclude : sparse matrix or array-like of bool of shape (n_queries, n_documents), default=None
+        2-D form only: documents that take no rank, e.g. the items a user
+        interacted with in training.  An excluded document is left out
+        entirely, as if its row were dropped from the flat form: it is never
+        ranked and never counts as relevant.  A scipy sparse matrix (its
+        stored nonzero entries are excluded) or a dense boolean mask.  With
+        ``exclude`` or a sparse ``y_true`` (a scipy sparse relevance matrix,
+        absent entries meaning 0), ``y_score`` stays a dense score matrix and
+        only each query's leading ranks are sorted: memory beyond the inputs
+        is about ``n_queries * k``, never a dense copy of a sparse matrix.""",
     "returns": """score : float
         Mean over queries of the per-query values.  Use
         :func:`skrank.per_query_scores` for the per-query values and their
@@ -250,7 +261,7 @@ class MetricSpec:
         sig = inspect.signature(self.function)
         return {
             name: p.default for name, p in sig.parameters.items()
-            if p.kind is p.KEYWORD_ONLY and name not in ("qid", "retrieved")
+            if p.kind is p.KEYWORD_ONLY and name not in ("qid", "retrieved", "exclude")
         }
 
     @property
@@ -331,8 +342,11 @@ class QueryScores(NamedTuple):
     score: np.ndarray
 
 
-def _prepare(spec, func, y_true, y_score, qid, retrieved, params):
+def _prepare(spec, func, y_true, y_score, qid, retrieved, params, exclude=None):
     params = spec.check_params(func, params)
+    if is_matrix_form(y_true, exclude):
+        y_true, y_score, qid, retrieved, _ = matrix_arrays(
+            func, y_true, y_score, qid, retrieved, exclude, ranking_depth(spec, params))
     y_true, y_score, qid, shape, retrieved = check_ranking_arrays(
         func, y_true, y_score, qid, retrieved
     )
@@ -364,17 +378,17 @@ def run_kernel(spec, func, ranking, params):
                              params.get("no_relevant", "zero"))
 
 
-def _per_query(name, y_true, y_score, qid, retrieved, params, func=None):
+def _per_query(name, y_true, y_score, qid, retrieved, params, func=None, exclude=None):
     spec = METRICS[name]
     func = func or spec.function.__name__
-    params, arrays = _prepare(spec, func, y_true, y_score, qid, retrieved, params)
+    params, arrays = _prepare(spec, func, y_true, y_score, qid, retrieved, params, exclude)
     ranking = rank_queries(func, *arrays, params["ties"], ranking_depth(spec, params))
     return run_kernel(spec, func, ranking, params)
 
 
-def _mean(name, y_true, y_score, qid, retrieved, params):
+def _mean(name, y_true, y_score, qid, retrieved, exclude, params):
     func = METRICS[name].function.__name__
-    _, values = _per_query(name, y_true, y_score, qid, retrieved, params, func)
+    _, values = _per_query(name, y_true, y_score, qid, retrieved, params, func, exclude)
     return mean_over_queries(func, values)
 
 
@@ -384,7 +398,7 @@ def _mean(name, y_true, y_score, qid, retrieved, params):
 
 @_doc
 def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average",
-             retrieved=None):
+             retrieved=None, exclude=None):
     """Cumulative gain: the sum of the gains of the top ``k`` documents.
 
     ``CG@k = sum_{{i <= k}} gain(rel_i)``, averaged over queries.
@@ -403,6 +417,8 @@ def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average"
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -413,13 +429,13 @@ def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average"
     >>> cg_score([3, 2, 0, 1], [0.1, 0.9, 0.5, 0.3], qid=[1, 1, 1, 1], k=2)
     2.0
     """
-    return _mean("cg", y_true, y_score, qid, retrieved,
+    return _mean("cg", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, gain=gain, ties=ties))
 
 
 @_doc
 def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
-              ties="average", retrieved=None):
+              ties="average", retrieved=None, exclude=None):
     """Discounted cumulative gain.
 
     ``DCG@k = sum_{{i <= k}} gain(rel_i) / log_b(i + 1)`` with ranks ``i`` from 1,
@@ -443,6 +459,8 @@ def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -461,13 +479,13 @@ def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
     >>> round(dcg_score(y_true, y_score, qid=[0] * 6, gain="exponential"), 3)
     13.848
     """
-    return _mean("dcg", y_true, y_score, qid, retrieved,
+    return _mean("dcg", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, gain=gain, log_base=log_base, ties=ties))
 
 
 @_doc
 def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average",
-               no_relevant="zero", retrieved=None):
+               no_relevant="zero", retrieved=None, exclude=None):
     """Normalized discounted cumulative gain.
 
     ``nDCG@k = DCG@k / IDCG@k`` where ``IDCG@k`` is the DCG@k of the query's
@@ -494,6 +512,8 @@ def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="averag
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -514,13 +534,13 @@ def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="averag
     >>> round(ndcg_score([[3, 2, 0], [1, 0, 1]], [[.1, .9, .5], [.8, .3, .2]]), 4)
     0.8705
     """
-    return _mean("ndcg", y_true, y_score, qid, retrieved,
+    return _mean("ndcg", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, gain=gain, ties=ties, no_relevant=no_relevant))
 
 
 @_doc
 def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominator="k",
-                         ties="average", retrieved=None):
+                         ties="average", retrieved=None, exclude=None):
     """Precision at k: the fraction of the top ``k`` ranks holding a relevant document.
 
     ``P@k = #{{relevant in top k}} / k`` (trec_eval ``P_k``), also when a query
@@ -545,6 +565,8 @@ def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominat
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -558,13 +580,13 @@ def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominat
     >>> round(precision_at_k_score(y_true, y_score, qid=[0, 0, 0], k=5, denominator="min"), 4)
     0.3333
     """
-    return _mean("precision", y_true, y_score, qid, retrieved,
+    return _mean("precision", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, threshold=threshold, denominator=denominator, ties=ties))
 
 
 @_doc
 def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
-                      no_relevant="zero", retrieved=None):
+                      no_relevant="zero", retrieved=None, exclude=None):
     """Recall at k: the fraction of a query's relevant documents in the top ``k``.
 
     ``recall@k = #{{relevant in top k}} / R`` with ``R`` the number of relevant
@@ -586,6 +608,8 @@ def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="a
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -596,13 +620,13 @@ def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="a
     >>> recall_at_k_score([1, 0, 1, 1], [0.9, 0.8, 0.7, 0.1], qid=[0] * 4, k=2)
     0.3333333333333333
     """
-    return _mean("recall", y_true, y_score, qid, retrieved,
+    return _mean("recall", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant))
 
 
 @_doc
 def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
-                   no_relevant="zero", retrieved=None):
+                   no_relevant="zero", retrieved=None, exclude=None):
     """Hit rate (success) at k: 1 if a relevant document is in the top ``k``, else 0.
 
     trec_eval's ``success_k``.  With ``ties="average"`` a query whose cutoff
@@ -624,6 +648,8 @@ def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="aver
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -636,13 +662,13 @@ def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="aver
     >>> hit_rate_score([0, 1, 0, 0], [0.9, 0.9, 0.7, 0.1], qid=[0] * 4, k=1)
     0.5
     """
-    return _mean("hit_rate", y_true, y_score, qid, retrieved,
+    return _mean("hit_rate", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant))
 
 
 @_doc
 def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
-                      no_relevant="zero", retrieved=None):
+                      no_relevant="zero", retrieved=None, exclude=None):
     """R-precision: precision at rank ``R``, the number of relevant documents of the query.
 
     trec_eval's ``Rprec``.
@@ -661,6 +687,8 @@ def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -671,13 +699,13 @@ def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
     >>> r_precision_score([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], qid=[0] * 4)
     0.5
     """
-    return _mean("r_precision", y_true, y_score, qid, retrieved,
+    return _mean("r_precision", y_true, y_score, qid, retrieved, exclude,
                  dict(threshold=threshold, ties=ties, no_relevant=no_relevant))
 
 
 @_doc
 def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R",
-              ties="average", no_relevant="zero", retrieved=None):
+              ties="average", no_relevant="zero", retrieved=None, exclude=None):
     """Mean average precision.
 
     ``AP@k = (1 / D) * sum_{{i <= k, rel_i relevant}} P@i`` where ``D = R``,
@@ -704,6 +732,8 @@ def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R"
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -720,14 +750,14 @@ def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R"
     >>> map_score(y_true, y_score, qid=[0] * 4, k=2, denominator="min")   # 1 / 2
     0.5
     """
-    return _mean("map", y_true, y_score, qid, retrieved,
+    return _mean("map", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, threshold=threshold, denominator=denominator, ties=ties,
                       no_relevant=no_relevant))
 
 
 @_doc
 def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
-              no_relevant="zero", retrieved=None):
+              no_relevant="zero", retrieved=None, exclude=None):
     """Mean reciprocal rank of the first relevant document.
 
     ``RR@k = 1 / rank`` of the first relevant document, 0 when there is none
@@ -750,6 +780,8 @@ def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -760,13 +792,13 @@ def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
     >>> mrr_score([0, 0, 1, 1, 0, 0], [3, 2, 1, 3, 2, 1], qid=[0, 0, 0, 1, 1, 1])   # (1/3 + 1) / 2
     0.6666666666666666
     """
-    return _mean("mrr", y_true, y_score, qid, retrieved,
+    return _mean("mrr", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant))
 
 
 @_doc
 def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic",
-              retrieved=None):
+              retrieved=None, exclude=None):
     """Expected reciprocal rank (Chapelle et al., 2009).
 
     ``ERR@k = sum_{{i <= k}} (1 / i) R_i prod_{{j < i}} (1 - R_j)`` with stopping
@@ -793,6 +825,8 @@ def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -803,13 +837,13 @@ def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic
     >>> round(err_score([3, 2, 0], [0.1, 0.9, 0.5], qid=[0] * 3, k=3, max_grade=4), 5)
     0.30599
     """
-    return _mean("err", y_true, y_score, qid, retrieved,
+    return _mean("err", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, max_grade=max_grade, ties=ties))
 
 
 @_doc
 def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="average",
-              retrieved=None):
+              retrieved=None, exclude=None):
     """Rank-biased precision (Moffat & Zobel, 2008).
 
     ``RBP = (1 - p) * sum_{{i <= k}} relevant_i * p**(i - 1)``: the expected
@@ -833,6 +867,8 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="av
 
     {retrieved}
 
+    {exclude}
+
     Returns
     -------
     {returns}
@@ -843,7 +879,7 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="av
     >>> round(rbp_score([1, 0, 1], [3, 2, 1], qid=[0] * 3, p=0.5), 4)   # 0.5 * (1 + 0.25)
     0.625
     """
-    return _mean("rbp", y_true, y_score, qid, retrieved,
+    return _mean("rbp", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, p=p, threshold=threshold, ties=ties))
 
 
@@ -881,14 +917,15 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
 )})
 
 
-def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, **params):
+def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclude=None,
+                     **params):
     """Per-query values of a metric, with their query ids.
 
     Parameters
     ----------
     metric : str
         A metric name from :data:`skrank.METRICS` (``"ndcg"``, ``"map"``, ...).
-    y_true, y_score, qid, retrieved
+    y_true, y_score, qid, retrieved, exclude
         As in the metric's function.
     **params
         The metric's options (``k``, ``gain``, ``ties``, ``no_relevant``, ...).
@@ -913,4 +950,5 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, **par
             f"per_query_scores: metric must be one of {', '.join(map(repr, METRICS))}. "
             f"Got {_describe(metric)} instead."
         )
-    return QueryScores(*_per_query(metric, y_true, y_score, qid, retrieved, params))
+    return QueryScores(*_per_query(metric, y_true, y_score, qid, retrieved, params,
+                                   exclude=exclude))

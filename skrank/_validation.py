@@ -102,10 +102,11 @@ def _is_sparse(values):
 def _as_numeric(func, name, values):
     if _is_sparse(values):
         raise TypeError(
-            f"{func}: {name} must be a dense array of numbers. Got a sparse "
-            f"{type(values).__name__} of shape {getattr(values, 'shape', '?')} instead: "
-            f"labels and scores have one value per document, so pass "
-            f"{name}.toarray().ravel() for one column (or .toarray() for 2-D input)."
+            f"{func}: {name} must be a dense array of numbers (every document needs a "
+            f"score). Got a sparse {type(values).__name__} of shape "
+            f"{getattr(values, 'shape', '?')} instead: pass {name}.toarray(), or "
+            f"{name}.toarray().ravel() for a single column. (Only y_true, the relevance "
+            f"matrix of the 2-D form, may be sparse: absent entries mean relevance 0.)"
         )
     if isinstance(values, Iterable) and not isinstance(values, (Sequence, np.ndarray)) \
             and not hasattr(values, "__array__") and not hasattr(values, "__array_interface__"):

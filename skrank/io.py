@@ -172,6 +172,56 @@ class Qrels(_Columns):
         n_queries = self._n_queries()
         return f"Qrels(n_judgements={len(self)}, n_queries={n_queries})"
 
+    @classmethod
+    def from_frame(cls, frame, *, query_id="query_id", doc_id="doc_id",
+                   relevance="relevance"):
+        """Judgements from a pandas (or polars) DataFrame, one row per judged document.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            The ground truth, e.g. a recommender's test interactions.
+        query_id, doc_id : str, default="query_id", "doc_id"
+            Columns of the query (user, question) and document (item, chunk)
+            ids; ints or strings (compared as strings with the run's ids).
+        relevance : str or None, default="relevance"
+            Column of integer relevance grades (e.g. ``"rating"``); None when
+            every row is a relevant document (grade 1).
+
+        Returns
+        -------
+        qrels : Qrels
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skrank.io import Qrels
+        >>> test = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 11, 10],
+        ...                      "rating": [5, 3, 4]})
+        >>> qrels = Qrels.from_frame(test, query_id="user_id", doc_id="item_id",
+        ...                          relevance="rating")
+        >>> qrels.qid, qrels.rel
+        (array(['1', '1', '2'], dtype='<U1'), array([5, 3, 4]))
+        """
+        from ._inputs import qrels_from_frame
+
+        return qrels_from_frame(frame, query_id=query_id, doc_id=doc_id, relevance=relevance)
+
+    @classmethod
+    def from_dict(cls, mapping):
+        """Judgements from ``{query: {doc: grade}}`` (pytrec_eval, ranx) or
+        ``{query: {doc, ...}}`` / ``{query: [doc, ...]}`` (relevant documents, grade 1).
+
+        Examples
+        --------
+        >>> from skrank.io import Qrels
+        >>> Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d7"}}).rel
+        array([2, 0, 1])
+        """
+        from ._inputs import qrels_from_mapping
+
+        return qrels_from_mapping(mapping)
+
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -238,6 +288,52 @@ class Run(_Columns):
     def __repr__(self):
         n_queries = self._n_queries()
         return f"Run(n_rows={len(self)}, n_queries={n_queries})"
+
+    @classmethod
+    def from_frame(cls, frame, *, query_id="query_id", doc_id="doc_id", score="score"):
+        """Predictions from a pandas (or polars) DataFrame, one row per ranked document.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            The predictions, e.g. a recommender's top-k lists with scores.
+        query_id, doc_id : str, default="query_id", "doc_id"
+            Columns of the query and document ids (ints or strings).
+        score : str or None, default="score"
+            Column of scores, higher first; None when the rows of each query
+            are already in rank order (best first).
+
+        Returns
+        -------
+        run : Run
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skrank.io import Run
+        >>> pred = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [11, 10, 12]})
+        >>> Run.from_frame(pred, query_id="user_id", doc_id="item_id", score=None).score
+        array([-1., -2., -1.])
+        """
+        from ._inputs import run_from_frame
+
+        return run_from_frame(frame, query_id=query_id, doc_id=doc_id, score=score)
+
+    @classmethod
+    def from_dict(cls, mapping):
+        """Predictions from ``{query: {doc: score}}`` (pytrec_eval, ranx) or
+        ``{query: [doc, ...]}`` (ranked lists, best first).
+
+        Examples
+        --------
+        >>> from skrank.io import Run
+        >>> run = Run.from_dict({"q1": ["d3", "d1"], "q2": {"d7": 0.5}})
+        >>> run.docno, run.score
+        (array(['d3', 'd1', 'd7'], dtype='<U2'), array([2. , 1. , 0.5]))
+        """
+        from ._inputs import run_from_mapping
+
+        return run_from_mapping(mapping)
 
 
 
