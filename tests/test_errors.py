@@ -13,9 +13,9 @@ import pytest
 import skrank
 
 try:  # works whether or not tests/ is a package
-    from tests.conftest import SPECS, spec_id, valid_params
+    from tests.conftest import SPECS, spec_id, takes_dcg_gain, valid_params
 except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
-    from conftest import SPECS, spec_id, valid_params
+    from conftest import SPECS, spec_id, takes_dcg_gain, valid_params
 
 Y = [2.0, 0.0, 1.0]
 S = [0.3, 0.2, 0.1]
@@ -141,7 +141,7 @@ def test_negative_labels(spec):
     else:  # any finite label is fine with a linear gain
         value = spec.function(y, S, qid=Q, **ok_params(spec))
         assert np.isfinite(value)
-    if "gain" in spec.parameters:
+    if takes_dcg_gain(spec):
         check_raises(spec, ValueError, r"y_true must be non-negative for gain='exponential'\. "
                      r"Got min\(y_true\) = -1 instead\.",
                      y, S, qid=Q, **ok_params(spec, gain="exponential"))
@@ -326,7 +326,7 @@ def test_non_real_option(spec, name):
                      Y, S, qid=Q, **ok_params(spec, **{name: bad}))
 
 
-@pytest.mark.parametrize("spec", [s for s in SPECS if "gain" in s.parameters], ids=spec_id)
+@pytest.mark.parametrize("spec", [s for s in SPECS if takes_dcg_gain(s)], ids=spec_id)
 def test_bad_gain_callable(spec):
     check_raises(spec, ValueError, r"the gain callable must return one gain per label "
                  r"\(shape \(3,\)\)\. Got shape \(1,\) instead\.",
@@ -341,7 +341,7 @@ def test_bad_gain_callable(spec):
                  Y, S, qid=Q, **ok_params(spec, gain=lambda r: np.where(r > 1, np.inf, r)))
 
 
-@pytest.mark.parametrize("spec", [s for s in SPECS if "gain" in s.parameters], ids=spec_id)
+@pytest.mark.parametrize("spec", [s for s in SPECS if takes_dcg_gain(s)], ids=spec_id)
 def test_gain_callable_negative_gains_stay_within_bounds(spec):
     """A callable may map labels to negative gains; a bounded metric must then either
     reject them or stay within its declared bounds."""
@@ -372,7 +372,7 @@ def test_per_query_scores_unknown_option(spec):
 
 @pytest.mark.parametrize("metric", ["bogus", "NDCG", None, 3, "ndcg@10"])
 def test_per_query_scores_unknown_metric(metric):
-    names = ", ".join(map(repr, skrank.METRICS))
+    names = ", ".join(map(repr, [*skrank.METRICS, "bpref", "infap", "judged"]))
     with pytest.raises(ValueError, match=rf"^per_query_scores: metric must be one of "
                                          rf"{re.escape(names)}\. Got {re.escape(repr(metric))} "
                                          rf"\(type {type(metric).__name__}\) instead\."):

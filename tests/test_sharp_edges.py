@@ -738,7 +738,7 @@ def test_cli_file_errors_name_the_file(one_query, tmp_path):
         ([str(qrels), str(empty)], f"{empty}: no line (an empty run file)"),
         ([str(empty), str(run)], f"{empty}: no line (an empty qrels file)"),
         ([str(qrels), str(tmp_path / 'missing.txt')], f"{tmp_path / 'missing.txt'}: no such file"),
-        ([str(qrels), str(other)], f"{other}: no query of the run is in {qrels}"),
+        ([str(qrels), str(other), "-m", "ndcg@10"], f"{other}: no query of the run is in {qrels}"),
     ]
     high = tmp_path / "graded.txt"
     high.write_text("q 0 x 6\nq 0 y 0\n")
