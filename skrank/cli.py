@@ -8,6 +8,7 @@
 import argparse
 import json
 import sys
+import warnings
 
 import numpy as np
 
@@ -367,18 +368,38 @@ def _compare(args, out):
         out.write(repr(res) + "\n")
 
 
+def _print_warnings(command, caught):
+    """skrank's own warnings (missing queries, ...) as one plain line each on stderr, in
+    the command's voice rather than as Python's ``file:line: UserWarning:`` form."""
+    seen = set()
+    for w in caught:
+        message = str(w.message).replace("\n", " ")
+        if issubclass(w.category, UserWarning):
+            if message not in seen:
+                seen.add(message)
+                sys.stderr.write(f"skrank {command}: warning: {message}\n")
+        else:  # pragma: no cover - anything else goes its usual way
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
 def main(argv=None, out=None):
     """Entry point of the ``skrank`` command; returns the exit status."""
     out = sys.stdout if out is None else out
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "evaluate":
-            _evaluate(args, out)
-        elif args.command == "compare":
-            _compare(args, out)
-        else:
-            _demo(args, out)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            try:
+                if args.command == "evaluate":
+                    _evaluate(args, out)
+                elif args.command == "compare":
+                    _compare(args, out)
+                else:
+                    _demo(args, out)
+            finally:
+                out.flush()
+                _print_warnings(args.command, caught)
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly
         sys.stderr.close()
         return 0
