@@ -252,6 +252,18 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         ties = "trec" if ties is None else ties
     elif y_true is None or y_score is None:
         raise InvalidParameterError(f"{func}: y_true and y_score are required (or qrels and run).")
+    else:
+        # options about matching two collections mean nothing for arrays: say so, not ignore
+        given = {name: value for name, value, default in (
+            ("missing_queries", missing_queries, "skip"),
+            ("unjudged_queries", unjudged_queries, "skip"),
+            ("ignore_identical_ids", ignore_identical_ids, False)) if value != default}
+        if given:
+            listed = ", ".join(f"{name}={value!r}" for name, value in given.items())
+            raise InvalidParameterError(
+                f"{func}: {listed} applies to qrels and run only. Got arrays (y_true, y_score) "
+                f"instead: every query of the arrays is evaluated; drop rows beforehand to "
+                f"leave some out.")
     if ties == "trec":
         if not trec:
             raise InvalidParameterError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
