@@ -115,7 +115,7 @@ def _candidates(selected, n_estimators, seed):
         try:
             import xgboost
         except ImportError:
-            skipped["XGBRanker"] = "xgboost is not installed (pip install xgboost)"
+            skipped["XGBRanker"] = "xgboost is not installed (pip install xgboost-cpu)"
         else:
             ranker = xgboost.XGBRanker(objective="rank:ndcg", n_estimators=n_estimators,
                                        tree_method="hist", n_jobs=1, random_state=seed)
@@ -315,11 +315,16 @@ def _report(args, result, out):
     rows = [(f"{SCORING} difference", f"{pair.difference:+.4f} [95% CI {pair.ci_low:+.4f}, "
                                       f"{pair.ci_high:+.4f}]"),
             ("wins/ties/losses", f"{pair.wins}/{pair.ties}/{pair.losses}"),
-            ("p-value", f"{_format_p(pair.p_value)}: {verdict}")]
+            ("p-value", f"{_format_p(pair.p_value, result.comparison)}: {verdict}")]
     out.write(_table(rows, "<<"))
 
 
-def _format_p(p):
+def _format_p(p, comparison):
+    """A Monte Carlo p-value is at least 1/(B+1): at that floor, say so rather than print
+    a number that reads as precise."""
+    draws = comparison.n_resamples
+    if draws and not comparison.exact and p <= 1.0 / (draws + 1) * (1 + 1e-9):
+        return f"{p:.1e} (the smallest p-value {draws:,} resamples can give)"
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 

@@ -55,17 +55,20 @@ class Evaluation:
 
     def to_dict(self):
         """Plain-Python form (for JSON): means, per-query values and counts."""
-        def clean(values):
-            return [None if isinstance(v, float) and np.isnan(v) else v for v in values.tolist()]
+        def clean(values):  # NaN -> None, once per metric column
+            values = np.asarray(values, dtype=np.float64)
+            out = values.astype(object)
+            out[np.isnan(values)] = None
+            return out.tolist()
 
+        qids = [str(q) for q in self.qid.tolist()]
+        columns = {name: clean(vals) for name, vals in self.per_query.items()}
         return {
             "mean": {name: (None if np.isnan(v) else v) for name, v in self.mean.items()},
-            "per_query": {
-                str(q): {name: clean(vals)[i] for name, vals in self.per_query.items()}
-                for i, q in enumerate(self.qid.tolist())
-            },
+            "per_query": {q: {name: column[i] for name, column in columns.items()}
+                          for i, q in enumerate(qids)},
             "counts": {name: vals.tolist() for name, vals in self.counts.items()},
-            "qid": [str(q) for q in self.qid.tolist()],
+            "qid": qids,
         }
 
     def __repr__(self):
@@ -78,7 +81,13 @@ def _resolve_metrics(metrics, *, trec=False):
     func = "evaluate"
     if isinstance(metrics, str):
         metrics = [metrics]
-    items = metrics.items() if isinstance(metrics, dict) else [(None, m) for m in metrics]
+    try:
+        items = list(metrics.items()) if isinstance(metrics, dict) else [(None, m)
+                                                                        for m in metrics]
+    except TypeError:
+        raise InvalidParameterError(
+            f"{func}: metrics must be a metric name, a list of names or (name, params) pairs, "
+            f"or a dict of label -> name or pair. Got {_describe(metrics)} instead.") from None
     resolved = []
     for label, item in items:
         judged_metric = _judged_metric(item)
@@ -93,21 +102,22 @@ def _resolve_metrics(metrics, *, trec=False):
             label = label or item
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
             name, params = item
-            spec, base = parse_metric_name(name, func=func, trec=trec)
+            spec, base = parse_metric_name(name, func=func, trec=trec,
+                                           cutoff_given=params.get("k") is not None)
             params = {**base, **params}
             options = ", ".join(f"{k}={v!r}" for k, v in params.items())
             label = label or canonical_name(spec, params) or f"{spec.name}({options})"
         else:
-            raise TypeError(
+            raise InvalidParameterError(
                 f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
                 f"(name, params_dict) such as ('ndcg', {{'k': 10, 'gain': 'exponential'}}). "
                 f"Got {_describe(item)} instead."
             )
         if any(label == other for other, _, _ in resolved):
-            raise ValueError(f"{func}: metric {label!r} is listed twice.")
+            raise InvalidParameterError(f"{func}: metric {label!r} is listed twice.")
         resolved.append((label, spec, params))
     if not resolved:
-        raise ValueError(f"{func}: metrics must name at least one metric. Got none.")
+        raise InvalidParameterError(f"{func}: metrics must name at least one metric. Got none.")
     return resolved
 
 
@@ -219,12 +229,12 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     if trec:
         if (y_true is not None or y_score is not None or qid is not None
                 or retrieved is not None or judged is not None):
-            raise ValueError(f"{func}: pass either arrays (y_true, y_score, qid) or TREC files "
+            raise InvalidParameterError(f"{func}: pass either arrays (y_true, y_score, qid) or TREC files "
                              f"(qrels, run), not both.")
         if qrels is None or run is None:
-            raise ValueError(f"{func}: TREC evaluation needs both qrels and run.")
+            raise InvalidParameterError(f"{func}: TREC evaluation needs both qrels and run.")
         if exclude is not None:
-            raise ValueError(f"{func}: exclude is for the 2-D form (y_true, y_score matrices); "
+            raise InvalidParameterError(f"{func}: exclude is for the 2-D form (y_true, y_score matrices); "
                              f"with qrels and run, leave the excluded documents out of the run.")
         check_choice(func, "missing_queries", missing_queries, ("skip", "zero", "raise"))
         check_choice(func, "unjudged_queries", unjudged_queries, ("skip", "raise"))
@@ -241,10 +251,22 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
             y_score = finite_rank
         ties = "trec" if ties is None else ties
     elif y_true is None or y_score is None:
-        raise ValueError(f"{func}: y_true and y_score are required (or qrels and run).")
+        raise InvalidParameterError(f"{func}: y_true and y_score are required (or qrels and run).")
+    else:
+        # options about matching two collections mean nothing for arrays: say so, not ignore
+        given = {name: value for name, value, default in (
+            ("missing_queries", missing_queries, "skip"),
+            ("unjudged_queries", unjudged_queries, "skip"),
+            ("ignore_identical_ids", ignore_identical_ids, False)) if value != default}
+        if given:
+            listed = ", ".join(f"{name}={value!r}" for name, value in given.items())
+            raise InvalidParameterError(
+                f"{func}: {listed} applies to qrels and run only. Got arrays (y_true, y_score) "
+                f"instead: every query of the arrays is evaluated; drop rows beforehand to "
+                f"leave some out.")
     if ties == "trec":
         if not trec:
-            raise ValueError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
+            raise InvalidParameterError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
         # Rows already come in trec_eval's order; a stable sort keeps it.
         ties_policy = "stable"
     else:

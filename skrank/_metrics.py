@@ -113,7 +113,7 @@ def _ndcg(ranking, *, func, k, gain):
     if callable(gain):
         all_gains = apply_gain(func, gain, ranking.all_labels)
         if all_gains.size and all_gains.min() < 0:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"{func}: gain must map every label to a non-negative gain (nDCG is only "
                 f"bounded by 1 then). Got a gain of {all_gains.min():g} instead."
             )
@@ -978,7 +978,7 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
 
         return judged_per_query(metric, y_true, y_score, qid=qid, retrieved=retrieved, **params)
     if not isinstance(metric, str) or metric not in METRICS:
-        raise ValueError(
+        raise InvalidParameterError(
             f"per_query_scores: metric must be one of "
             f"{', '.join(map(repr, [*METRICS, 'bpref', 'infap', 'judged']))}. "
             f"Got {_describe(metric)} instead."

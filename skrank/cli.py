@@ -8,6 +8,7 @@
 import argparse
 import json
 import sys
+import warnings
 
 import numpy as np
 
@@ -24,7 +25,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _build_parser():
+    from . import __version__
+
     parser = _Parser(prog="skrank", description="Ranking metrics the scikit-learn way.")
+    parser.add_argument("--version", action="version", version=f"skrank {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     from ._trec_eval import measures_help
@@ -41,12 +45,15 @@ def _build_parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ev.prog = "skrank evaluate"
-    ev.add_argument("qrels", help="TREC qrels file (plain or gzip)")
-    ev.add_argument("run", help="TREC run file (plain or gzip)")
+    ev.add_argument("qrels", help="TREC qrels file (plain or gzip); - reads standard input")
+    ev.add_argument("run", help="TREC run file (plain or gzip); - reads standard input")
     ev.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
                     help="metric name such as ndcg@10, ndcg_exp@10, map, map@100, mrr, P@5, "
-                         "recall@100, or a trec_eval name (ndcg_cut.10, P.5, recip_rank); "
-                         "also num_q, num_ret, num_rel, num_rel_ret. Repeatable.")
+                         "recall@100, err@10, or a trec_eval name (ndcg_cut.10, P.5, "
+                         "recip_rank); also num_q, num_ret, num_rel, num_rel_ret. Repeatable.")
+    ev.add_argument("--max-grade", type=float, default=4.0, metavar="G",
+                    help="top grade of the relevance scale for err (ERR's stop probability "
+                         "is (2**rel - 1) / 2**G); default 4, as gdeval")
     ev.add_argument("-q", "--per-query", action="store_true",
                     help="also print one row per query")
     ev.add_argument("-l", "--threshold", type=float, default=None, metavar="LEVEL",
@@ -176,8 +183,14 @@ def _evaluate_trec(args, out):
     from ._trec_eval import evaluate_files
 
     level = 1 if args.threshold is None else int(args.threshold)
+    if args.rel_format == "qrels":
+        qrels, run = _read_inputs(args, common_queries=False)
+    elif "-" in (args.qrels, args.run):
+        raise ValueError("-R qrels_jg reads files only, not standard input ('-')")
+    else:
+        qrels, run = args.qrels, args.run
     lines = evaluate_files(
-        args.qrels, args.run, measures=args.metrics or [], per_query=args.per_query,
+        qrels, run, measures=args.metrics or [], per_query=args.per_query,
         level=level, complete=args.complete, max_ret=args.max_retrieved,
         judged_only=args.judged_only, num_docs=args.num_docs, zscores=args.zscores,
         float32_scores=args.float32_scores, rel_format=args.rel_format)
@@ -199,8 +212,16 @@ def _evaluate(args, out):
                          f"(e.g. -m P.10, -m all_trec). Got skrank metric names or options "
                          f"(--json, --ties, --no-relevant) instead.")
     requested = args.metrics or list(DEFAULT_CLI_METRICS)
-    metrics = {m: _trec_meaning(m) for m in requested if m not in COUNTS}
-    res = evaluate(qrels=args.qrels, run=args.run, metrics=metrics or ["map"],
+    metrics = {name: _trec_meaning(name) for name in requested if name not in COUNTS}
+    metrics = _with_max_grade(metrics, args.max_grade)
+    qrels, run = _read_inputs(args, common_queries=True)
+    top = float(np.max(qrels.rel))
+    if top > args.max_grade and any(_is_err(m) for m in metrics.values()):
+        raise ValueError(
+            f"{_shown(args.qrels)}: relevance level {top:g} is above err's grade scale "
+            f"0-{args.max_grade:g} (--max-grade, default 4 as gdeval). "
+            f"Pass --max-grade {top:g} or more.")
+    res = evaluate(qrels=qrels, run=run, metrics=metrics or ["map"],
                    ties=args.ties, threshold=args.threshold, no_relevant=args.no_relevant,
                    missing_queries="zero" if args.complete else "skip")
     if args.json:
@@ -233,6 +254,58 @@ def _evaluate(args, out):
     per_query_rows.sort(key=lambda row: row[0])
     for label, q, value in [row for _, row in per_query_rows] + all_rows:
         out.write(f"{label:<22}\t{q}\t{_format(value)}\n")
+
+
+def _is_err(item):
+    from ._names import parse_metric_name
+
+    name, params = item if isinstance(item, tuple) else (item, {})
+    return parse_metric_name(name, func="evaluate", trec=True)[0].name == "err"
+
+
+def _with_max_grade(metrics, max_grade):
+    """evaluate()'s metrics (label -> name or pair); err gets the --max-grade scale."""
+    out = {}
+    for label, item in metrics.items():
+        if _is_err(item):
+            name, params = item if isinstance(item, tuple) else (item, {})
+            item = (name, {**params, "max_grade": max_grade})
+        out[label] = item
+    return out
+
+
+def _shown(path):
+    return "<stdin>" if path == "-" else path
+
+
+def _read_inputs(args, *, common_queries):
+    """Read the qrels and the run ('-': standard input); errors name the file.
+    ``common_queries``: also check that the two files share a query (skrank's names;
+    trec_eval mode has its own rules)."""
+    from . import io
+
+    if args.qrels == "-" and args.run == "-":
+        raise ValueError("only one of qrels and run can be read from standard input ('-')")
+    files = {}
+    for role, path, reader in (("qrels", args.qrels, io.read_qrels),
+                               ("run", args.run, io.read_run)):
+        name = "<stdin>" if path == "-" else path
+        try:
+            files[role] = reader(sys.stdin.buffer if path == "-" else path)
+        except FileNotFoundError:
+            raise ValueError(f"{name}: no such file") from None
+        except IsADirectoryError:
+            raise ValueError(f"{name}: is a directory, not a {role} file") from None
+        except PermissionError:
+            raise ValueError(f"{name}: permission denied") from None
+        if len(files[role]) == 0:
+            raise ValueError(f"{name}: no line (an empty {role} file)")
+    qrels, run = files["qrels"], files["run"]
+    if common_queries and not args.complete and np.intersect1d(qrels.qid, run.qid).size == 0:
+        raise ValueError(
+            f"{_shown(args.run)}: no query of the run is in {_shown(args.qrels)} (the query "
+            f"ids of the two files do not match)")
+    return qrels, run
 
 
 def _demo_parser(sub):
@@ -295,18 +368,38 @@ def _compare(args, out):
         out.write(repr(res) + "\n")
 
 
+def _print_warnings(command, caught):
+    """skrank's own warnings (missing queries, ...) as one plain line each on stderr, in
+    the command's voice rather than as Python's ``file:line: UserWarning:`` form."""
+    seen = set()
+    for w in caught:
+        message = str(w.message).replace("\n", " ")
+        if issubclass(w.category, UserWarning):
+            if message not in seen:
+                seen.add(message)
+                sys.stderr.write(f"skrank {command}: warning: {message}\n")
+        else:  # pragma: no cover - anything else goes its usual way
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
 def main(argv=None, out=None):
     """Entry point of the ``skrank`` command; returns the exit status."""
     out = sys.stdout if out is None else out
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "evaluate":
-            _evaluate(args, out)
-        elif args.command == "compare":
-            _compare(args, out)
-        else:
-            _demo(args, out)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            try:
+                if args.command == "evaluate":
+                    _evaluate(args, out)
+                elif args.command == "compare":
+                    _compare(args, out)
+                else:
+                    _demo(args, out)
+            finally:
+                out.flush()
+                _print_warnings(args.command, caught)
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly
         sys.stderr.close()
         return 0

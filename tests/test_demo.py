@@ -136,7 +136,7 @@ def test_missing_rankers_and_matplotlib_are_skipped_with_a_message(tmp_path, mon
     figure = tmp_path / "demo.png"
     result, out, err = _run([*TINY, "--plot", str(figure)])
     assert sorted(r.name for r in result.rankers) == ["HistGradientBoosting", "Ridge"]
-    assert "XGBRanker skipped: xgboost is not installed (pip install xgboost)" in out
+    assert "XGBRanker skipped: xgboost is not installed (pip install xgboost-cpu)" in out
     assert "LGBMRanker skipped: lightgbm is not installed (pip install lightgbm)" in out
     assert 'Figure skipped: matplotlib is not installed. Install it with pip install ' \
            '"skrank[plot]"' in out
@@ -178,3 +178,16 @@ def test_help_explains_the_options(capsys):
     for option in ("--data", "--plot", "--no-plot", "--rankers", "--folds", "--quiet",
                    "ndcg_exp@10", "QueryKFold"):
         assert option in text
+
+
+def test_p_value_at_the_monte_carlo_floor_says_so():
+    from types import SimpleNamespace
+
+    from skrank._demo import _format_p
+
+    drawn = SimpleNamespace(n_resamples=10_000, exact=False)
+    assert _format_p(1 / 10_001, drawn) == \
+        "1.0e-04 (the smallest p-value 10,000 resamples can give)"
+    assert _format_p(0.0123, drawn) == "0.0123"
+    # an exact test's small p-value is just a number
+    assert _format_p(1 / 1024, SimpleNamespace(n_resamples=None, exact=True)) == "0.0010"

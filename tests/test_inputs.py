@@ -567,3 +567,13 @@ def test_polars_frames_match_pandas():
     with pytest.raises(ValueError, match="frame column 'item' must not hold missing ids.*row 0"):
         Qrels.from_frame(q_frame.with_columns(pl.lit(None, dtype=pl.String).alias("item")),
                          query_id="user", doc_id="item", relevance="rating")
+
+
+@pytest.mark.parametrize("option", [{"missing_queries": "zero"}, {"missing_queries": "raise"},
+                                    {"unjudged_queries": "raise"},
+                                    {"ignore_identical_ids": True}])
+def test_collection_options_are_refused_with_arrays(option):
+    (name, value), = option.items()
+    with pytest.raises(skrank.InvalidParameterError,
+                       match=rf"evaluate: {name}={value!r} applies to qrels and run only"):
+        skrank.evaluate([1, 0], [0.2, 0.1], qid=[0, 0], metrics=["map"], **option)
