@@ -105,7 +105,12 @@ def check_no_missing_qid(func, qid):
     elif kind in "mM":
         missing = np.isnat(qid)
     elif kind == "O":
-        missing = np.fromiter(map(_is_missing_id, qid.tolist()), dtype=bool, count=qid.shape[0])
+        if _known_codes(qid) is not None:  # a complete pandas column of strings
+            return
+        values = qid.tolist()
+        if set(map(type, values)) <= {str, int}:  # neither can be missing: no per-id test
+            return
+        missing = np.fromiter(map(_is_missing_id, values), dtype=bool, count=qid.shape[0])
     else:
         return
     if missing.any():
@@ -142,9 +147,9 @@ def _factorize_unsorted(func, qid):
         qids, codes = np.unique(qid, return_inverse=True)
         return codes.reshape(-1), qids, False
     # object ids: numbers, strings, tuples, ... Sorted when comparable.
-    known = _KNOWN_CODES.get(id(qid))
-    if known is not None and known[0]() is qid:  # factorised by pandas on the way in
-        codes, qids = known[1], known[2]
+    known = _known_codes(qid)
+    if known is not None:  # factorised by pandas on the way in
+        codes, qids = known
         return codes, qids, bool(np.all(codes[1:] >= codes[:-1]))
     plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: factorised as a numpy array, handed back as objects
@@ -194,6 +199,14 @@ def remember_codes(qid, codes, uniques):
     key = id(qid)
     _KNOWN_CODES[key] = (weakref.ref(qid, lambda _, key=key: _KNOWN_CODES.pop(key, None)),
                          codes, uniques)
+
+
+def _known_codes(qid):
+    """``(codes, sorted ids)`` recorded for this very array by :func:`remember_codes`, or None."""
+    entry = _KNOWN_CODES.get(id(qid))
+    if entry is None or entry[0]() is not qid:
+        return None
+    return entry[1], entry[2]
 
 
 def _plain_object_ids(qid):

@@ -165,3 +165,22 @@ def test_pandas_columns_with_missing_or_mixed_ids_keep_numpy_conversion():
         assert id(arr) not in G._KNOWN_CODES
         assert arr.dtype == np.asarray(column).dtype
         assert [repr(v) for v in arr.tolist()] == [repr(v) for v in np.asarray(column).tolist()]
+
+
+@pytest.mark.parametrize("missing", [None, float("nan"), np.nan, "pd.NA"])
+def test_missing_ids_among_strings_or_ints_are_still_found(missing):
+    # The fast paths (all-str / all-int object ids, pandas codes) must not skip the
+    # missing-id rule: one missing id among many valid ones is the error it always was.
+    if missing == "pd.NA":
+        pd = pytest.importorskip("pandas")
+        missing = pd.NA
+    for valid in (["a", "b", "c"], [1, 2, 3]):
+        ids = np.empty(6, dtype=object)
+        ids[:] = valid + valid[:2] + [missing]
+        with pytest.raises(ValueError, match="qid must not contain missing ids"):
+            skrank.ndcg_score(np.ones(6), np.arange(6.0), qid=ids)
+    pd = pytest.importorskip("pandas")
+    for dtype in ("object", "string", "category"):
+        column = pd.Series(["a", "b", None, "a"], dtype=dtype)
+        with pytest.raises(ValueError, match="qid must not contain missing ids"):
+            skrank.ndcg_score(np.ones(4), np.arange(4.0), qid=column)
