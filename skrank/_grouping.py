@@ -72,6 +72,10 @@ def factorize_qid(func, qid):
     the order of ``qids`` (no regrouping needed).  Query ids come out sorted
     when they are orderable, else in order of first appearance.
     """
+    plain = _plain_object_ids(qid)
+    if plain is not None:  # all str or all int: factorised as numpy ids, handed back as objects
+        codes, qids, grouped = factorize_qid(func, plain)
+        return codes, qids.astype(object), grouped
     offsets = _sorted_run_offsets(func, qid)
     if offsets is not None:
         codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
@@ -151,14 +155,6 @@ def _factorize_unsorted(func, qid):
     if known is not None:  # factorised by pandas on the way in
         codes, qids = known
         return codes, qids, bool(np.all(codes[1:] >= codes[:-1]))
-    plain = _plain_object_ids(qid)
-    if plain is not None:  # all str or all int: factorised as a numpy array, handed back as objects
-        offsets = _sorted_run_offsets(func, plain)
-        if offsets is not None:
-            codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-            return codes, plain[offsets[:-1]].astype(object), True
-        codes, qids, _ = _factorize_unsorted(func, plain)
-        return codes, qids.astype(object), bool(np.all(codes[1:] >= codes[:-1]))
     try:
         qids, codes = np.unique(qid, return_inverse=True)
         # Sorting needs a total order; ids such as frozensets compare without one
@@ -211,7 +207,11 @@ def _known_codes(qid):
 
 def _plain_object_ids(qid):
     """Object ids that are all ``str`` (as a ``<U`` array) or all ``int`` (as int64),
-    else None.  Exact types only: a bool or a float among them keeps the object path."""
+    else None (also for ids pandas already factorised, and for any other dtype).
+    Exact types only: a bool or a float among them keeps the object path.  Neither
+    type can be a missing id, so the converted array has no missing-id pass to make."""
+    if qid.dtype.kind != "O" or _known_codes(qid) is not None:
+        return None
     values = qid.tolist()
     types = set(map(type, values))
     if types == {str}:
@@ -343,6 +343,10 @@ def _factorize_hashed(keys):
 def group_queries(func, qid):
     """Return ``(qids, offsets, order)``: rows ``order[offsets[q]:offsets[q+1]]`` are
     query ``qids[q]``; ``order`` is None when the rows are already grouped."""
+    plain = _plain_object_ids(qid)
+    if plain is not None:  # all str or all int: grouped as numpy ids, handed back as objects
+        qids, offsets, order = group_queries(func, plain)
+        return qids.astype(object), offsets, order
     offsets = _sorted_run_offsets(func, qid)
     if offsets is not None:  # the common case: rows sorted by query, no regrouping
         return qid[offsets[:-1]], offsets, None
