@@ -27,7 +27,7 @@ __all__ = ["DaskEvaluation", "evaluate"]
 _FUNC = "skrank.dask.evaluate"
 _COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 # Normalised columns of both sides after reading a partition (ids as strings).
-_QID, _DOC, _VALUE, _PART = "query_id", "doc_id", "value", "_partition"
+_QID, _DOC, _VALUE, _IS_RUN, _PART = "query_id", "doc_id", "value", "is_run", "_partition"
 
 
 def _import_dask():
@@ -198,24 +198,25 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
 
     qrels_rows = qrels.map_partitions(
         _normalised, side="qrels", columns=(query_id, doc_id, relevance),
-        npartitions_out=npartitions, ignore_identical_ids=False,
-        meta=_normalised_meta(np.int64))
+        npartitions_out=npartitions, ignore_identical_ids=False, meta=_normalised_meta())
     run_rows = run.map_partitions(
         _normalised, side="run", columns=(query_id, doc_id, score),
         npartitions_out=npartitions, ignore_identical_ids=bool(ignore_identical_ids),
-        meta=_normalised_meta(np.float64))
+        meta=_normalised_meta())
 
     # Which queries are on one side only is a property of the whole data.
     judged, ranked = dask.compute(qrels_rows[_QID].unique(), run_rows[_QID].unique())
     check_query_coverage(_FUNC, _Ids(judged), _Ids(ranked), missing_queries, unjudged_queries)
 
-    # Partition number p holds the queries whose id hashes to p, on both sides.
+    # One shuffle of both sides' rows together: partition p receives the judged and the
+    # ranked documents of the queries whose id hashes to p, and is evaluated as soon as it
+    # is complete (two separate shuffles would leave one side's partitions waiting in
+    # memory for the other's).
     divisions = tuple(range(npartitions + 1))
-    qrels_shuffled = qrels_rows.set_index(_PART, divisions=divisions)
-    run_shuffled = run_rows.set_index(_PART, divisions=divisions)
+    rows = dd.concat([qrels_rows, run_rows]).set_index(_PART, divisions=divisions)
     labels = [label for label, _, _ in _resolve_metrics(metrics, trec=True)]
-    table = dd.map_partitions(
-        _evaluate_partition, qrels_shuffled, run_shuffled, options=options,
+    table = rows.map_partitions(
+        _evaluate_partition, options=options,
         missing_queries="zero" if missing_queries == "zero" else "skip",
         meta=_table_meta(labels), align_dataframes=False)
     table = table.persist()
@@ -285,15 +286,19 @@ def _normalised(part, *, side, columns, npartitions_out, ignore_identical_ids):
     if ignore_identical_ids:
         keep = qid != docno
         qid, docno, values = qid[keep], docno[keep], values[keep]
-    return pd.DataFrame({_QID: qid.astype(object), _DOC: docno.astype(object), _VALUE: values,
+    # Grades are integers: float64 holds them exactly (checked when the qrels were read).
+    return pd.DataFrame({_QID: qid.astype(object), _DOC: docno.astype(object),
+                         _VALUE: values.astype(np.float64),
+                         _IS_RUN: np.full(qid.shape[0], side == "run"),
                          _PART: _partition_of(qid, npartitions_out)})
 
 
-def _normalised_meta(dtype):
+def _normalised_meta():
     import pandas as pd
 
     return pd.DataFrame({_QID: np.zeros(0, dtype=object), _DOC: np.zeros(0, dtype=object),
-                         _VALUE: np.zeros(0, dtype=dtype), _PART: np.zeros(0, dtype=np.int64)})
+                         _VALUE: np.zeros(0, dtype=np.float64), _IS_RUN: np.zeros(0, dtype=bool),
+                         _PART: np.zeros(0, dtype=np.int64)})
 
 
 def _table_meta(labels):
@@ -304,15 +309,17 @@ def _table_meta(labels):
     return pd.DataFrame(columns, index=pd.Index(np.zeros(0, dtype=object), name="qid"))
 
 
-def _evaluate_partition(qrels_part, run_part, *, options, missing_queries):
+def _evaluate_partition(rows, *, options, missing_queries):
     """skrank.evaluate on one partition's rows (every query's rows are all here)."""
     import pandas as pd
 
     from .io import Qrels, Run
 
     labels = [label for label, _, _ in _resolve_metrics(options["metrics"], trec=True)]
+    is_run = rows[_IS_RUN].to_numpy(dtype=bool)
+    qrels_part, run_part = rows[~is_run], rows[is_run]
     qrels = Qrels(qid=_strings(qrels_part[_QID]), docno=_strings(qrels_part[_DOC]),
-                  rel=qrels_part[_VALUE].to_numpy())
+                  rel=qrels_part[_VALUE].to_numpy().astype(np.int64))
     run = Run(qid=_strings(run_part[_QID]), docno=_strings(run_part[_DOC]),
               score=run_part[_VALUE].to_numpy())
     if len(qrels) == 0 or (missing_queries == "skip" and not np.isin(qrels.qid, run.qid).any()):
