@@ -117,6 +117,8 @@ def evaluate(qrels, run, *, metrics=DEFAULT_METRICS, query_id="query_id", doc_id
         :meth:`skrank.io.Run.from_frame` (``relevance=None``: every qrels row
         is a relevant document). ``score`` must name a column: a shuffle does
         not keep row order, so ranks cannot come from it.
+        With ``no_relevant="raise"`` the error comes from the first partition
+        holding such a query, and the count it gives is that partition's.
     npartitions : int, default=None
         Number of partitions after the shuffle; None takes the larger of the
         two inputs' numbers of partitions.
@@ -192,8 +194,13 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
     _check_columns(qrels, "qrels", {"query_id": query_id, "doc_id": doc_id,
                                     "relevance": relevance})
     _check_columns(run, "run", {"query_id": query_id, "doc_id": doc_id, "score": score})
-    # Resolve (and check) the metrics now, before any work on the cluster.
     options = dict(metrics=metrics, ties=ties, no_relevant=no_relevant, threshold=threshold)
+    # Bad metric names or options fail here, before any work on the cluster: the same
+    # call on a one-document evaluation checks them as every partition will.
+    from .io import Qrels, Run
+
+    _evaluate_in_memory(qrels=Qrels(qid=["q"], docno=["d"], rel=[1]),
+                        run=Run(qid=["q"], docno=["d"], score=[1.0]), **options)
     skip_nan = _skipped_as_nan(metrics, no_relevant)
 
     qrels_rows = qrels.map_partitions(

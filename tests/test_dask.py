@@ -234,6 +234,11 @@ def test_errors():
         skrank_dask.evaluate(ddf, ddf, npartitions=0)
     with pytest.raises(ValueError, match=r"missing_queries must be one of"):
         skrank_dask.evaluate(ddf, ddf, missing_queries="drop")
+    # Metric options are checked before any work on the cluster, as in memory.
+    with pytest.raises(ValueError, match=r"evaluate: k must be"):
+        skrank_dask.evaluate(ddf, ddf, metrics={"bad": ("ndcg", {"k": 0})})
+    with pytest.raises(ValueError, match=r"evaluate: k must be"):
+        skrank.evaluate(qrels=ddf, run=ddf, metrics={"bad": ("ndcg", {"k": 0})})
 
 
 def test_import_skrank_does_not_import_dask():
