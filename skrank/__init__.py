@@ -21,11 +21,13 @@ from ._metrics import (
     recall_at_k_score,
 )
 
+from ._judged import bpref_score, infap_score, judged_at_k_score
 from ._evaluate import Evaluation, evaluate
 from ._compare import Comparison, PairComparison, compare
 from ._validation import InvalidParameterError
 from ._scorer import RankingScorer, get_scorer, get_scorer_names, make_ranking_scorer
 from ._scorer import register_with_sklearn as _register_with_sklearn
+from . import datasets, plot  # noqa: F401  (light: matplotlib is imported only to draw)
 
 __version__ = "0.1.0.dev0"
 
@@ -36,6 +38,7 @@ __all__ = [
     "METRICS",
     "Comparison",
     "Evaluation",
+    "bpref_score",
     "InvalidParameterError",
     "PairComparison",
     "QueryScores",
@@ -49,6 +52,8 @@ __all__ = [
     "get_scorer_names",
     "make_ranking_scorer",
     "hit_rate_score",
+    "infap_score",
+    "judged_at_k_score",
     "map_score",
     "mrr_score",
     "ndcg_score",

@@ -1,6 +1,7 @@
 """Many metrics over one grouping pass, with per-query results."""
 
 import functools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,17 +55,20 @@ class Evaluation:
 
     def to_dict(self):
         """Plain-Python form (for JSON): means, per-query values and counts."""
-        def clean(values):
-            return [None if isinstance(v, float) and np.isnan(v) else v for v in values.tolist()]
+        def clean(values):  # NaN -> None, once per metric column
+            values = np.asarray(values, dtype=np.float64)
+            out = values.astype(object)
+            out[np.isnan(values)] = None
+            return out.tolist()
 
+        qids = [str(q) for q in self.qid.tolist()]
+        columns = {name: clean(vals) for name, vals in self.per_query.items()}
         return {
             "mean": {name: (None if np.isnan(v) else v) for name, v in self.mean.items()},
-            "per_query": {
-                str(q): {name: clean(vals)[i] for name, vals in self.per_query.items()}
-                for i, q in enumerate(self.qid.tolist())
-            },
+            "per_query": {q: {name: column[i] for name, column in columns.items()}
+                          for i, q in enumerate(qids)},
             "counts": {name: vals.tolist() for name, vals in self.counts.items()},
-            "qid": [str(q) for q in self.qid.tolist()],
+            "qid": qids,
         }
 
     def __repr__(self):
@@ -77,36 +81,73 @@ def _resolve_metrics(metrics, *, trec=False):
     func = "evaluate"
     if isinstance(metrics, str):
         metrics = [metrics]
-    items = metrics.items() if isinstance(metrics, dict) else [(None, m) for m in metrics]
+    try:
+        items = list(metrics.items()) if isinstance(metrics, dict) else [(None, m)
+                                                                        for m in metrics]
+    except TypeError:
+        raise InvalidParameterError(
+            f"{func}: metrics must be a metric name, a list of names or (name, params) pairs, "
+            f"or a dict of label -> name or pair. Got {_describe(metrics)} instead.") from None
     resolved = []
     for label, item in items:
+        judged_metric = _judged_metric(item)
+        if judged_metric is not None:
+            if any(label == other for other, _, _ in resolved):
+                raise ValueError(f"{func}: metric {label or item!r} is listed twice.")
+            resolved.append((label or item if isinstance(item, str) else label or item[0],
+                             *judged_metric))
+            continue
         if isinstance(item, str):
             spec, params = parse_metric_name(item, func=func, trec=trec)
             label = label or item
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
             name, params = item
-            spec, base = parse_metric_name(name, func=func, trec=trec)
+            spec, base = parse_metric_name(name, func=func, trec=trec,
+                                           cutoff_given=params.get("k") is not None)
             params = {**base, **params}
             options = ", ".join(f"{k}={v!r}" for k, v in params.items())
             label = label or canonical_name(spec, params) or f"{spec.name}({options})"
         else:
-            raise TypeError(
+            raise InvalidParameterError(
                 f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
                 f"(name, params_dict) such as ('ndcg', {{'k': 10, 'gain': 'exponential'}}). "
                 f"Got {_describe(item)} instead."
             )
         if any(label == other for other, _, _ in resolved):
-            raise ValueError(f"{func}: metric {label!r} is listed twice.")
+            raise InvalidParameterError(f"{func}: metric {label!r} is listed twice.")
         resolved.append((label, spec, params))
     if not resolved:
-        raise ValueError(f"{func}: metrics must name at least one metric. Got none.")
+        raise InvalidParameterError(f"{func}: metrics must name at least one metric. Got none.")
     return resolved
+
+
+_JUDGED = re.compile(r"^(?P<stem>bpref|infap|infAP|judged)(?:@(?P<k>\d+))?$")
+
+
+def _judged_metric(item):
+    """("judged", params) for bpref, infap and judged@k (the metrics that take judged=)."""
+    name, params = (item, {}) if isinstance(item, str) else (
+        item if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict)
+        else (None, None))
+    match = _JUDGED.match(name) if isinstance(name, str) else None
+    if match is None:
+        return None
+    stem = match["stem"].lower()
+    params = dict(params)
+    if match["k"] is not None:
+        params["k"] = int(match["k"])
+    if stem == "judged" and "k" not in params:
+        raise ValueError("evaluate: judged needs a cutoff: write e.g. 'judged@10'.")
+    return _JUDGED_SPEC, (stem, params)
+
+
+_JUDGED_SPEC = object()   # marks bpref/infap/judged@k in the resolved list
 
 
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
              ties=None, no_relevant="zero", threshold=None, qrels=None, run=None,
              missing_queries="skip", exclude=None, unjudged_queries="skip",
-             ignore_identical_ids=False):
+             ignore_identical_ids=False, judged=None):
     """Evaluate several metrics at once, sharing one grouping and sorting pass.
 
     Parameters
@@ -166,6 +207,10 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         Drop every run row whose document id equals its query id before
         evaluating (BEIR's ``ignore_identical_ids``: on corpora where the
         queries are documents too, a query retrieving itself is not a hit).
+    judged : array-like of bool of shape (n_samples,), default=None
+        For ``"bpref"``, ``"infap"`` and ``"judged@k"``: False marks a
+        document nobody judged (see :func:`skrank.bpref_score`).  None means
+        all were; with TREC files, the documents in the qrels are.
 
     Returns
     -------
@@ -185,13 +230,14 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     func = "evaluate"
     trec = qrels is not None or run is not None
     if trec:
-        if y_true is not None or y_score is not None or qid is not None or retrieved is not None:
-            raise ValueError(f"{func}: pass either arrays (y_true, y_score, qid) or TREC files "
+        if (y_true is not None or y_score is not None or qid is not None
+                or retrieved is not None or judged is not None):
+            raise InvalidParameterError(f"{func}: pass either arrays (y_true, y_score, qid) or TREC files "
                              f"(qrels, run), not both.")
         if qrels is None or run is None:
-            raise ValueError(f"{func}: TREC evaluation needs both qrels and run.")
+            raise InvalidParameterError(f"{func}: TREC evaluation needs both qrels and run.")
         if exclude is not None:
-            raise ValueError(f"{func}: exclude is for the 2-D form (y_true, y_score matrices); "
+            raise InvalidParameterError(f"{func}: exclude is for the 2-D form (y_true, y_score matrices); "
                              f"with qrels and run, leave the excluded documents out of the run.")
         check_choice(func, "missing_queries", missing_queries, ("skip", "zero", "raise"))
         check_choice(func, "unjudged_queries", unjudged_queries, ("skip", "raise"))
@@ -207,14 +253,20 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
                 threshold=threshold, missing_queries=missing_queries,
                 unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
                 npartitions=None)
-        y_true, y_score, qid, retrieved = _trec_arrays(
+        y_true, y_score, qid, retrieved, judged = _trec_arrays(
             qrels, run, missing_queries, unjudged_queries, ignore_identical_ids)
+        if np.isinf(y_score).any():
+            # trec_eval ranks inf scores: their dense ranks keep every order and tie.
+            finite_rank = np.full(y_score.shape, np.nan)
+            scored = ~np.isnan(y_score)
+            finite_rank[scored] = np.unique(y_score[scored], return_inverse=True)[1]
+            y_score = finite_rank
         ties = "trec" if ties is None else ties
     elif y_true is None or y_score is None:
-        raise ValueError(f"{func}: y_true and y_score are required (or qrels and run).")
+        raise InvalidParameterError(f"{func}: y_true and y_score are required (or qrels and run).")
     if ties == "trec":
         if not trec:
-            raise ValueError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
+            raise InvalidParameterError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
         # Rows already come in trec_eval's order; a stable sort keeps it.
         ties_policy = "stable"
     else:
@@ -223,6 +275,11 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     resolved = _resolve_metrics(metrics, trec=True)
     checked = []
     depths = {}  # per tie policy: how far down any of its metrics reads
+    judged_metrics = [(label, params) for label, spec, params in resolved
+                      if spec is _JUDGED_SPEC]
+    resolved = [item for item in resolved if item[1] is not _JUDGED_SPEC]
+    if not resolved:  # the counts need one ranking
+        resolved = [(None, *parse_metric_name("map", func=func))]
     for label, spec, params in resolved:
         params = dict(params)
         if ties_policy is not None and "ties" in spec.parameters:
@@ -266,6 +323,8 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     for label, spec, params, policy in checked:
         ranking = rankings[policy]
         qids = ranking.qids
+        if label is None:
+            continue
         kept_qids, values = run_kernel(spec, func, ranking, params)
         mean[label] = mean_over_queries(func, values)
         if kept_qids.shape[0] == qids.shape[0]:
@@ -274,6 +333,21 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
             full = np.full(qids.shape[0], np.nan)
             full[np.isin(qids, kept_qids)] = values
             per_query[label] = full
+
+    for label, (stem, params) in judged_metrics:
+        from ._judged import judged_per_query
+
+        params = dict(params)
+        if ties_policy is not None:
+            params.setdefault("ties", ties_policy)
+        if threshold is not None and stem != "judged":
+            params.setdefault("threshold", threshold)
+        res = judged_per_query(stem, y_true, y_score, qid=qid, judged=judged,
+                               retrieved=retrieved, **params)
+        per_query[label] = res.score
+        mean[label] = mean_over_queries(func, res.score)
+    per_query = {label: per_query[label] for label, _, _ in _resolve_metrics(metrics, trec=True)}
+    mean = {label: mean[label] for label in per_query}
 
     ranking = next(iter(rankings.values()))
     relevant_at = 1.0 if threshold is None else float(threshold)
@@ -305,4 +379,4 @@ def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
     if missing_queries == "raise":
         missing_queries = "skip"  # none is missing: both give the same rows
     joined = io.join_qrels_run(qrels, run, missing_queries=missing_queries)
-    return joined.y_true, joined.y_score, joined.qid, joined.retrieved
+    return joined.y_true, joined.y_score, joined.qid, joined.retrieved, joined.judged

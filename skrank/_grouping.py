@@ -78,11 +78,52 @@ def factorize_qid(func, qid):
     return _factorize_unsorted(func, qid)
 
 
+def _is_missing_id(value):
+    """Whether one (object) query id is a missing value: None, or a value that is
+    not equal to itself (float NaN of any type, NaT, decimal NaN), or pandas.NA
+    (whose comparisons are themselves missing)."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except (TypeError, ValueError):  # pandas.NA: `NA != NA` is NA, whose truth is ambiguous
+        return type(value).__name__ == "NAType"
+
+
+def check_no_missing_qid(func, qid):
+    """The one rule for missing query ids, whatever the dtype: they are an error.
+
+    A missing id (None, NaN, NaT, pandas.NA, a missing value of a pandas string
+    column) says nothing about which query a row belongs to; grouping such rows
+    together or apart would both be guesses.  Numeric and datetime ids are
+    checked vectorised; object ids need one pass over the values.
+    """
+    kind = qid.dtype.kind
+    if kind in "fc":
+        missing = np.isnan(qid)
+    elif kind in "mM":
+        missing = np.isnat(qid)
+    elif kind == "O":
+        missing = np.fromiter(map(_is_missing_id, qid.tolist()), dtype=bool, count=qid.shape[0])
+    else:
+        return
+    if missing.any():
+        rows = np.flatnonzero(missing)
+        shown = ", ".join(str(r) for r in rows[:5]) + (", ..." if rows.size > 5 else "")
+        first = qid[rows[0]]
+        shown_first = ("NaT" if kind in "mM" else repr(float(first))
+                       if isinstance(first, (float, np.floating)) else repr(first))
+        raise ValueError(
+            f"{func}: qid must not contain missing ids (None, NaN, NaT or pandas.NA). Got "
+            f"{rows.size} missing id(s), the first being {shown_first}, at row(s) {shown}. Drop "
+            f"those rows or give them a query id."
+        )
+
+
 def _sorted_run_offsets(func, qid):
     """Offsets of the runs of equal ids when ``qid`` is a sorted array of a plain
     dtype (the common layout, found without sorting), else None."""
-    if qid.dtype.kind == "f" and np.isnan(qid).any():
-        raise ValueError(f"{func}: qid must not contain NaN. Got {int(np.isnan(qid).sum())} NaN id(s).")
+    check_no_missing_qid(func, qid)
     n = qid.shape[0]
     if qid.dtype.kind not in "iufUSbmM" or (n > 1 and not bool(np.all(qid[1:] >= qid[:-1]))):
         return None

@@ -113,7 +113,7 @@ def _ndcg(ranking, *, func, k, gain):
     if callable(gain):
         all_gains = apply_gain(func, gain, ranking.all_labels)
         if all_gains.size and all_gains.min() < 0:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"{func}: gain must map every label to a non-negative gain (nDCG is only "
                 f"bounded by 1 then). Got a gain of {all_gains.min():g} instead."
             )
@@ -177,11 +177,26 @@ def _err(ranking, *, func, k, max_grade):
     return K.expected_reciprocal_rank(ranking, ranking.labels, max_grade, k), None
 
 
-def _rbp(ranking, *, func, k, p, threshold):
+_RBP_GAINS = ("binary", "linear", "trec")
+
+
+def _rbp(ranking, *, func, k, p, threshold, gain):
     def weight(positions):
         return (1.0 - p) * p ** positions
 
-    return K.weighted_rank_sum(ranking, _relevant(ranking, threshold), weight, k), None
+    if gain == "binary":
+        values = _relevant(ranking, threshold)
+    else:
+        if ranking.all_labels.size and ranking.all_labels.min() < 0:
+            raise ValueError(f"{func}: y_true must be non-negative for gain={gain!r}. Got "
+                             f"min(y_true) = {ranking.all_labels.min():g} instead.")
+        values = ranking.labels.astype(np.float64)
+        if gain == "trec":
+            # trec_eval scales the grades by the query's top judged grade when it exceeds 1.
+            top = np.maximum(np.maximum.reduceat(ranking.all_labels, ranking.all_offsets[:-1])
+                             if ranking.all_labels.size else np.ones(0), 1.0)
+            values = values / top[ranking.query]
+    return K.weighted_rank_sum(ranking, values, weight, k), None
 
 
 # ---------------------------------------------------------------------------
@@ -292,6 +307,8 @@ class MetricSpec:
                     )
             elif name == "no_relevant":
                 check_choice(func, "no_relevant", value, NO_RELEVANT_POLICIES)
+            elif name == "gain" and self.name == "rbp":
+                check_choice(func, "gain", value, _RBP_GAINS)
             elif name == "denominator":
                 check_choice(func, "denominator", value, _DENOMINATORS[self.name])
             elif name == "k" and self.k == "required":
@@ -842,12 +859,12 @@ def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic
 
 
 @_doc
-def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="average",
-              retrieved=None, exclude=None):
+def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="binary",
+              ties="average", retrieved=None, exclude=None):
     """Rank-biased precision (Moffat & Zobel, 2008).
 
-    ``RBP = (1 - p) * sum_{{i <= k}} relevant_i * p**(i - 1)``: the expected
-    rate of relevant documents seen by a user who moves on from each rank with
+    ``RBP = (1 - p) * sum_{{i <= k}} gain_i * p**(i - 1)``: the expected
+    rate of relevance seen by a user who moves on from each rank with
     probability ``p``.
 
     Parameters
@@ -859,9 +876,17 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="av
     {k}
 
     p : float in (0, 1), default=0.8
-        Persistence.
+        Persistence.  trec_eval's ``rbp`` uses 0.9.
 
     {threshold}
+        Used by ``gain="binary"`` only.
+
+    gain : {{"binary", "linear", "trec"}}, default="binary"
+        Gain of a document: ``"binary"`` is 1 for a relevant document (label
+        ``>= threshold``) and 0 otherwise (Moffat & Zobel; ir_measures);
+        ``"linear"`` is the label itself (ranx's graded RBP); ``"trec"`` is
+        the label divided by the query's highest label when that exceeds 1
+        (trec_eval 10's ``rbp``; with ``p=0.9`` it reproduces trec_eval).
 
     {ties}
 
@@ -878,9 +903,11 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, ties="av
     >>> from skrank import rbp_score
     >>> round(rbp_score([1, 0, 1], [3, 2, 1], qid=[0] * 3, p=0.5), 4)   # 0.5 * (1 + 0.25)
     0.625
+    >>> round(rbp_score([2, 0, 4], [3, 2, 1], qid=[0] * 3, p=0.5, gain="trec"), 4)
+    0.375
     """
     return _mean("rbp", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, p=p, threshold=threshold, ties=ties))
+                 dict(k=k, p=p, threshold=threshold, gain=gain, ties=ties))
 
 
 # ---------------------------------------------------------------------------
@@ -913,7 +940,7 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
                ties=("pessimistic", "optimistic", "stable"),
                variants={"err": {}}, labels="graded"),
     MetricSpec("rbp", rbp_score, _rbp, "rank-biased precision",
-               variants={"rbp": {}}),
+               variants={"rbp": {}}, trec_names={"rbp": {"p": 0.9, "gain": "trec"}}),
 )})
 
 
@@ -928,7 +955,8 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     y_true, y_score, qid, retrieved, exclude
         As in the metric's function.
     **params
-        The metric's options (``k``, ``gain``, ``ties``, ``no_relevant``, ...).
+        The metric's options (``k``, ``gain``, ``ties``, ``no_relevant``, ...);
+        ``judged=`` for ``"bpref"``, ``"infap"`` and ``"judged"`` (judged@k).
 
     Returns
     -------
@@ -945,9 +973,14 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     >>> res.qid.tolist(), res.score.tolist()
     (['q1', 'q2'], [1.0, 0.0])
     """
+    if metric in ("bpref", "infap", "judged"):  # metrics that take judged=
+        from ._judged import judged_per_query
+
+        return judged_per_query(metric, y_true, y_score, qid=qid, retrieved=retrieved, **params)
     if not isinstance(metric, str) or metric not in METRICS:
-        raise ValueError(
-            f"per_query_scores: metric must be one of {', '.join(map(repr, METRICS))}. "
+        raise InvalidParameterError(
+            f"per_query_scores: metric must be one of "
+            f"{', '.join(map(repr, [*METRICS, 'bpref', 'infap', 'judged']))}. "
             f"Got {_describe(metric)} instead."
         )
     return QueryScores(*_per_query(metric, y_true, y_score, qid, retrieved, params,

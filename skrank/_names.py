@@ -10,6 +10,7 @@ import difflib
 import re
 
 from ._metrics import METRICS
+from ._validation import InvalidParameterError
 
 _NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:@(?P<k>\d+))?$")
 _TREC_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:[._](?P<k>\d+))?$")
@@ -59,7 +60,7 @@ def _unknown(name, func, trec):
         candidates = candidates + list(_trec_stems())
     close = difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.6)
     hint = f" Did you mean {close[0]!r}?" if close else ""
-    return ValueError(
+    return InvalidParameterError(
         f"{func}: unknown metric name {name!r}.{hint} Valid names follow "
         f"'<metric>[@<k>]' with k an integer >= 1: {grammar()}."
         + (" trec_eval names such as 'ndcg_cut.10', 'P.5', 'recip_rank' are accepted too."
@@ -75,7 +76,7 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
     (the caller passes ``k`` separately).
     """
     if not isinstance(name, str):
-        raise TypeError(f"{func}: a metric name must be a string such as 'ndcg@10'. "
+        raise InvalidParameterError(f"{func}: a metric name must be a string such as 'ndcg@10'. "
                         f"Got {name!r} of type {type(name).__name__} instead.")
     match = _NAME.match(name)
     found = None
@@ -90,7 +91,7 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
         if tmatch and tmatch["stem"] in _trec_stems():
             found = (*_trec_stems()[tmatch["stem"]], tmatch["k"])
             if tmatch["k"] is None and tmatch["stem"] in _TREC_CUT_MEASURES:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"{func}: the trec_eval measure {name!r} needs a cutoff here, e.g. "
                     f"'{name}.10' (trec_eval's default list of cutoffs is not expanded)."
                 )
@@ -99,13 +100,13 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
     spec, params, k = found
     if k is not None:
         if spec.k == "none":
-            raise ValueError(f"{func}: {spec.name} takes no cutoff, so {name!r} is not valid. "
+            raise InvalidParameterError(f"{func}: {spec.name} takes no cutoff, so {name!r} is not valid. "
                              f"Use {name.split('@')[0].split('.')[0]!r}.")
         if int(k) < 1:
-            raise ValueError(f"{func}: the cutoff in {name!r} must be an integer >= 1.")
+            raise InvalidParameterError(f"{func}: the cutoff in {name!r} must be an integer >= 1.")
         params["k"] = int(k)
     elif spec.k == "required" and not cutoff_given:
-        raise ValueError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10'.")
+        raise InvalidParameterError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10'.")
     if spec.name == "err":
         # The scorer name fixes gdeval's grade scale; the function itself has no default.
         params.setdefault("max_grade", 4)

@@ -29,7 +29,7 @@ from sklearn.metrics import make_scorer
 
 from ._metrics import METRICS
 from ._names import canonical_name, metric_names, parse_metric_name
-from ._validation import apply_gain, check_choice
+from ._validation import InvalidParameterError, apply_gain, check_choice
 
 _RESPONSES = ("predict", "expected_gain")
 
@@ -54,10 +54,16 @@ def qid_from_X(X):
 
 def _missing_qid_message(name):
     return (
-        f"{name} needs qid but none was given. Enable metadata routing "
-        f"(sklearn.set_config(enable_metadata_routing=True)) and call "
-        f"fit(X, y, qid=qid), or pass X as a pandas DataFrame with a 'qid' column. "
-        f"(GridSearchCV and cross_validate show this only as a warning and NaN scores "
+        f"{name} needs qid but none was given (groups=qid reaches the splitter only, never "
+        f"the scorer). Either enable metadata routing, "
+        f"sklearn.set_config(enable_metadata_routing=True), and pass the ids as "
+        f"GridSearchCV(...).fit(X, y, qid=qid), cross_validate(..., params={{'qid': qid}}), "
+        f"cross_val_score(..., params={{'qid': qid}}) or "
+        f"validation_curve(..., params={{'qid': qid}}); or pass X as a pandas DataFrame "
+        f"with a 'qid' column and put skrank.model_selection.DropQid() first in the "
+        f"pipeline so that the model does not learn from it; or, for held-out per-query "
+        f"values without routing, skrank.model_selection.cross_val_evaluate(model, X, y, "
+        f"qid=qid). (GridSearchCV and cross_validate show this only as a warning and NaN scores "
         f"unless error_score='raise'.)"
     )
 
@@ -67,7 +73,9 @@ class RankingScorer(_sklearn_scorer_class()):
 
     Build one with :func:`skrank.get_scorer` or :func:`skrank.make_ranking_scorer`.
     It requests ``qid`` through metadata routing and otherwise reads it from
-    a ``qid`` column of a DataFrame ``X``.
+    a ``qid`` column of a DataFrame ``X`` (put
+    :class:`skrank.model_selection.DropQid` first in a scikit-learn pipeline
+    so that the model does not take that column as a feature).
     """
 
     # Default metadata request: route qid to the scorer without set_score_request.
@@ -99,7 +107,7 @@ class RankingScorer(_sklearn_scorer_class()):
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
         qid = kwargs.pop("qid", None)
         if kwargs:
-            raise TypeError(
+            raise InvalidParameterError(
                 f"{self._name or self._metric}: ranking scorers take only qid as metadata. "
                 f"Got {', '.join(sorted(kwargs))}."
             )
@@ -120,6 +128,43 @@ class RankingScorer(_sklearn_scorer_class()):
             proba = np.column_stack([1.0 - proba, proba])
         gains = apply_gain("expected_gain", self._kwargs.get("gain", "linear"), classes)
         return proba @ gains
+
+
+# scikit-learn's classification scorers whose names are also skrank metric stems: the
+# strings stay scikit-learn's, and their failures on ranking data say what to write instead.
+SHADOWED_NAMES = {"recall": "recall@100", "precision": "precision@10"}
+
+
+class ShadowedNameScorer(_sklearn_scorer_class()):
+    """scikit-learn's own scorer for a name that is also a ranking metric stem.
+
+    It scores exactly as scikit-learn's (same function, options and response);
+    when scikit-learn's metric rejects the data (continuous predictions of a
+    regressor or ranker, graded labels), the error names the skrank spelling.
+    """
+
+    def __init__(self, score_func, sign, kwargs, response_method="predict", *, name=None):
+        super().__init__(score_func, sign, kwargs, response_method)
+        self._name = name
+
+    @classmethod
+    def wrap(cls, scorer, name):
+        return cls(scorer._score_func, scorer._sign, scorer._kwargs, scorer._response_method,
+                   name=name)
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        try:
+            return super()._score(method_caller, estimator, X, y_true, **kwargs)
+        except ValueError as exc:
+            raise ValueError(
+                f"scoring={self._name!r} is scikit-learn's classification "
+                f"{self._score_func.__name__}, which failed on these predictions: "
+                f"{str(exc).rstrip('.')}. "
+                f"If you meant the ranking metric, write a cutoff, e.g. "
+                f"scoring={SHADOWED_NAMES[self._name]!r}, or pass "
+                f"scoring=skrank.make_ranking_scorer({self._name!r}"
+                f"{', k=10' if self._name == 'precision' else ''})."
+            ) from exc
 
 
 def make_ranking_scorer(metric, *, response="predict", **params):
@@ -159,7 +204,7 @@ def make_ranking_scorer(metric, *, response="predict", **params):
                                     cutoff_given="k" in params)
     overlap = sorted(set(fixed) & set(params) - {"max_grade"})
     if overlap:
-        raise ValueError(
+        raise InvalidParameterError(
             f"make_ranking_scorer: {metric!r} already sets {', '.join(overlap)}; pass the "
             f"plain metric name ({spec.name!r}) with the options instead."
         )
@@ -276,6 +321,10 @@ def register_with_sklearn():
             raise AttributeError("sklearn.metrics._scorer._SCORERS is not a dict")
         if not isinstance(sk_scorer._SCORERS, _ScorerRegistry):
             sk_scorer._SCORERS = _ScorerRegistry(sk_scorer._SCORERS)
+        for name in SHADOWED_NAMES:
+            scorer = dict.get(sk_scorer._SCORERS, name)
+            if type(scorer) is _sklearn_scorer_class():  # scikit-learn's, not yet wrapped
+                dict.__setitem__(sk_scorer._SCORERS, name, ShadowedNameScorer.wrap(scorer, name))
 
         str_options = pv.StrOptions
         original = str_options.is_satisfied_by

@@ -5,9 +5,14 @@ plus the likely fix, so that a user never meets a bare numpy traceback.
 """
 
 import warnings
+from collections.abc import Iterable, Sequence
 from numbers import Integral, Real
 
 import numpy as np
+
+# 2**1000 is about 1e301: room for sums over a billion documents below float64's 1.8e308.
+MAX_EXPONENTIAL_LABEL = 1000
+
 
 class InvalidParameterError(ValueError, TypeError):
     """A parameter of a skrank function has a bad type or value.
@@ -16,6 +21,9 @@ class InvalidParameterError(ValueError, TypeError):
     ``InvalidParameterError``: code that catches either around
     :func:`sklearn.metrics.ndcg_score` keeps working with skrank.
     """
+
+
+InvalidParameterError.__module__ = "skrank"  # its public home, in tracebacks and pickles
 
 
 _FORMS = (
@@ -84,7 +92,30 @@ def check_real(func, name, value, *, low=None, high=None, low_open=False, high_o
     return value
 
 
+def _is_sparse(values):
+    """scipy.sparse matrices and arrays, and other sparse containers (pydata sparse)."""
+    import scipy.sparse
+
+    return scipy.sparse.issparse(values) or (hasattr(values, "nnz") and hasattr(values, "todense"))
+
+
 def _as_numeric(func, name, values):
+    if _is_sparse(values):
+        raise TypeError(
+            f"{func}: {name} must be a dense array of numbers (every document needs a "
+            f"score). Got a sparse {type(values).__name__} of shape "
+            f"{getattr(values, 'shape', '?')} instead: pass {name}.toarray(), or "
+            f"{name}.toarray().ravel() for a single column. (Only y_true, the relevance "
+            f"matrix of the 2-D form, may be sparse: absent entries mean relevance 0.)"
+        )
+    if isinstance(values, Iterable) and not isinstance(values, (Sequence, np.ndarray)) \
+            and not hasattr(values, "__array__") and not hasattr(values, "__array_interface__"):
+        # generators, map objects, sets, dicts: numpy would make a 0-d object array of them
+        raise TypeError(
+            f"{func}: {name} must be an array-like of numbers (a list, tuple, numpy array "
+            f"or pandas Series). Got a {type(values).__name__} instead, which numpy does "
+            f"not read as an array; pass list({name}) or np.fromiter({name}, float)."
+        )
     try:
         arr = np.asarray(values)
     except Exception as exc:  # ragged nested lists, exotic objects
@@ -255,19 +286,26 @@ def apply_gain(func, gain, labels):
     if gain == "linear":
         return labels
     if gain == "exponential":
+        if labels.size and labels.max() > MAX_EXPONENTIAL_LABEL:
+            raise ValueError(
+                f"{func}: y_true must be <= {MAX_EXPONENTIAL_LABEL} for gain='exponential': "
+                f"the gain 2**label - 1 of larger labels overflows float64 (and sums of "
+                f"gains near it would too). Got max(y_true) = {labels.max():g} instead. Use "
+                f"gain='linear', or map the labels to a smaller scale."
+            )
         return np.expm1(labels * np.log(2.0))
     try:
         gains = np.asarray(gain(labels.copy()), dtype=np.float64)
     except Exception as exc:
-        raise ValueError(
+        raise InvalidParameterError(
             f"{func}: the gain callable failed on the labels array: {exc!r}. It must map "
             f"an array of relevance labels to an array of gains of the same shape."
         ) from exc
     if gains.shape != labels.shape:
-        raise ValueError(
+        raise InvalidParameterError(
             f"{func}: the gain callable must return one gain per label (shape "
             f"{labels.shape}). Got shape {gains.shape} instead."
         )
     if not np.isfinite(gains).all():
-        raise ValueError(f"{func}: the gain callable returned non-finite gains.")
+        raise InvalidParameterError(f"{func}: the gain callable returned non-finite gains.")
     return gains

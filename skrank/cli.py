@@ -1,13 +1,14 @@
 """The ``skrank`` console command.
 
 ``skrank evaluate QRELS RUN -m ndcg@10 -m map`` prints trec_eval's layout
-(``measure<TAB>qid|all<TAB>value``); ``skrank demo`` scores a synthetic ranking;
+(``measure<TAB>qid|all<TAB>value``); ``skrank demo`` tunes rankers end to end (:mod:`skrank._demo`);
 ``skrank compare QRELS RUN1 RUN2 ...`` tests whether runs differ (:func:`skrank.compare`).
 """
 
 import argparse
 import json
 import sys
+import warnings
 
 import numpy as np
 
@@ -24,21 +25,35 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _build_parser():
+    from . import __version__
+
     parser = _Parser(prog="skrank", description="Ranking metrics the scikit-learn way.")
+    parser.add_argument("--version", action="version", version=f"skrank {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    from ._trec_eval import measures_help
+
     ev = sub.add_parser(
         "evaluate", help="evaluate a TREC run against qrels (trec_eval layout)",
         description="Evaluate a TREC run (qid Q0 docno rank score tag) against qrels "
-                    "(qid iter docno rel). Output: measure<TAB>qid|all<TAB>value.",
+                    "(qid iter docno rel). Output: measure<TAB>qid|all<TAB>value. "
+                    "With trec_eval measure names (or no -m: trec_eval's 'official' set) "
+                    "the output is trec_eval 10's, line for line; skrank names "
+                    "(ndcg@10, mrr, ...) use skrank's metrics.",
+        epilog="trec_eval measures (-m NAME, -m NAME.PARAMS, or the sets official, "
+               "all_trec, set):\n" + measures_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ev.prog = "skrank evaluate"
-    ev.add_argument("qrels", help="TREC qrels file (plain or gzip)")
-    ev.add_argument("run", help="TREC run file (plain or gzip)")
+    ev.add_argument("qrels", help="TREC qrels file (plain or gzip); - reads standard input")
+    ev.add_argument("run", help="TREC run file (plain or gzip); - reads standard input")
     ev.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
                     help="metric name such as ndcg@10, ndcg_exp@10, map, map@100, mrr, P@5, "
-                         "recall@100, or a trec_eval name (ndcg_cut.10, P.5, recip_rank); "
-                         "also num_q, num_ret, num_rel, num_rel_ret. Repeatable.")
+                         "recall@100, err@10, or a trec_eval name (ndcg_cut.10, P.5, "
+                         "recip_rank); also num_q, num_ret, num_rel, num_rel_ret. Repeatable.")
+    ev.add_argument("--max-grade", type=float, default=4.0, metavar="G",
+                    help="top grade of the relevance scale for err (ERR's stop probability "
+                         "is (2**rel - 1) / 2**G); default 4, as gdeval")
     ev.add_argument("-q", "--per-query", action="store_true",
                     help="also print one row per query")
     ev.add_argument("-l", "--threshold", type=float, default=None, metavar="LEVEL",
@@ -53,12 +68,35 @@ def _build_parser():
     ev.add_argument("--no-relevant", default="zero", choices=["zero", "one", "skip", "nan"],
                     help="value of queries without a relevant document (default zero)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    ev.add_argument("-M", "--max-retrieved", type=int, default=None, metavar="N",
+                    help="trec_eval -M: evaluate only the first N documents of each ranking")
+    ev.add_argument("-J", "--judged-only", action="store_true",
+                    help="trec_eval -J: drop retrieved documents without a judgement")
+    ev.add_argument("-N", "--num-docs", type=int, default=0, metavar="N",
+                    help="trec_eval -N: documents in the collection (for utility)")
+    ev.add_argument("-Z", "--zscores", default=None, metavar="FILE",
+                    help="trec_eval -Z: print z-scores from a 'qid measure mean stddev' file")
+    ev.add_argument("-R", "--rel-format", default="qrels", metavar="FORMAT",
+                    help="trec_eval -R: judgement format, 'qrels' (default) or 'qrels_jg' "
+                         "(judgement groups, for -m qrels_jg)")
+    ev.add_argument("--float32-scores", action="store_true",
+                    help="compare scores as 32-bit floats, as pytrec_eval (trec_eval 10 "
+                         "reads doubles)")
 
-    demo = sub.add_parser("demo", help="score a small synthetic ranking")
-    demo.prog = "skrank demo"
-    demo.add_argument("--seed", type=int, default=0)
+    _demo_parser(sub)
     _add_compare_parser(sub)
     return parser
+
+
+def _trec_meaning(name):
+    """A name printed as trec_eval prints it must carry trec_eval's value: a trec_eval
+    name that is also a skrank stem with other defaults (rbp) takes trec_eval's."""
+    from ._names import _stems, _trec_stems
+
+    trec, ours = _trec_stems().get(name), _stems().get(name)
+    if trec is not None and ours is not None and trec[1] != ours[1]:
+        return (name, trec[1])
+    return name
 
 
 def _add_compare_parser(sub):
@@ -115,12 +153,75 @@ def _format(value):
     return f"{value:.4f}"
 
 
+def _trec_mode(args):
+    """trec_eval's measures and layout, unless skrank metric names are asked for."""
+    from ._trec_eval import is_trec_spec
+
+    if args.json or args.ties != "trec" or args.no_relevant != "zero":
+        return False
+    return not any(_is_skrank_name(m) for m in (args.metrics or []))
+
+
+def _is_skrank_name(spec):
+    """A skrank metric name (ndcg@10, mrr, precision@5), as opposed to a trec_eval one;
+    names neither knows go to trec_eval mode, whose error suggests both."""
+    from ._names import parse_metric_name
+    from ._trec_eval import is_trec_spec
+
+    if is_trec_spec(spec):
+        return False
+    if "@" in spec or spec in COUNTS:
+        return True
+    try:
+        parse_metric_name(spec, trec=False)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def _evaluate_trec(args, out):
+    from ._trec_eval import evaluate_files
+
+    level = 1 if args.threshold is None else int(args.threshold)
+    if args.rel_format == "qrels":
+        qrels, run = _read_inputs(args, common_queries=False)
+    elif "-" in (args.qrels, args.run):
+        raise ValueError("-R qrels_jg reads files only, not standard input ('-')")
+    else:
+        qrels, run = args.qrels, args.run
+    lines = evaluate_files(
+        qrels, run, measures=args.metrics or [], per_query=args.per_query,
+        level=level, complete=args.complete, max_ret=args.max_retrieved,
+        judged_only=args.judged_only, num_docs=args.num_docs, zscores=args.zscores,
+        float32_scores=args.float32_scores, rel_format=args.rel_format)
+    out.write("\n".join(lines) + "\n")
+
+
 def _evaluate(args, out):
     from ._evaluate import evaluate
 
+    if _trec_mode(args):
+        _evaluate_trec(args, out)
+        return
+    trec_only = [flag for flag, on in (("-M", args.max_retrieved is not None),
+                                       ("-J", args.judged_only), ("-Z", args.zscores),
+                                       ("--float32-scores", args.float32_scores),
+                                       ("-R", args.rel_format != "qrels")) if on]
+    if trec_only:
+        raise ValueError(f"{' and '.join(trec_only)} apply to trec_eval measures only "
+                         f"(e.g. -m P.10, -m all_trec). Got skrank metric names or options "
+                         f"(--json, --ties, --no-relevant) instead.")
     requested = args.metrics or list(DEFAULT_CLI_METRICS)
-    metrics = [m for m in requested if m not in COUNTS]
-    res = evaluate(qrels=args.qrels, run=args.run, metrics=metrics or ["map"],
+    metrics = {name: _trec_meaning(name) for name in requested if name not in COUNTS}
+    metrics = _with_max_grade(metrics, args.max_grade)
+    qrels, run = _read_inputs(args, common_queries=True)
+    top = float(np.max(qrels.rel))
+    if top > args.max_grade and any(_is_err(m) for m in metrics.values()):
+        raise ValueError(
+            f"{_shown(args.qrels)}: relevance level {top:g} is above err's grade scale "
+            f"0-{args.max_grade:g} (--max-grade, default 4 as gdeval). "
+            f"Pass --max-grade {top:g} or more.")
+    res = evaluate(qrels=qrels, run=run, metrics=metrics or ["map"],
                    ties=args.ties, threshold=args.threshold, no_relevant=args.no_relevant,
                    missing_queries="zero" if args.complete else "skip")
     if args.json:
@@ -130,43 +231,93 @@ def _evaluate(args, out):
         json.dump(data, out, indent=1)
         out.write("\n")
         return
-    rows = []
+    # As trec_eval: per-query rows grouped by query (measures in request order), then 'all'.
+    per_query_rows, all_rows = [], []
     qids = [str(q) for q in res.qid.tolist()]
     for name in requested:
         label = _display_name(name)
         if name in COUNTS:
             if name == "num_q":
-                rows.append((label, "all", res.qid.shape[0]))
+                all_rows.append((label, "all", res.qid.shape[0]))
                 continue
             per_q = res.counts[name]
             if args.per_query:
-                rows.extend((label, q, int(v)) for q, v in zip(qids, per_q))
-            rows.append((label, "all", int(per_q.sum())))
+                per_query_rows.extend((i, (label, q, int(v)))
+                                      for i, (q, v) in enumerate(zip(qids, per_q)))
+            all_rows.append((label, "all", int(per_q.sum())))
             continue
         if args.per_query:
-            rows.extend((label, q, float(v)) for q, v in zip(qids, res.per_query[name])
-                        if not np.isnan(v) or args.no_relevant == "nan")
-        rows.append((label, "all", res.mean[name]))
-    for label, q, value in rows:
+            per_query_rows.extend((i, (label, q, float(v)))
+                                  for i, (q, v) in enumerate(zip(qids, res.per_query[name]))
+                                  if not np.isnan(v) or args.no_relevant == "nan")
+        all_rows.append((label, "all", res.mean[name]))
+    per_query_rows.sort(key=lambda row: row[0])
+    for label, q, value in [row for _, row in per_query_rows] + all_rows:
         out.write(f"{label:<22}\t{q}\t{_format(value)}\n")
 
 
-def _demo(args, out):
-    from ._evaluate import evaluate
+def _is_err(item):
+    from ._names import parse_metric_name
 
-    rng = np.random.default_rng(args.seed)
-    sizes = rng.integers(5, 30, size=50)
-    qid = np.repeat(np.arange(sizes.size), sizes)
-    y_true = rng.integers(0, 4, size=qid.size)
-    y_score = y_true + rng.normal(scale=1.5, size=qid.size)   # a noisy ranker
-    out.write(f"A synthetic ranking: {sizes.size} queries, {qid.size} documents, "
-              f"labels 0-3, scores = labels + noise.\n\n")
-    metrics = ["ndcg@10", "ndcg_exp@10", "map", "mrr", "precision@5", "recall@10", "err@10"]
-    res = evaluate(y_true, y_score, qid=qid, metrics=metrics)
-    for name, value in res.mean.items():
-        out.write(f"{name:<14}{value:.4f}\n")
-    out.write("\nThe same in Python: skrank.evaluate(y_true, y_score, qid=qid, "
-              "metrics=[...]).mean\n")
+    name, params = item if isinstance(item, tuple) else (item, {})
+    return parse_metric_name(name, func="evaluate", trec=True)[0].name == "err"
+
+
+def _with_max_grade(metrics, max_grade):
+    """evaluate()'s metrics (label -> name or pair); err gets the --max-grade scale."""
+    out = {}
+    for label, item in metrics.items():
+        if _is_err(item):
+            name, params = item if isinstance(item, tuple) else (item, {})
+            item = (name, {**params, "max_grade": max_grade})
+        out[label] = item
+    return out
+
+
+def _shown(path):
+    return "<stdin>" if path == "-" else path
+
+
+def _read_inputs(args, *, common_queries):
+    """Read the qrels and the run ('-': standard input); errors name the file.
+    ``common_queries``: also check that the two files share a query (skrank's names;
+    trec_eval mode has its own rules)."""
+    from . import io
+
+    if args.qrels == "-" and args.run == "-":
+        raise ValueError("only one of qrels and run can be read from standard input ('-')")
+    files = {}
+    for role, path, reader in (("qrels", args.qrels, io.read_qrels),
+                               ("run", args.run, io.read_run)):
+        name = "<stdin>" if path == "-" else path
+        try:
+            files[role] = reader(sys.stdin.buffer if path == "-" else path)
+        except FileNotFoundError:
+            raise ValueError(f"{name}: no such file") from None
+        except IsADirectoryError:
+            raise ValueError(f"{name}: is a directory, not a {role} file") from None
+        except PermissionError:
+            raise ValueError(f"{name}: permission denied") from None
+        if len(files[role]) == 0:
+            raise ValueError(f"{name}: no line (an empty {role} file)")
+    qrels, run = files["qrels"], files["run"]
+    if common_queries and not args.complete and np.intersect1d(qrels.qid, run.qid).size == 0:
+        raise ValueError(
+            f"{_shown(args.run)}: no query of the run is in {_shown(args.qrels)} (the query "
+            f"ids of the two files do not match)")
+    return qrels, run
+
+
+def _demo_parser(sub):
+    from ._demo import add_parser
+
+    return add_parser(sub)
+
+
+def _demo(args, out):
+    from ._demo import run
+
+    return run(args, out)
 
 
 def _run_names(paths):
@@ -217,18 +368,38 @@ def _compare(args, out):
         out.write(repr(res) + "\n")
 
 
+def _print_warnings(command, caught):
+    """skrank's own warnings (missing queries, ...) as one plain line each on stderr, in
+    the command's voice rather than as Python's ``file:line: UserWarning:`` form."""
+    seen = set()
+    for w in caught:
+        message = str(w.message).replace("\n", " ")
+        if issubclass(w.category, UserWarning):
+            if message not in seen:
+                seen.add(message)
+                sys.stderr.write(f"skrank {command}: warning: {message}\n")
+        else:  # pragma: no cover - anything else goes its usual way
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
 def main(argv=None, out=None):
     """Entry point of the ``skrank`` command; returns the exit status."""
     out = sys.stdout if out is None else out
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "evaluate":
-            _evaluate(args, out)
-        elif args.command == "compare":
-            _compare(args, out)
-        else:
-            _demo(args, out)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            try:
+                if args.command == "evaluate":
+                    _evaluate(args, out)
+                elif args.command == "compare":
+                    _compare(args, out)
+                else:
+                    _demo(args, out)
+            finally:
+                out.flush()
+                _print_warnings(args.command, caught)
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly
         sys.stderr.close()
         return 0

@@ -3,15 +3,18 @@
 Query ids come, in this order, from routed metadata (``qid``; with
 ``sklearn.set_config(enable_metadata_routing=True)`` the splitters request it),
 from ``groups``, or from a ``qid`` column of a pandas DataFrame ``X``.
+:class:`DropQid` keeps such a column out of the features of a pipeline.
 """
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.model_selection import BaseCrossValidator, GroupShuffleSplit
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import _num_samples
 
 from ._grouping import factorize_qid
 from ._scorer import qid_from_X
-from ._validation import check_k
+from ._validation import InvalidParameterError, as_qid_array, check_k
 
 
 def _resolve_qid(cls, X, groups, qid):
@@ -25,8 +28,10 @@ def _resolve_qid(cls, X, groups, qid):
             f"routing and call fit(X, y, qid=qid)), groups=qid, or X as a pandas DataFrame "
             f"with a 'qid' column."
         )
-    qid = np.asarray(qid)
-    n = qid.shape[0] if X is None else (X.shape[0] if hasattr(X, "shape") else len(X))
+    qid = as_qid_array(qid)
+    # scikit-learn's own row count: sparse matrices and arrays (whose len() is
+    # ambiguous), DataFrames, lists.
+    n = _num_samples(X) if X is not None else qid.shape[0]
     if qid.ndim != 1 or qid.shape[0] != n:
         raise ValueError(
             f"{cls}: qid must be 1-D with one id per row of X ({n}). Got shape {qid.shape}."
@@ -93,7 +98,8 @@ class QueryKFold(BaseCrossValidator):
         """
         n_splits = check_k("QueryKFold", self.n_splits, name="n_splits", required=True)
         if n_splits < 2:
-            raise ValueError(f"QueryKFold: n_splits must be an int >= 2. Got {n_splits} instead.")
+            raise InvalidParameterError(
+                f"QueryKFold: n_splits must be an int >= 2. Got {n_splits} instead.")
         codes, n_queries = _resolve_qid("QueryKFold", X, groups, qid)
         if n_queries < n_splits:
             raise ValueError(
@@ -161,6 +167,68 @@ class QueryShuffleSplit(GroupShuffleSplit):
 
     def get_n_splits(self, X=None, y=None, groups=None, qid=None):
         return self.n_splits
+
+
+class DropQid(TransformerMixin, BaseEstimator):
+    """Drop the ``qid`` column of a DataFrame ``X`` before the model sees it.
+
+    Without metadata routing, a pandas DataFrame ``X`` with a ``qid`` column is
+    how skrank's scorers and splitters find the query ids; but scikit-learn's
+    own estimators would take that column as one more feature (and learn from
+    arbitrary id numbers).  Put ``DropQid()`` first in the pipeline: the
+    scorer still reads ``qid`` from the DataFrame it passes to the pipeline,
+    the model never sees it.  Input without such a column (a numpy array, a
+    sparse matrix, a DataFrame without ``qid``) passes through unchanged.
+
+    Parameters
+    ----------
+    column : str, default="qid"
+        Name of the column to drop.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from skrank.model_selection import DropQid
+    >>> df = pd.DataFrame({"f0": [0.1, 0.4, 0.3, 0.9], "qid": [7, 7, 8, 8]})
+    >>> DropQid().fit_transform(df).columns.tolist()
+    ['f0']
+    >>> model = make_pipeline(DropQid(), Ridge()).fit(df, [0, 1, 0, 1])
+    >>> model[-1].n_features_in_
+    1
+    """
+
+    def __init__(self, column="qid"):
+        self.column = column
+
+    def fit(self, X, y=None):
+        """Record the input columns; nothing is learnt."""
+        if not isinstance(self.column, str):
+            raise InvalidParameterError(
+                f"DropQid: column must be a str. Got {self.column!r} of type "
+                f"{type(self.column).__name__} instead.")
+        columns = getattr(X, "columns", None)
+        if columns is not None:
+            self.feature_names_in_ = np.asarray([str(c) for c in columns], dtype=object)
+        self.n_features_in_ = X.shape[1] if hasattr(X, "shape") and len(X.shape) > 1 else None
+        return self
+
+    def _drops(self, X):
+        columns = getattr(X, "columns", None)
+        return columns is not None and self.column in list(columns)
+
+    def transform(self, X):
+        """``X`` without its ``qid`` column (unchanged when it has none)."""
+        return X.drop(columns=self.column) if self._drops(X) else X
+
+    def get_feature_names_out(self, input_features=None):
+        """Input feature names less ``qid``."""
+        names = getattr(self, "feature_names_in_", None) if input_features is None \
+            else np.asarray(input_features, dtype=object)
+        if names is None:
+            names = np.asarray([f"x{i}" for i in range(self.n_features_in_ or 0)], dtype=object)
+        return names[names != self.column]
 
 
 def _take_rows(X, rows):

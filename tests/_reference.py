@@ -229,14 +229,88 @@ def ref_err(ranked, unretrieved=(), *, k=None, max_grade):
     return total
 
 
-def ref_rbp(ranked, unretrieved=(), *, k=None, p=0.8, threshold=1):
-    """RBP (Moffat & Zobel 2008) = (1 - p) * sum_{i <= k} relevant_i * p**(i - 1). Always defined."""
+def ref_rbp(ranked, unretrieved=(), *, k=None, p=0.8, threshold=1, gain="binary"):
+    """RBP (Moffat & Zobel 2008) = (1 - p) * sum_{i <= k} g_i * p**(i - 1). Always defined.
+
+    g_i: "binary" 1 if relevant else 0; "linear" the label; "trec" the label divided by
+    the query's largest label (retrieved or not) when that exceeds 1 (trec_eval's rbp).
+    """
     k = _check_k(k)
+    top = max([1.0] + [float(x) for x in list(ranked) + list(unretrieved)])
     total = 0.0
     for i in range(1, _depth(ranked, k) + 1):
-        if _is_relevant(ranked[i - 1], threshold):
-            total += p ** (i - 1)
+        label = ranked[i - 1]
+        if gain == "binary":
+            g = 1.0 if _is_relevant(label, threshold) else 0.0
+        elif gain == "linear":
+            g = float(label)
+        else:
+            g = float(label) / top
+        total += g * p ** (i - 1)
     return (1.0 - p) * total
+
+
+# Metrics for incomplete judgements: a ranked label of None means "not judged" (not in the
+# pool); a negative label means "in the pool but unjudged" (trec_eval's -1).
+
+
+def _is_judged(label):
+    return label is not None and label >= 0
+
+
+def ref_bpref(ranked, unretrieved=(), *, threshold=1):
+    """bpref = 1/R sum over ranked relevant r of (1 - min(n_r, R) / min(N, R)), n_r the judged
+    non-relevant ranked above r, N all judged non-relevant (trec_eval's m_bpref)."""
+    judged = [x for x in list(ranked) + list(unretrieved) if _is_judged(x)]
+    R = sum(1 for x in judged if x >= threshold)
+    N = sum(1 for x in judged if x < threshold)
+    if R == 0:
+        return 0.0
+    total, nonrel_above = 0.0, 0
+    for label in ranked:
+        if not _is_judged(label):
+            continue
+        if label < threshold:
+            nonrel_above += 1
+        elif nonrel_above == 0:
+            total += 1.0
+        else:
+            total += 1.0 - min(nonrel_above, R) / min(N, R)
+    return total / R
+
+
+def ref_infap(ranked, unretrieved=(), *, threshold=1, epsilon=1e-5):
+    """infAP (Yilmaz & Aslam 2006) as trec_eval's m_infap: at the relevant document of
+    0-based rank j, 1/(j+1) + j/(j+1) * (judged-or-pooled above / j) * smoothed precision of
+    the judged above; averaged over R."""
+    judged = [x for x in list(ranked) + list(unretrieved) if _is_judged(x)]
+    R = sum(1 for x in judged if x >= threshold)
+    if R == 0:
+        return 0.0
+    total = 0.0
+    rel_above = nonrel_above = pooled_above = 0
+    for j, label in enumerate(ranked):
+        if label is None:
+            continue
+        if label < 0:
+            pooled_above += 1
+            continue
+        if label < threshold:
+            nonrel_above += 1
+            continue
+        if j == 0:
+            total += 1.0
+        else:
+            total += (1 / (j + 1) + j / (j + 1)
+                      * ((rel_above + nonrel_above + pooled_above) / j)
+                      * ((rel_above + epsilon) / (rel_above + nonrel_above + 2 * epsilon)))
+        rel_above += 1
+    return total / R
+
+
+def ref_judged(ranked, unretrieved=(), *, k):
+    """judged@k = #judged (label >= 0) among the first k ranked / k."""
+    return sum(1 for x in ranked[:k] if _is_judged(x)) / k
 
 
 REFERENCE_METRICS = {

@@ -9,7 +9,10 @@ these helpers with ``from tests.conftest import ...`` (falling back to
 import functools
 import inspect
 import math
+import os
 import zlib
+
+os.environ.setdefault("MPLBACKEND", "Agg")  # figures are drawn to files only, never shown
 
 import numpy as np
 import pytest
@@ -99,8 +102,16 @@ def valid_params(spec, y_true=(), **overrides):
     return params
 
 
+def takes_dcg_gain(spec):
+    """Whether ``gain`` is the DCG family's option (linear/exponential/callable); rbp's
+    ``gain`` (binary/linear/trec) is a choice of its own."""
+    return _defaults(spec.name).get("gain") == "linear"
+
+
 def _values_of(spec, name):
     default = _defaults(spec.name)[name]
+    if name == "gain" and not takes_dcg_gain(spec):
+        return ["binary", "linear", "trec"]
     if name == "denominator":
         return DENOMINATORS.get(default, [default])
     if name == "k" and spec.k == "required":

@@ -53,6 +53,22 @@ def test_complete_counts_missing_queries(capsys, tiny):
     _, out, _ = run_cli(capsys, ["evaluate", *tiny, "-m", "num_q", "-m", "map", "-c"])
     rows = dict((line.split("\t")[0].strip(), line.split("\t")[2]) for line in out.splitlines())
     assert rows["num_q"] == "3"
+    # q1: relevant a (rank 1) and c (rank 2: c before b at equal score, docno descending),
+    # e relevant but unretrieved, so R = 3; q2: x at rank 2 of 1 relevant; q3 missing: 0
+    ap_q1, ap_q2 = (1 / 1 + 2 / 2) / 3, (1 / 2) / 1
+    assert float(rows["map"]) == pytest.approx(round((ap_q1 + ap_q2 + 0) / 3, 4), abs=1e-12)
+
+
+def test_missing_queries_warned_in_the_commands_voice(capsys, tiny):
+    status, out, err = run_cli(capsys, ["evaluate", *tiny, "-m", "map@10"])
+    assert status == 0
+    rows = dict((line.split("\t")[0].strip(), line.split("\t")[2]) for line in out.splitlines())
+    assert float(rows["map@10"]) == pytest.approx(round(((1 + 1) / 3 + 1 / 2) / 2, 4), abs=1e-12)
+    warning_lines = err.splitlines()
+    assert len(warning_lines) == 1, err
+    assert warning_lines[0].startswith("skrank evaluate: warning: "), err
+    assert "1 of the 3 queries" in warning_lines[0] and "'q3'" in warning_lines[0], err
+    assert "UserWarning" not in err
 
 
 def test_threshold_and_json(capsys, tiny):
@@ -64,7 +80,7 @@ def test_threshold_and_json(capsys, tiny):
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (["evaluate", "missing.qrels", "missing.run"], "No such file"),
+    (["evaluate", "missing.qrels", "missing.run"], "missing.qrels: no such file"),
     (["evaluate", "QRELS", "RUN", "-m", "ndgc@10"], "Did you mean 'ndcg@10'"),
     (["evaluate", "QRELS", "RUN", "-m", "r_precision@5"], "takes no cutoff"),
     (["evaluate", "QRELS", "RUN", "--ties", "random"], "invalid choice"),
@@ -84,9 +100,10 @@ def test_bad_arguments_one_line_exit_2(capsys, tiny, argv, fragment):
 
 
 def test_console_script_and_module_entry_points():
-    out = subprocess.run([sys.executable, "-m", "skrank", "demo"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "skrank", "demo", "--queries", "12", "--folds",
+                          "2", "--rankers", "ridge", "--no-plot", "-q"], capture_output=True,
                          text=True, check=True).stdout
-    assert "ndcg@10" in out and "map" in out
+    assert "ndcg_exp@10" in out and "map" in out
     bad = subprocess.run([sys.executable, "-m", "skrank", "evaluate"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
@@ -99,4 +116,4 @@ def test_trec_eval_names_accepted(capsys):
                                       "-m", "P.5", "-m", "recip_rank"])
     assert status == 0
     names = [line.split("\t")[0].strip() for line in out.splitlines()]
-    assert names == ["ndcg_cut_10", "P_5", "recip_rank"]
+    assert names == ["recip_rank", "P_5", "ndcg_cut_10"]     # trec_eval's order, not -m's

@@ -2,6 +2,13 @@
 
 * Every ``docs/*.md`` file with ``>>>`` examples runs as a doctest (one test
   per file, collected from a glob so new pages are picked up).
+* Every plain ```` ```python ```` block (one without ``>>>``) of README.md and
+  of ``docs/*.md`` runs too, each page's blocks in order in one namespace, as a
+  newcomer pasting them would (with the ``test`` extra installed).  A block
+  that cannot run here (it needs a cluster, or a package outside the ``test``
+  extra) says so on the page, in a visible line right above it that starts
+  with ``Not run by the documentation tests:``; it is reported as skipped with
+  that reason, never skipped silently.
 * The numbers that ``docs/metrics.md`` and ``docs/metric_families.md`` quote
   for scikit-learn, trec_eval (pytrec_eval), XGBoost and LightGBM are checked
   against those libraries where they are installed (skipped otherwise).
@@ -18,9 +25,67 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 DOC_FILES = sorted(p for p in DOCS.glob("*.md") if ">>>" in p.read_text(encoding="utf-8"))
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+SKIP_MARK = "Not run by the documentation tests:"
+_FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<code>.*?)^```[ \t]*$", re.M | re.S)
+
+
+def python_blocks(path):
+    """``(line, code, skip_reason)`` of each plain ```python block of a page, in order;
+    ``skip_reason`` is the text after SKIP_MARK on the last non-blank line above the
+    block, or None."""
+    text = path.read_text(encoding="utf-8")
+    blocks = []
+    for match in _FENCE.finditer(text):
+        if match["lang"] != "python" or ">>>" in match["code"]:
+            continue
+        before = [ln.strip() for ln in text[:match.start()].splitlines() if ln.strip()]
+        last = before[-1].strip("*_ ") if before else ""
+        reason = last[len(SKIP_MARK):].strip() if last.startswith(SKIP_MARK) else None
+        line = text.count("\n", 0, match.start()) + 2
+        blocks.append((line, match["code"], reason))
+    return blocks
+
+
+PAGES_WITH_CODE = [p for p in PAGES if any(r is None for _, _, r in python_blocks(p))]
+MARKED = [(p, line, reason) for p in PAGES for line, _, reason in python_blocks(p) if reason]
+
+
+@pytest.mark.parametrize("path", PAGES_WITH_CODE, ids=[p.name for p in PAGES_WITH_CODE])
+def test_doc_code_blocks_run(path, tmp_path, monkeypatch):
+    """The page's python blocks run in order, in one namespace, from an empty directory;
+    scikit-learn's global configuration (metadata routing) is restored afterwards."""
+    import sklearn
+
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": f"docs_{path.stem}"}
+    with sklearn.config_context(), contextlib.redirect_stdout(io.StringIO()):
+        for line, code, reason in python_blocks(path):
+            if reason is not None:
+                continue
+            try:
+                exec(compile(code, f"{path.name}:{line}", "exec"), namespace)
+            except Exception as exc:
+                pytest.fail(f"{path.name}, the python block at line {line} fails: "
+                            f"{type(exc).__name__}: {exc}")
+
+
+@pytest.mark.parametrize("path, line, reason", MARKED,
+                         ids=[f"{p.name}:{line}" for p, line, _ in MARKED])
+def test_doc_code_blocks_marked_not_run(path, line, reason):
+    pytest.skip(f"{path.name}:{line} is marked on the page as not run: {reason}")
+
+
+def test_python_blocks_are_found():
+    """The block finder sees README's examples and the marks (a guard for the regex)."""
+    readme = python_blocks(ROOT / "README.md")
+    assert len(readme) >= 2 and all(reason is None for _, _, reason in readme)
+    assert any(p.name == "tuning.md" for p, _, _ in MARKED)
 
 
 @pytest.mark.parametrize("path", DOC_FILES, ids=[p.name for p in DOC_FILES])
@@ -136,6 +201,23 @@ def test_xgboost_claims():
     assert _xgb(AP_AT_2["y"], AP_AT_2["s"], [4], "map") == pytest.approx(0.8056, abs=5e-5)
     assert _xgb([1, 3], [.9, .1], [2], "ndcg@1") == pytest.approx(1 / 7)   # ideal cut at k
 
+    # ndcg and map without @k cut every query at 32 documents: skrank's k=32
+    import skrank
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, size=50).astype(float)
+    s = rng.permutation(50).astype(float)            # no ties
+    q = np.zeros(50)
+    assert _xgb(y, s, [50], "ndcg") == pytest.approx(skrank.ndcg_score(
+        y, s, qid=q, k=32, gain="exponential"), abs=1e-6)
+    assert _xgb(y, s, [50], "ndcg") != pytest.approx(skrank.ndcg_score(
+        y, s, qid=q, gain="exponential"), abs=1e-4)
+    binary = (y > 1).astype(float)                  # XGBoost's map takes binary labels
+    assert _xgb(binary, s, [50], "map") == pytest.approx(skrank.map_score(
+        binary, s, qid=q, k=32, denominator="min"), abs=1e-6)
+    assert _xgb(binary, s, [50], "map") != pytest.approx(skrank.map_score(
+        binary, s, qid=q), abs=1e-4)
+
 
 def _lgb(y, s, groups, metric, eval_at, **params):
     lgb = pytest.importorskip("lightgbm")
@@ -185,3 +267,28 @@ def test_skrank_reproduces_the_peers():
     q4 = [0] * 4
     assert skrank.map_score(AP_AT_2["y"], AP_AT_2["s"], qid=q4, k=2) == pytest.approx(1 / 3)
     assert skrank.map_score(AP_AT_2["y"], AP_AT_2["s"], qid=q4, k=2, denominator="min") == 0.5
+
+
+OPTIONAL = ("pandas", "matplotlib", "xgboost", "lightgbm", "dask", "pytrec_eval", "ranx")
+
+
+def test_readme_first_example_needs_only_the_runtime_dependencies():
+    """README's first Python example runs after `pip install .` alone: with every optional
+    package made unimportable (in a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    line, code, _ = python_blocks(ROOT / "README.md")[0]
+    blocker = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {OPTIONAL!r}:\n"
+        "            raise ImportError(f'{name} is not installed (blocked by the test)')\n"
+        "sys.meta_path.insert(0, Block())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", blocker + code], capture_output=True,
+                          text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, f"README.md:{line} needs more than the runtime " \
+                                 f"dependencies:\n{done.stderr}"
+    assert "{'ndcg@10'" in done.stdout

@@ -17,11 +17,11 @@ import skrank
 try:  # works whether or not tests/ is a package
     from tests.conftest import (AVERAGE_SPECS, SPECS, R, assert_close, assert_per_query_equal,
                                 call_metric, make_queries, oracle, param_grid, seed_of,
-                                spec_id, spec_ties, valid_params)
+                                spec_id, spec_ties, takes_dcg_gain, valid_params)
 except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
     from conftest import (AVERAGE_SPECS, SPECS, R, assert_close, assert_per_query_equal,
                           call_metric, make_queries, oracle, param_grid, seed_of, spec_id,
-                          spec_ties, valid_params)
+                          spec_ties, takes_dcg_gain, valid_params)
 
 L2 = np.log2
 QID_KINDS = ("int", "str", "mixed")
@@ -776,7 +776,8 @@ def test_inputs_not_modified(spec):
         (y[sorted_order], s[sorted_order], qid[sorted_order], retrieved[sorted_order]),
         (y, np.where(np.isnan(s), 0.0, s), qid.astype(str), None),
     ]
-    gains = [g for g in ("linear", "exponential") if "gain" in spec.parameters] or [None]
+    gains = ([g for g in ("linear", "exponential") if takes_dcg_gain(spec)]
+             or (["binary", "linear", "trec"] if "gain" in spec.parameters else [None]))
     for (yy, ss, qq, rr), ties, gain in itertools.product(cases, spec.ties, gains):
         params = valid_params(spec, yy, ties=ties)
         if gain is not None:
@@ -796,7 +797,7 @@ def test_inputs_not_modified(spec):
     np.testing.assert_array_equal(S, S0)
 
 
-@pytest.mark.parametrize("spec", [s for s in SPECS if "gain" in s.parameters], ids=spec_id)
+@pytest.mark.parametrize("spec", [s for s in SPECS if takes_dcg_gain(s)], ids=spec_id)
 def test_gain_callable_cannot_modify_inputs(spec):
     y = np.array([3.0, 2.0, 0.0, 1.0])
     s = np.array([0.1, 0.9, 0.5, 0.3])

@@ -1,0 +1,211 @@
+"""Metrics for incomplete judgements: bpref, infAP and judged@k.
+
+These need to know which documents were judged, which ``y_true`` alone cannot
+say (an unjudged document is not a non-relevant one).  A ``judged`` boolean
+mask says it, as ``retrieved`` says which judged documents the system did not
+retrieve.  The values are trec_eval's (``bpref``, ``infAP``; ``1 - unj`` on long rankings):
+the arrays are turned into trec_eval's relevance codes and the kernels of
+:mod:`skrank._trec_measures` compute them.
+"""
+
+import numpy as np
+
+from ._aggregate import mean_over_queries
+from ._grouping import rank_queries
+from ._metrics import QueryScores
+from ._trec_data import NONPOOL, UNJUDGED, TrecRanking
+from ._trec_measures import _bpref, _k_infap
+from ._validation import (
+    InvalidParameterError,
+    _describe,
+    check_choice,
+    check_k,
+    check_ranking_arrays,
+    check_real,
+)
+
+JUDGED_TIES = ("pessimistic", "optimistic", "stable")
+
+
+def _check_judged(func, judged, n):
+    if judged is None:
+        return np.ones(n, dtype=bool)
+    arr = np.asarray(judged)
+    if arr.ndim != 1 or arr.dtype.kind != "b":
+        raise TypeError(
+            f"{func}: judged must be None or a 1-D boolean mask of length n_samples (False "
+            f"marks a retrieved document nobody judged). Got {_describe(arr)} instead.")
+    if arr.shape[0] != n:
+        raise ValueError(f"{func}: y_true and judged must have the same length. Got {n} and "
+                         f"{arr.shape[0]}.")
+    return arr
+
+
+def _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, ties):
+    """trec_eval's view of arrays: the relevance code of each ranked document."""
+    check_choice(func, "ties", ties, JUDGED_TIES)
+    threshold = check_real(func, "threshold", threshold)
+    y_true, y_score, qid, shape, retrieved = check_ranking_arrays(func, y_true, y_score, qid,
+                                                                  retrieved)
+    judged = _check_judged(func, None if judged is None else np.ravel(judged), y_true.shape[0])
+    # A negative label is "in the pool but unjudged", judged=False "not in the pool".
+    codes = np.where(judged, np.where(y_true < 0, UNJUDGED, y_true), NONPOOL).astype(np.float64)
+    ranking = rank_queries(func, codes, y_score, qid, shape, retrieved, ties)
+    n_q = ranking.n_queries
+    query = ranking.query
+    all_query = ranking.all_query
+    labels = ranking.all_labels
+    r = TrecRanking(qids=ranking.qids, rel=ranking.labels, query=query,
+                    num_ret=ranking.n_kept.astype(np.int64), rel_levels=np.zeros((n_q, 1)),
+                    level=threshold, placeholder=np.zeros(n_q, dtype=bool), runid="",
+                    all_qrels_rel=labels)
+    counted = labels >= 0
+    r.num_rel = np.bincount(all_query[counted & (labels >= threshold)],
+                            minlength=n_q).astype(np.int64)
+    r.num_nonrel = np.bincount(all_query[counted & (labels < threshold)],
+                               minlength=n_q).astype(np.int64)
+    return r
+
+
+def _per_query(func, kind, y_true, y_score, qid, judged, retrieved, threshold, ties, k=None):
+    r = _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, ties)
+    if kind == "bpref":
+        values = _bpref(r)
+    elif kind == "infap":
+        values = _k_infap(r, ())
+    else:
+        values = r.count(r.rel >= 0, k) / float(k)
+    return QueryScores(r.qids, values)
+
+
+def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
+                retrieved=None):
+    """Binary preference (Buckley & Voorhees, 2004), as trec_eval's ``bpref``.
+
+    For each relevant document ranked, the share of the first R judged
+    non-relevant documents ranked above it is a loss:
+    ``bpref = 1/R * sum_r (1 - min(n_r, R) / min(N, R))``, with R the relevant
+    documents, N the judged non-relevant ones and ``n_r`` the judged
+    non-relevant documents ranked above ``r``.  Unjudged documents are ignored.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,) or (n_queries, n_documents)
+        Relevance labels of the judged documents; a negative label marks a
+        document in the pool but not judged (trec_eval's -1).
+    y_score : array-like of the same shape
+        Scores; each query is ranked by decreasing score.
+    qid : array-like of shape (n_samples,), default=None
+        Query id of each row, required with 1-D input.
+    judged : array-like of bool of shape (n_samples,), default=None
+        False marks a retrieved document without any judgement (its label is
+        ignored).  None means every document was judged.
+    threshold : float, default=1
+        A judged document is relevant when its label is ``>= threshold``.
+    ties : {"pessimistic", "optimistic", "stable"}, default="pessimistic"
+        Order of documents with equal scores: least relevant first, most
+        relevant first, or input order.  (trec_eval orders them by docno.)
+    retrieved : array-like of bool of shape (n_samples,), default=None
+        False marks a judged document the system did not retrieve: it counts
+        in R and N but takes no rank.
+
+    Returns
+    -------
+    score : float
+        Mean over queries (a query without relevant document scores 0).
+        :func:`skrank.per_query_scores` with ``"bpref"`` gives the per-query values.
+
+    Examples
+    --------
+    >>> from skrank import bpref_score
+    >>> # relevant, unjudged, non-relevant, relevant: the second relevant loses 1/min(1, 2)
+    >>> bpref_score([1, 0, 0, 1], [4, 3, 2, 1], qid=[0] * 4,
+    ...             judged=[True, False, True, True])
+    0.5
+    """
+    func = "bpref_score"
+    res = _per_query(func, "bpref", y_true, y_score, qid, judged, retrieved, threshold, ties)
+    return mean_over_queries(func, res.score)
+
+
+def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
+                retrieved=None):
+    """Inferred average precision (Yilmaz & Aslam, 2006), as trec_eval's ``infAP``.
+
+    Average precision estimated from a sample of judged documents: documents
+    outside the pool (``judged=False``) count as non-relevant, those in the
+    pool but not judged (negative labels) are assumed relevant in the same
+    proportion as the judged ones above them.
+
+    Parameters
+    ----------
+    y_true, y_score, qid, judged, threshold, ties, retrieved
+        As in :func:`bpref_score`.
+
+    Returns
+    -------
+    score : float
+        Mean over queries (a query without relevant document scores 0).
+
+    Examples
+    --------
+    >>> from skrank import infap_score
+    >>> round(infap_score([1, 0, 1], [3, 2, 1], qid=[0] * 3), 4)    # = AP when all judged
+    0.8333
+    """
+    func = "infap_score"
+    res = _per_query(func, "infap", y_true, y_score, qid, judged, retrieved, threshold, ties)
+    return mean_over_queries(func, res.score)
+
+
+def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessimistic"):
+    """Share of the top k documents that were judged (ir_measures' ``Judged@k``).
+
+    ``judged@k = #judged in the top k / k`` (a ranking shorter than k is
+    filled with unjudged documents); on rankings of at least k documents,
+    ``1 - judged@k`` is trec_eval's ``unj_k``.  RAG and dense-retrieval
+    evaluations watch it: a low value means the other numbers rest on guesses.
+
+    Parameters
+    ----------
+    y_true, y_score, qid, judged, ties
+        As in :func:`bpref_score` (a negative label counts as unjudged, as in
+        trec_eval).
+    k : int >= 1
+        Cutoff.
+
+    Returns
+    -------
+    score : float
+        Mean over queries.
+
+    Examples
+    --------
+    >>> from skrank import judged_at_k_score
+    >>> judged_at_k_score([1, 0, 0], [3, 2, 1], qid=[0] * 3, k=2,
+    ...                   judged=[True, False, True])
+    0.5
+    """
+    func = "judged_at_k_score"
+    k = check_k(func, k, required=True)
+    res = _per_query(func, "judged", y_true, y_score, qid, judged, None, 1, ties, k=k)
+    return mean_over_queries(func, res.score)
+
+
+JUDGED_METRICS = {"bpref": bpref_score, "infap": infap_score, "judged": judged_at_k_score}
+
+
+def judged_per_query(metric, y_true, y_score, *, qid=None, judged=None, retrieved=None,
+                     **params):
+    """Per-query values of bpref, infap or judged (``per_query_scores`` dispatches here)."""
+    func = "per_query_scores"
+    unknown = set(params) - {"threshold", "ties", "k"}
+    if unknown:
+        raise InvalidParameterError(f"{func}: got unexpected option(s) "
+                                    f"{', '.join(map(repr, sorted(unknown)))} for {metric}.")
+    ties = params.get("ties", "pessimistic")
+    if metric == "judged":
+        k = check_k(func, params.get("k"), required=True)
+        return _per_query(func, "judged", y_true, y_score, qid, judged, retrieved, 1, ties, k=k)
+    return _per_query(func, metric, y_true, y_score, qid, judged, retrieved,
+                      params.get("threshold", 1), ties)

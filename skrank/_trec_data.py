@@ -1,0 +1,444 @@
+"""trec_eval's view of one qrels/run pair: ranked relevance codes per query.
+
+:func:`trec_ranking` turns a :class:`~skrank.io.Qrels` and a
+:class:`~skrank.io.Run` into a :class:`TrecRanking`: for every evaluated
+query, the relevance code of each retrieved document in trec_eval's order
+(score descending, then docno descending), after trec_eval's ``-M``
+(keep the first N), ``-J`` (judged documents only) and ``-c`` (a missing
+query gets one unjudged document, as trec_eval's placeholder ranking) and
+the number of judged documents at each relevance level.  Codes follow
+trec_eval's ``form_res_rels.c``: a level >= 0 for a judged document,
+:data:`NONPOOL` (-1) for a document absent from the qrels and
+:data:`UNJUDGED` (-2) for one judged with a negative level ("in the pool
+but unjudged").
+
+Every measure in :mod:`skrank._trec_measures` is a few numpy lines over
+these flat arrays; the segmented helpers here keep trec_eval's summation
+order, so float sums are the same sequential sums as trec_eval's loops.
+"""
+
+from functools import cached_property
+
+import numpy as np
+
+NONPOOL = -1
+UNJUDGED = -2
+
+# Padded blocks of at most about this many cells in the segmented scans.
+_BLOCK_CELLS = 1 << 22
+
+
+def segment_starts(lengths):
+    """Start offset of each segment given the segment lengths."""
+    starts = np.zeros(lengths.shape[0], dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    return starts
+
+
+def segment_accumulate(ufunc, values, seg, lengths, *, reverse=False):
+    """``ufunc.accumulate`` within each segment, in order (or from the end).
+
+    ``values`` are grouped by segment (``seg`` is non-decreasing);
+    ``lengths`` holds each segment's size.  The scan runs along the rows of
+    padded 2-D blocks, one block per range of segment lengths (powers of
+    two), so each segment is accumulated sequentially, left to right, as a
+    C loop would: float sums are bit-identical to trec_eval's.
+    """
+    out = np.empty_like(values)
+    n = values.shape[0]
+    if n == 0:
+        return out
+    starts = segment_starts(lengths)
+    offset = np.arange(n, dtype=np.int64) - starts[seg]
+    if reverse:
+        offset = lengths[seg] - 1 - offset
+    bucket = np.zeros(lengths.shape[0], dtype=np.int64)
+    nonzero = lengths > 0
+    bucket[nonzero] = np.frexp(lengths[nonzero].astype(np.float64))[1]
+    elem_bucket = bucket[seg]
+    order = np.argsort(elem_bucket, kind="stable")
+    bounds = np.searchsorted(elem_bucket[order], np.unique(elem_bucket), side="left")
+    bounds = np.append(bounds, n)
+    identity = ufunc.identity if ufunc.identity is not None else 0
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        rows = order[lo:hi]
+        segs = seg[rows]
+        seg_ids, row_of = np.unique(segs, return_inverse=True)
+        width = int(lengths[seg_ids].max())
+        block = np.full((seg_ids.shape[0], width), identity, dtype=values.dtype)
+        block[row_of, offset[rows]] = values[rows]
+        ufunc.accumulate(block, axis=1, out=block)
+        out[rows] = block[row_of, offset[rows]]
+    return out
+
+
+def segment_last(cumulative, starts, lengths, take, empty=0.0):
+    """Per segment, ``cumulative`` at position ``take - 1`` (clipped to the
+    segment), or ``empty`` where that is before the first element."""
+    take = np.minimum(take, lengths)
+    out = np.full(lengths.shape[0], empty, dtype=np.result_type(cumulative, type(empty)))
+    ok = take > 0
+    out[ok] = cumulative[starts[ok] + take[ok] - 1]
+    return out
+
+
+def lround(x):
+    """C's ``lround`` (half away from zero) for non-negative doubles."""
+    floor = np.floor(x)
+    return (floor + (x - floor >= 0.5)).astype(np.int64)
+
+
+class TrecRanking:
+    """Ranked relevance codes per query, as trec_eval's ``form_res_rels``.
+
+    Attributes
+    ----------
+    qids : ndarray of str, shape (n_queries,)
+        Evaluated queries, in trec_eval's order (sorted).
+    rel : ndarray of int64
+        Relevance code of each ranked document, grouped by query in rank
+        order (see the module docstring).
+    query : ndarray of intp
+        Query index of each ranked document.
+    position : ndarray of int64
+        0-based rank of each document within its query.
+    num_ret : ndarray of int64, shape (n_queries,)
+        Ranked documents per query.
+    rel_levels : ndarray of int64, shape (n_queries, n_levels)
+        Judged documents (level >= 0) per query and level, retrieved or not.
+    level : int
+        The relevance threshold (``-l``).
+    placeholder : ndarray of bool, shape (n_queries,)
+        Queries absent from the run, evaluated on trec_eval's placeholder
+        ranking (``-c``).
+    runid : str
+        The run tag trec_eval prints.
+    """
+
+    def __init__(self, *, qids, rel, query, num_ret, rel_levels, level, placeholder, runid,
+                 all_qrels_rel):
+        self.qids = qids
+        self.rel = rel
+        self.query = query
+        self.num_ret = num_ret
+        self.rel_levels = rel_levels
+        self.level = level
+        self.placeholder = placeholder
+        self.runid = runid
+        self.all_qrels_rel = all_qrels_rel
+        self.num_docs_in_coll = 0  # trec_eval -N, for utility
+        self.n_queries = qids.shape[0]
+        self.starts = segment_starts(num_ret)
+        self.position = np.arange(rel.shape[0], dtype=np.int64) - self.starts[query]
+
+    # Counts ---------------------------------------------------------------
+    @cached_property
+    def num_rel(self):
+        return self.rel_levels[:, max(self.level, 0):].sum(axis=1)
+
+    @cached_property
+    def num_nonrel(self):
+        """Judged documents below the threshold (bpref's denominator)."""
+        return self.rel_levels[:, :max(self.level, 0)].sum(axis=1)
+
+    @cached_property
+    def num_rel_levels(self):
+        """trec_eval's ``num_rel_levels``: highest level with a document, plus one."""
+        present = self.rel_levels > 0
+        n_levels = present.shape[1]
+        highest = n_levels - 1 - np.argmax(present[:, ::-1], axis=1)
+        return np.where(present.any(axis=1), highest + 1, 0)
+
+    @cached_property
+    def is_rel(self):
+        return self.rel >= self.level
+
+    @cached_property
+    def num_rel_ret(self):
+        return self.count(self.is_rel)
+
+    def count(self, mask, k=None):
+        """Per query, rows of ``mask`` (among the top ``k`` when given)."""
+        if k is not None:
+            k = np.asarray(k)
+            mask = mask & (self.position < (k[self.query] if k.ndim else k))
+        return np.bincount(self.query[mask], minlength=self.n_queries).astype(np.int64)
+
+    # Relevant rows --------------------------------------------------------
+    @cached_property
+    def rel_rows(self):
+        return np.flatnonzero(self.is_rel)
+
+    @cached_property
+    def rel_query(self):
+        return self.query[self.rel_rows]
+
+    @cached_property
+    def rel_position(self):
+        return self.position[self.rel_rows]
+
+    @cached_property
+    def rel_rank(self):
+        """1-based count of relevant documents so far, at each relevant row."""
+        starts = segment_starts(self.num_rel_ret)
+        return np.arange(self.rel_rows.shape[0], dtype=np.int64) - starts[self.rel_query] + 1
+
+    @cached_property
+    def rel_starts(self):
+        return segment_starts(self.num_rel_ret)
+
+    @cached_property
+    def precision_at_rel(self):
+        """Precision at each relevant row: relevant so far / rank."""
+        return self.rel_rank / (self.rel_position + 1.0)
+
+    @cached_property
+    def ap_cumsum(self):
+        """Sequential per-query sum of the precisions at relevant rows."""
+        return segment_accumulate(np.add, self.precision_at_rel, self.rel_query,
+                                  self.num_rel_ret)
+
+    def cumsum(self, values):
+        """Sequential per-query cumulative sum of a per-row array."""
+        return segment_accumulate(np.add, values, self.query, self.num_ret)
+
+    def at_depth(self, cumulative, depth, empty=0.0):
+        """Per query, a per-row cumulative value after ``depth`` rows (clipped)."""
+        return segment_last(cumulative, self.starts, self.num_ret,
+                            np.broadcast_to(np.asarray(depth, dtype=np.int64),
+                                            (self.n_queries,)), empty)
+
+    def rel_cumulative_at(self, cumulative, depth):
+        """Per query, a cumulative value over the relevant rows, taken at the
+        last relevant row ranked above ``depth`` (0 when none is)."""
+        return segment_last(cumulative, self.rel_starts, self.num_rel_ret,
+                            self.count(self.is_rel, depth))
+
+    # Gains (ndcg, G, rbp) -------------------------------------------------
+    def gains(self, pairs):
+        """Gain of each ranked row and the per-query ideal list for ``level=gain`` pairs.
+
+        trec_eval's ``setup_gains``: a level's gain is the level itself unless
+        a pair names it; a document outside the query's table of levels
+        (absent from the qrels, or unjudged in the pool) gains 0 unless a
+        pair names its code.
+        """
+        return _Gains(self, dict(pairs))
+
+
+def _glibc_msort(items, compare):
+    """glibc's qsort for small arrays (msort_with_tmp): a top-down merge sort that
+    takes from the left run while ``compare(left, right) <= 0``."""
+    n = len(items)
+    if n <= 1:
+        return list(items)
+    left, right = _glibc_msort(items[:n // 2], compare), _glibc_msort(items[n // 2:], compare)
+    out, i, j = [], 0, 0
+    while i < len(left) and j < len(right):
+        if compare(left[i], right[j]) <= 0:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out + left[i:] + right[j:]
+
+
+class _Gains:
+    """Per-row gains, and the ideal ranking's gains, for one gain table."""
+
+    def __init__(self, ranking, pairs):
+        self.ranking = ranking
+        self.pairs = pairs
+        r = ranking
+        n_levels = r.rel_levels.shape[1]
+        level_gain = np.array([pairs.get(lv, float(lv)) for lv in range(n_levels)],
+                              dtype=np.float64)
+        self.level_gain = level_gain
+        # Gain of each row's code: levels from the table, other codes 0 unless named.
+        row_gain = np.zeros(r.rel.shape[0], dtype=np.float64)
+        judged = r.rel >= 0
+        row_gain[judged] = level_gain[r.rel[judged]]
+        for code, gain in pairs.items():
+            if code < 0:
+                row_gain[r.rel == code] = gain
+        self.row_gain = row_gain
+        # The ideal ranking: the judged documents level by level in the order of
+        # trec_eval's sorted gain table, down to the first level without a positive gain.
+        gain_table, count_table = self._ideal_tables()
+        self.ideal_len = count_table.sum(axis=1)
+        self.ideal = np.repeat(gain_table.ravel(), count_table.ravel())
+        self.ideal_query = np.repeat(np.arange(r.n_queries), self.ideal_len)
+        self.ideal_starts = segment_starts(self.ideal_len)
+        self.ideal_position = (np.arange(self.ideal.shape[0], dtype=np.int64)
+                               - self.ideal_starts[self.ideal_query])
+
+    def _ideal_tables(self):
+        """Per query, the gains of its table's levels from the top and their counts.
+
+        trec_eval's setup_gains lists the named levels (in the order given), then
+        the other levels below the query's num_rel_levels, and sorts them with
+        qsort and a comparator returning ``(int)(gain1 - gain2)`` (glibc's merge
+        sort, emulated here; it matters only for gains less than 1 apart).  Its
+        ideal ranking walks that table from the top and stops at the first level
+        with documents and a gain <= 0.
+        """
+        r = self.ranking
+        n_levels = r.rel_levels.shape[1]
+        nrl = r.num_rel_levels
+        width = len(self.pairs) + int(nrl.max(initial=0))
+        gain_table = np.zeros((r.n_queries, width))
+        count_table = np.zeros((r.n_queries, width), dtype=np.int64)
+        for m in np.unique(nrl).tolist():  # one table per number of levels (a handful)
+            entries = list(self.pairs.items()) + [(lv, float(lv)) for lv in range(m)
+                                                  if lv not in self.pairs]
+            ordered = _glibc_msort(entries, lambda a, b: int(a[1] - b[1]))[::-1]
+            rows = np.flatnonzero(nrl == m)
+            levels = np.array([lv for lv, _ in ordered], dtype=np.int64)
+            gains = np.array([g for _, g in ordered], dtype=np.float64)
+            inside = (levels >= 0) & (levels < min(m, n_levels))
+            counts = np.zeros((rows.shape[0], levels.shape[0]), dtype=np.int64)
+            counts[:, inside] = r.rel_levels[np.ix_(rows, levels[inside])]
+            stop = np.logical_or.accumulate((counts > 0) & (gains <= 0)[None, :], axis=1)
+            counts[stop] = 0
+            gain_table[rows, :levels.shape[0]] = gains
+            count_table[rows, :levels.shape[0]] = counts
+        return gain_table, count_table
+
+    def table_extremes(self):
+        """Per query, the smallest and largest gain of its table (with 0, as
+        trec_eval's rbp starts from zeroed bounds)."""
+        r = self.ranking
+        n_levels = self.level_gain.shape[0]
+        in_table = np.arange(n_levels)[None, :] < r.num_rel_levels[:, None]
+        named = [g for lv, g in self.pairs.items() if not 0 <= lv < n_levels]
+        for lv in self.pairs:
+            if 0 <= lv < n_levels:
+                in_table[:, lv] = True
+        gains = np.where(in_table, self.level_gain[None, :], 0.0)
+        lo = np.minimum(gains.min(axis=1, initial=0.0), min(named, default=0.0))
+        hi = np.maximum(gains.max(axis=1, initial=0.0), max(named, default=0.0))
+        return lo, hi
+
+    def row_in_table(self):
+        r = self.ranking
+        inside = (r.rel >= 0) & (r.rel < r.num_rel_levels[r.query])
+        for code in self.pairs:
+            inside |= r.rel == code
+        return inside
+
+    def discounted(self, gains, positions):
+        return gains / np.log2(positions + 2.0)
+
+    def dcg_cumsum(self):
+        r = self.ranking
+        return r.cumsum(self.discounted(self.row_gain, r.position))
+
+    def ideal_cumsum(self):
+        return segment_accumulate(np.add, self.discounted(self.ideal, self.ideal_position),
+                                  self.ideal_query, self.ideal_len)
+
+    def ideal_at(self, cumulative, depth):
+        depth = np.broadcast_to(np.asarray(depth, dtype=np.int64),
+                                (self.ranking.n_queries,))
+        return segment_last(cumulative, self.ideal_starts, self.ideal_len, depth)
+
+
+def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_only=False,
+                 float32_scores=False, func="evaluate"):
+    """Build a :class:`TrecRanking` from a qrels and a run, as trec_eval reads them.
+
+    Parameters
+    ----------
+    qrels : skrank.io.Qrels
+    run : skrank.io.Run
+    level : int, default=1
+        Relevance threshold (``-l``).
+    complete : bool, default=False
+        ``-c``: queries of the qrels absent from the run are evaluated on a
+        placeholder ranking.  Without it, such a query is an error, as in
+        trec_eval 10.
+    max_ret : int, default=None
+        ``-M``: keep the first ``max_ret`` documents of each ranking.
+    judged_only : bool, default=False
+        ``-J``: drop the documents absent from the qrels or unjudged.
+    float32_scores : bool, default=False
+        Compare scores as 32-bit floats (pytrec_eval's reading) instead of
+        trec_eval 10's doubles.
+    """
+    from . import io
+
+    if float32_scores:
+        run = io.Run(qid=run.qid, docno=run.docno,
+                     score=run.score.astype(np.float32).astype(np.float64),
+                     rank=run.rank, tag=run.tag)
+    joined = io.join_qrels_run(qrels, run, missing_queries="zero")
+    qid = joined.qid
+    n = qid.shape[0]
+    if n == 0:
+        raise ValueError(f"{func}: the qrels hold no judgement. Got an empty qrels file.")
+    change = np.ones(n, dtype=bool)
+    change[1:] = qid[1:] != qid[:-1]
+    qstart = np.flatnonzero(change)
+    qids = qid[qstart]
+    n_q = qids.shape[0]
+    query = np.repeat(np.arange(n_q), np.diff(np.append(qstart, n)))
+
+    retrieved = joined.retrieved
+    judged = joined.judged
+    y_true = joined.y_true
+    num_in_run = np.bincount(query[retrieved], minlength=n_q)
+    missing = num_in_run == 0
+    if missing.any() and not complete:
+        first = str(qids[np.argmax(missing)])
+        raise ValueError(
+            f"{func}: every query of the qrels must be in the run (trec_eval 10 stops "
+            f"here too). Got query {first!r} ({int(missing.sum())} in all) missing from the "
+            f"run. Pass -c to evaluate it on an empty ranking, or remove it from the qrels.")
+
+    # Judged documents per (query, level), retrieved or not.
+    judged_rows = judged & (y_true >= 0)
+    levels = y_true[judged_rows].astype(np.int64)
+    n_levels = int(levels.max()) + 1 if levels.size else 1
+    rel_levels = np.bincount(query[judged_rows] * n_levels + levels,
+                             minlength=n_q * n_levels).reshape(n_q, n_levels)
+
+    # Ranked rows: relevance codes, in trec_eval's order (the join's).
+    ret_rows = np.flatnonzero(retrieved)
+    code = np.where(judged[ret_rows],
+                    np.where(y_true[ret_rows] < 0, UNJUDGED, y_true[ret_rows]),
+                    NONPOOL).astype(np.int64)
+    ret_query = query[ret_rows]
+    if missing.any():  # trec_eval's placeholder ranking: one document outside the pool
+        placeholder_q = np.flatnonzero(missing)
+        ret_query = np.concatenate([ret_query, placeholder_q])
+        code = np.concatenate([code, np.full(placeholder_q.shape[0], NONPOOL)])
+        order = np.argsort(ret_query, kind="stable")
+        ret_query, code = ret_query[order], code[order]
+    num_ret = np.bincount(ret_query, minlength=n_q).astype(np.int64)
+    keep = None
+    if max_ret is not None:
+        position = np.arange(code.shape[0]) - segment_starts(num_ret)[ret_query]
+        keep = position < max_ret
+    if judged_only:
+        keep = (code >= 0) if keep is None else keep & (code >= 0)
+    if keep is not None:
+        code, ret_query = code[keep], ret_query[keep]
+        num_ret = np.bincount(ret_query, minlength=n_q).astype(np.int64)
+
+    runid = _runid(run, qids, missing)
+    return TrecRanking(qids=qids, rel=code, query=ret_query, num_ret=num_ret,
+                       rel_levels=rel_levels, level=level, placeholder=missing, runid=runid,
+                       all_qrels_rel=np.asarray(qrels.rel))
+
+
+def _runid(run, qids, missing):
+    """The tag trec_eval prints: that of the last evaluated query in the run."""
+    if len(run) == 0:
+        return ""
+    present = qids[~missing]
+    if present.shape[0] == 0:
+        return str(run.tag[0])
+    last = present[-1]
+    rows = np.flatnonzero(run.qid == last)
+    return str(run.tag[rows[0]]) if rows.size else str(run.tag[0])

@@ -1,0 +1,426 @@
+"""``skrank evaluate`` as trec_eval 10: measure selection, evaluation, output.
+
+:func:`select_measures` reads ``-m`` options as trec_eval's ``mark_measure``
+does (nicknames, ``name.params``); :func:`trec_eval_lines` evaluates the
+selected measures of :mod:`skrank._trec_measures` over a
+:class:`skrank._trec_data.TrecRanking` and writes trec_eval's lines (per
+query, grouped by query, then the ``all`` rows).
+"""
+
+import difflib
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._trec_measures import NICKNAMES, TREC_MEASURES, UNSUPPORTED
+
+MISSING_ZSCORE_VALUE = -1000000.0   # trec_eval.h
+_FUNC = "evaluate"
+_LONG = re.compile(r"^\s*[+-]?\d+")
+_DOUBLE = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _atol(text):
+    """C's ``atol``: the leading integer of ``text``, or 0."""
+    match = _LONG.match(text)
+    return int(match.group()) if match else 0
+
+
+def _atof(text):
+    """C's ``atof`` for the decimal forms trec_eval's parameters use, or 0."""
+    match = _DOUBLE.match(text)
+    return float(match.group()) if match else 0.0
+
+
+@dataclass(frozen=True)
+class Selected:
+    """A measure to compute, with its parameters and its printed row names."""
+
+    measure: object
+    params: tuple
+    names: tuple
+
+
+_ROW_NAME = re.compile(r"^(?P<name>.+)_(?P<cut>\d+(?:\.\d+)?)$")
+
+
+def _row_alias(spec):
+    """``("P", "5")`` for a printed row name such as ``P_5`` of a cut measure, else None."""
+    match = _ROW_NAME.match(spec)
+    if match and match["name"] in TREC_MEASURES and \
+            TREC_MEASURES[match["name"]].kind in ("cut_long", "cut_double"):
+        return match["name"], match["cut"]
+    return None
+
+
+def is_trec_spec(spec):
+    """Whether ``-m spec`` names a trec_eval measure or nickname (``P.5,10``), or a row
+    trec_eval prints (``P_5``)."""
+    base = spec.split(".", 1)[0]
+    return (base in TREC_MEASURES or base in NICKNAMES or base in UNSUPPORTED
+            or _row_alias(spec) is not None)
+
+
+def _parse_params(measure, text):
+    name, kind = measure.name, measure.kind
+    parts = text.split(",")
+    if kind == "cut_long":
+        cutoffs = sorted(_atol(p) for p in parts)
+        if cutoffs[0] <= 0:
+            raise ValueError(f"{_FUNC}: the cutoffs of {name} must be positive integers. "
+                             f"Got {name}.{text} instead; write e.g. {name}.5,10.")
+        if len(set(cutoffs)) != len(cutoffs):
+            raise ValueError(f"{_FUNC}: the cutoffs of {name} must be distinct. "
+                             f"Got {name}.{text} instead.")
+        return tuple(cutoffs), None
+    if kind == "cut_double":
+        cutoffs = sorted(_atof(p) for p in parts)
+        if len(set(cutoffs)) != len(cutoffs):
+            raise ValueError(f"{_FUNC}: the cutoffs of {name} must be distinct. "
+                             f"Got {name}.{text} instead.")
+        return tuple(cutoffs), None
+    if kind == "p_double":
+        return tuple(_atof(p) for p in parts), text
+    if kind == "p_pair":
+        pairs = []
+        for part in parts:
+            key, sep, value = part.partition("=")
+            if not sep or not key or "=" in value:
+                raise ValueError(
+                    f"{_FUNC}: the parameters of {name} must be name=value pairs, e.g. "
+                    f"{name}.p=0.8 or {name}.1=1,2=3. Got {name}.{text} instead.")
+            pairs.append((key, _atof(value)))
+        return tuple(pairs), text
+    return (), None
+
+
+def _row_names(measure, params, printable):
+    if measure.kind == "cut_long":
+        return tuple(f"{measure.name}_{k}" for k in params)
+    if measure.kind == "cut_double":
+        return tuple(f"{measure.name}_{v:3.2f}" for v in params)
+    if printable is not None:
+        return (f"{measure.name}_{printable}",)
+    return (measure.name,)
+
+
+def unknown_measure_error(spec):
+    base = spec.split(".", 1)[0]
+    if base in UNSUPPORTED:
+        return ValueError(f"{_FUNC}: the trec_eval measure {base!r} (preference or judgement "
+                          f"group measures) is not computed by skrank. Supported: "
+                          f"{', '.join(TREC_MEASURES)}.")
+    candidates = list(TREC_MEASURES) + list(NICKNAMES)
+    close = difflib.get_close_matches(base, candidates, n=1, cutoff=0.6)
+    params = spec[len(base):]
+    hint = f" Did you mean {close[0] + params!r}?" if close else ""
+    return ValueError(f"{_FUNC}: unknown trec_eval measure {spec!r}.{hint} Valid: "
+                      f"{', '.join(candidates)} (optionally name.params, e.g. P.5,10), or a skrank "
+                      f"metric name such as ndcg@10.")
+
+
+def select_measures(specs):
+    """The measures ``-m spec ...`` select, in trec_eval's order (``official`` when none)."""
+    specs = list(specs) or ["official"]
+    marked, given, rows = set(), {}, {}
+    for spec in specs:
+        alias = _row_alias(spec)
+        if alias is not None:  # P_5: the row trec_eval prints, as a cutoff of P
+            marked.add(alias[0])
+            rows.setdefault(alias[0], []).append(alias[1])
+            continue
+        base, dot, text = spec.partition(".")
+        if dot and not text:
+            raise ValueError(f"{_FUNC}: measure {spec!r} has an empty parameter list. "
+                             f"Write e.g. {base}.10 or {base}.")
+        if base in NICKNAMES:
+            marked.update(NICKNAMES[base])
+            continue
+        if base not in TREC_MEASURES:
+            raise unknown_measure_error(spec)
+        marked.add(base)
+        if dot:
+            given.setdefault(base, text)  # trec_eval uses the first parameters given
+    selected = []
+    for name, measure in TREC_MEASURES.items():
+        if name not in marked:
+            continue
+        if name in given:
+            params, printable = _parse_params(measure, given[name])
+        elif name in rows:
+            params, printable = _parse_params(measure, ",".join(dict.fromkeys(rows[name])))
+        else:
+            params, printable = measure.defaults, None
+        selected.append(Selected(measure, params, _row_names(measure, params, printable)))
+    return selected
+
+
+def read_zscores(path):
+    """``qid measure mean stddev`` lines -> {(qid, measure): (mean, stddev)}."""
+    table = {}
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle.read().decode().splitlines(), 1):
+            fields = line.split()
+            if not fields:
+                continue
+            if len(fields) < 4:
+                raise ValueError(f"{_FUNC}: {path}: line {number} must read 'qid measure "
+                                 f"mean stddev'. Got {line!r} instead.")
+            table[(fields[0], fields[1])] = (_atof(fields[2]), _atof(fields[3]))
+    return table
+
+
+class _ZScores:
+    """A zscores file as arrays: the evaluated query, the measure name, mean and stddev
+    of each of its lines."""
+
+    def __init__(self, table, qids):
+        row = {q: i for i, q in enumerate(qids)}
+        keys = list(table)
+        self.query = np.array([row.get(q, -1) for q, _ in keys], dtype=np.int64)
+        self.names, self.name_of = np.unique(np.array([n for _, n in keys] or [""]),
+                                             return_inverse=True)
+        self.name_of = self.name_of[:len(keys)]
+        self.mean = np.array([m for m, _ in table.values()], dtype=np.float64)
+        self.stddev = np.array([sd for _, sd in table.values()], dtype=np.float64)
+
+    def convert(self, values, names):
+        """trec_eval's te_convert_to_zscore on a (n_queries, n_values) table:
+        (value - mean) / stddev; a missing entry, or a zero stddev with value != mean,
+        gives MISSING_ZSCORE_VALUE."""
+        col_of_name = {name: j for j, name in enumerate(names)}
+        column = np.array([col_of_name.get(n, -1) for n in self.names.tolist()])[self.name_of]
+        use = (self.query >= 0) & (column >= 0)
+        mean = np.full(values.shape, np.nan)
+        stddev = np.full(values.shape, np.nan)
+        mean[self.query[use], column[use]] = self.mean[use]
+        stddev[self.query[use], column[use]] = self.stddev[use]
+        known = ~np.isnan(mean)
+        out = np.full(values.shape, MISSING_ZSCORE_VALUE)
+        scaled = known & (stddev != 0)
+        out[scaled] = (values[scaled] - mean[scaled]) / stddev[scaled]
+        out[known & (stddev == 0) & (values == mean)] = 0.0
+        return out
+
+
+def _c_float(value):
+    """printf's ``%6.4f``, with glibc's spelling of NaN (``-nan`` when the sign bit is set)."""
+    if value != value:
+        return "  -nan" if np.signbit(value) else "   nan"
+    return f"{value:6.4f}"
+
+
+def _sequential_total(column):
+    return float(np.add.accumulate(column)[-1]) if column.size else 0.0
+
+
+def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscores=None):
+    """trec_eval's output lines for ``selected`` measures over ``ranking``."""
+    qids = [str(q) for q in ranking.qids.tolist()]
+    n_q = len(qids)
+    z = zscores is not None
+    ztable = _ZScores(zscores, qids) if z else None
+    blocks = []      # per measure: (measure, names, values (n_q, n_names) or strings)
+    for item in selected:
+        m = item.measure
+        values = m.kernel(ranking, item.params)
+        if m.name == "relstring":
+            if item.names[0] == "relstring":  # cleared by name, as the others
+                values = np.where(ranking.placeholder, "", values)
+            blocks.append((item, values))
+            continue
+        values = np.asarray(values, dtype=np.float64).reshape(n_q, -1)
+        if m.placeholder_zero:
+            # trec_eval clears these by printed name, so not once parameters rename them.
+            for j, name in enumerate(item.names):
+                if name == m.name or m.name == "unj":
+                    values[ranking.placeholder, j] = 0.0
+        if z and m.name != "runid":
+            values = ztable.convert(values, item.names)
+        blocks.append((item, values))
+
+    lines = []
+    if per_query:
+        columns = []
+        for item, values in blocks:
+            m = item.measure
+            if not m.per_query:
+                continue
+            if m.name == "relstring":
+                columns.append([f"{item.names[0]:<22}\t{q}\t'{s}'"
+                                for q, s in zip(qids, values.tolist())])
+                continue
+            prefix = "Z" if z else ""
+            for j, name in enumerate(item.names):
+                col = values[:, j].tolist()
+                if m.integer and not z:
+                    columns.append([f"{name:<22}\t{q}\t{int(v)}" for q, v in zip(qids, col)])
+                else:
+                    columns.append([f"{prefix}{name:<22}\t{q}\t{_c_float(v)}"
+                                    for q, v in zip(qids, col)])
+        if columns:
+            lines.extend(np.array(columns, dtype=object).T.ravel().tolist())
+
+    for item, values in blocks:
+        m = item.measure
+        if m.aggregate == "none":
+            if m.name == "runid":
+                lines.append(f"{'runid':<22}\tall\t{ranking.runid}")
+            continue
+        prefix = "Z" if z else ""
+        for j, name in enumerate(item.names):
+            column = values[:, j]
+            if m.aggregate == "num_q":
+                value = float(n_q)
+            elif m.aggregate == "num_rel" and complete:
+                value = float((ranking.all_qrels_rel > 0).sum())
+            elif m.aggregate in ("sum", "num_rel"):
+                value = _sequential_total(column)
+            elif m.aggregate == "gm":
+                value = float(np.exp(_sequential_total(column) / n_q))
+            else:
+                value = _sequential_total(column) / n_q
+            if m.integer and not z:
+                lines.append(f"{name:<22}\tall\t{int(value)}")
+            else:
+                lines.append(f"{prefix}{name:<22}\tall\t{_c_float(value)}")
+    return lines
+
+
+def measures_help():
+    """The ``--help`` list of trec_eval measures, from the table."""
+    rows = []
+    for m in TREC_MEASURES.values():
+        if m.kind in ("cut_long", "cut_double"):
+            default = ",".join(f"{v:g}" for v in m.defaults)
+            label = f"{m.name}[.{default}]"
+        elif m.kind == "p_double" and m.defaults:
+            label = f"{m.name}[.{','.join(f'{v:g}' for v in m.defaults)}]"
+        elif m.kind == "p_pair":
+            label = f"{m.name}[.name=value,...]"
+        else:
+            label = m.name
+        rows.append(f"  {label:<34} {m.summary}")
+    return "\n".join(rows)
+
+
+def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complete=False,
+                   max_ret=None, judged_only=False, num_docs=0, zscores=None,
+                   float32_scores=False, rel_format="qrels"):
+    """trec_eval's output lines for a qrels and a run (paths or io objects)."""
+    import os
+
+    from . import io
+    from ._trec_data import trec_ranking
+
+    if rel_format not in ("qrels", "qrels_jg"):
+        raise ValueError(f"{_FUNC}: -R must be 'qrels' or 'qrels_jg'. Got {rel_format!r} "
+                         f"instead; the preference formats are not supported.")
+    groups = rel_format == "qrels_jg"
+    selected = select_measures(measures or (["qrels_jg"] if groups else []))
+    for item in selected:
+        if item.measure.judgement_groups != groups and item.measure.name not in ("runid",
+                                                                                 "num_q"):
+            raise ValueError(
+                f"{_FUNC}: {item.measure.name} needs "
+                f"{'-R qrels_jg' if item.measure.judgement_groups else '-R qrels'}. Got "
+                f"-R {rel_format} instead; -R qrels_jg takes map_avgjg, P_avgjg, "
+                f"Rprec_mult_avgjg (-m qrels_jg).")
+    if isinstance(run, (str, os.PathLike)):
+        run = io.read_run(run)
+    options = dict(level=level, complete=complete, max_ret=max_ret, judged_only=judged_only,
+                   float32_scores=float32_scores)
+    if groups:
+        ranking = _group_ranking(qrels, run, options)
+    else:
+        if isinstance(qrels, (str, os.PathLike)):
+            qrels = io.read_qrels(qrels)
+        ranking = trec_ranking(qrels, run, **options)
+    ranking.num_docs_in_coll = num_docs
+    table = read_zscores(zscores) if zscores is not None else None
+    return trec_eval_lines(ranking, selected, per_query=per_query, complete=complete,
+                           zscores=table)
+
+
+_AGGREGATE_WORDS = {
+    "mean": "mean", "sum": "sum", "gm": "geometric mean (values floored at 1e-5)",
+    "num_q": "number of queries", "none": "-",
+    "num_rel": "sum (with -c: qrels entries with rel > 0)",
+}
+
+
+def measures_markdown():
+    """The measure table of docs/trec_eval.md, generated from the declarations."""
+    rows = ["| trec_eval measure | parameters (default) | rows printed | `all` row | "
+            "skrank on arrays | what it is |",
+            "|---|---|---|---|---|---|"]
+    for m in TREC_MEASURES.values():
+        if m.kind == "cut_long":
+            params = "cutoffs " + ",".join(str(v) for v in m.defaults)
+            printed = f"`{m.name}_<k>`"
+        elif m.kind == "cut_double":
+            params = "levels " + ",".join(f"{v:g}" for v in m.defaults)
+            printed = f"`{m.name}_<x.xx>`"
+        elif m.kind == "p_double":
+            params = ",".join(f"{v:g}" for v in m.defaults) if m.defaults else "-"
+            printed = f"`{m.name}` (`{m.name}_<params>` when given)"
+        elif m.kind == "p_pair":
+            params = "`level=gain`,..." + (" and `p=`" if m.name.startswith("rbp") else "")
+            printed = f"`{m.name}` (`{m.name}_<params>` when given)"
+        else:
+            params, printed = "-", f"`{m.name}`"
+        if not m.per_query:
+            printed += ", `all` only"
+        elif m.aggregate == "none":
+            printed += ", per query only"
+        skrank = f"`{m.skrank}`" if m.skrank else "-"
+        rows.append(f"| `{m.name}` | {params} | {printed} | {_AGGREGATE_WORDS[m.aggregate]} | "
+                    f"{skrank} | {m.summary} |")
+    return "\n".join(rows) + "\n"
+
+
+class _GroupRanking:
+    """-R qrels_jg: one ranking per (query, judgement group), and the queries."""
+
+    def __init__(self, groups, group_query, qids, runid):
+        self.groups = groups
+        self.group_query = group_query
+        self.qids = qids
+        self.n_queries = qids.shape[0]
+        self.groups_per_query = np.bincount(group_query, minlength=self.n_queries)
+        self.placeholder = np.zeros(self.n_queries, dtype=bool)
+        self.placeholder[group_query[groups.placeholder]] = True
+        self.runid = runid
+        self.all_qrels_rel = groups.all_qrels_rel
+        self.num_docs_in_coll = 0
+
+
+def _group_ranking(path, run, options):
+    """Judgement groups (the qrels' second column) as sub-queries 'qid<TAB>group'."""
+    from . import io
+    from ._trec_data import trec_ranking
+
+    columns, _, _, _ = io._read_table(
+        path, fmt="qid jg docno rel", n_fields=4, exact=True,
+        text_fields={"qid": 0, "jg": 1, "docno": 2},
+        numeric_fields={"rel": (3, np.int64, "an integer")})
+    sub_qid = np.char.add(np.char.add(columns["qid"], "\t"), columns["jg"])
+    qrels = io.Qrels(qid=sub_qid, docno=columns["docno"], rel=columns["rel"])
+    # Each run row once per judgement group of its query.
+    pairs = np.unique(sub_qid)
+    pair_qid = np.char.partition(pairs, "\t")[:, 0]
+    order = np.argsort(pair_qid, kind="stable")
+    pair_qid, pairs = pair_qid[order], pairs[order]
+    first = np.searchsorted(pair_qid, run.qid, side="left")
+    last = np.searchsorted(pair_qid, run.qid, side="right")
+    counts = last - first
+    rows = np.repeat(np.arange(len(run)), counts)
+    offset = np.arange(rows.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
+    sub_run = io.Run(qid=pairs[first[rows] + offset], docno=run.docno[rows],
+                     score=run.score[rows], rank=run.rank[rows], tag=run.tag[rows])
+    groups = trec_ranking(qrels, sub_run, **options)
+    outer = np.char.partition(groups.qids, "\t")[:, 0]
+    qids, group_query = np.unique(outer, return_inverse=True)
+    runid = groups.runid if len(sub_run) else (str(run.tag[0]) if len(run) else "")
+    return _GroupRanking(groups, group_query, qids, runid)
