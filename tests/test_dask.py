@@ -30,7 +30,8 @@ skrank_dask = pytest.importorskip("skrank.dask")
 
 METRICS = {"ndcg@10": "ndcg@10", "map": "map", "mrr": "mrr", "P@5": "precision@5",
            "recall@20": "recall@20", "ndcg_exp@5": ("ndcg", {"k": 5, "gain": "exponential"}),
-           "map_skip": ("map", {"no_relevant": "skip"})}
+           "map_skip": ("map", {"no_relevant": "skip"}), "err@10": "err@10",
+           "r_precision": "r_precision"}
 
 
 @pytest.fixture(scope="module")
