@@ -9,7 +9,7 @@ import numpy as np
 from ._aggregate import mean_over_queries
 from ._grouping import Depth, rank_queries
 from ._inputs import (as_qrels, as_run, check_query_coverage, drop_identical_ids,
-                      is_matrix_form, matrix_arrays)
+                      is_dask_frame, is_matrix_form, matrix_arrays)
 from ._metrics import ranking_depth, run_kernel
 from ._names import canonical_name, parse_metric_name
 from ._validation import InvalidParameterError, _describe, check_choice, check_ranking_arrays
@@ -188,7 +188,10 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         R, the ideal DCG and recall; returned documents without judgement
         count as non-relevant; negative judgements (trec_eval's "unjudged in
         pool") have gain 0 and are never relevant.  See the user guides
-        ``docs/recommender.md`` and ``docs/rag.md``.
+        ``docs/recommender.md`` and ``docs/rag.md``.  Dask DataFrames (with
+        those column names) are evaluated partition by partition by
+        :func:`skrank.dask.evaluate`, which returns a
+        :class:`skrank.dask.DaskEvaluation`.
     missing_queries : {"skip", "zero", "raise"}, default="skip"
         Queries of ``qrels`` without any row in ``run`` (users or questions
         the system returned nothing for) are left out of the means
@@ -241,6 +244,15 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         if not isinstance(ignore_identical_ids, (bool, np.bool_)):
             raise InvalidParameterError(f"{func}: ignore_identical_ids must be True or False. "
                                         f"Got {_describe(ignore_identical_ids)} instead.")
+        if is_dask_frame(qrels) or is_dask_frame(run):  # partition by partition on Dask
+            from .dask import _evaluate_frames
+
+            return _evaluate_frames(
+                qrels, run, metrics=metrics, query_id="query_id", doc_id="doc_id",
+                relevance="relevance", score="score", ties=ties, no_relevant=no_relevant,
+                threshold=threshold, missing_queries=missing_queries,
+                unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
+                npartitions=None)
         y_true, y_score, qid, retrieved, judged = _trec_arrays(
             qrels, run, missing_queries, unjudged_queries, ignore_identical_ids)
         if np.isinf(y_score).any():

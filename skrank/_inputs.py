@@ -18,6 +18,7 @@ side, a float id column is read as integers when every value is integral
 id (NaN, None, pandas NA) is an error.
 """
 
+import sys
 import warnings
 from collections.abc import Mapping
 from itertools import chain
@@ -152,6 +153,12 @@ def _missing_id_error(func, what, bad):
 def is_frame(value):
     """A DataFrame-like table: named columns, each convertible to numpy."""
     return hasattr(value, "columns") and not isinstance(value, (Mapping, np.ndarray))
+
+
+def is_dask_frame(value):
+    """Whether ``value`` is a Dask DataFrame; never imports Dask (none exists unless loaded)."""
+    module = sys.modules.get("dask.dataframe")
+    return module is not None and isinstance(value, module.DataFrame)
 
 
 def _column(func, what, frame, column, role):
