@@ -19,8 +19,8 @@ import numpy as np
 from ._evaluate import DEFAULT_METRICS, Evaluation, _resolve_metrics
 from ._evaluate import evaluate as _evaluate_in_memory
 from ._aggregate import mean_over_queries
-from ._inputs import check_query_coverage, ids_as_str, qrels_from_frame, run_from_frame
-from ._validation import InvalidParameterError, _describe, check_choice
+from ._inputs import check_collection_options, check_query_coverage, ids_as_str, qrels_from_frame, run_from_frame
+from ._validation import InvalidParameterError, _describe
 
 __all__ = ["DaskEvaluation", "evaluate"]
 
@@ -174,11 +174,7 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
             raise InvalidParameterError(
                 f"{_FUNC}: {name} must be a dask.dataframe.DataFrame. Got {_describe(value)} "
                 f"instead. Pass pandas DataFrames to skrank.evaluate.")
-    check_choice(_FUNC, "missing_queries", missing_queries, ("skip", "zero", "raise"))
-    check_choice(_FUNC, "unjudged_queries", unjudged_queries, ("skip", "raise"))
-    if not isinstance(ignore_identical_ids, (bool, np.bool_)):
-        raise InvalidParameterError(f"{_FUNC}: ignore_identical_ids must be True or False. "
-                                    f"Got {_describe(ignore_identical_ids)} instead.")
+    check_collection_options(_FUNC, missing_queries, unjudged_queries, ignore_identical_ids)
     if score is None:
         raise InvalidParameterError(
             f"{_FUNC}: score must name the run's score column. Got None instead: ranks from "

@@ -9,7 +9,6 @@ checked against trec_eval and the slow reference elsewhere): same queries, same
 per-query values and counts, same means (to 1e-12), same warnings.
 """
 
-import contextlib
 import re
 import subprocess
 import sys
@@ -21,6 +20,11 @@ import pytest
 from sklearn.exceptions import UndefinedMetricWarning
 
 import skrank
+
+try:
+    from tests._cluster import local_client
+except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
+    from _cluster import local_client
 
 pd = pytest.importorskip("pandas")
 dd = pytest.importorskip("dask.dataframe")
@@ -36,15 +40,8 @@ METRICS = {"ndcg@10": "ndcg@10", "map": "map", "mrr": "mrr", "P@5": "precision@5
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=":0", silence_logs=50)
-    client = distributed.Client(cluster)
-    try:
+    with local_client(processes=False) as client:
         yield client
-    finally:
-        with contextlib.suppress(Exception):
-            client.close(timeout=20)
-        cluster.close(timeout=20)
 
 
 def _ids(numbers, kind):
