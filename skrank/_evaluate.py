@@ -8,11 +8,11 @@ import numpy as np
 
 from ._aggregate import mean_over_queries
 from ._grouping import Depth, rank_queries
-from ._inputs import (as_qrels, as_run, check_query_coverage, drop_identical_ids,
-                      is_matrix_form, matrix_arrays)
+from ._inputs import (as_qrels, as_run, check_collection_options, check_query_coverage,
+                      drop_identical_ids, is_dask_frame, is_matrix_form, matrix_arrays)
 from ._metrics import ranking_depth, run_kernel
 from ._names import canonical_name, parse_metric_name
-from ._validation import InvalidParameterError, _describe, check_choice, check_ranking_arrays
+from ._validation import InvalidParameterError, _describe, check_ranking_arrays
 
 DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
 
@@ -188,7 +188,10 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         R, the ideal DCG and recall; returned documents without judgement
         count as non-relevant; negative judgements (trec_eval's "unjudged in
         pool") have gain 0 and are never relevant.  See the user guides
-        ``docs/recommender.md`` and ``docs/rag.md``.
+        ``docs/recommender.md`` and ``docs/rag.md``.  Dask DataFrames (with
+        those column names) are evaluated partition by partition by
+        :func:`skrank.dask.evaluate`, which returns a
+        :class:`skrank.dask.DaskEvaluation`.
     missing_queries : {"skip", "zero", "raise"}, default="skip"
         Queries of ``qrels`` without any row in ``run`` (users or questions
         the system returned nothing for) are left out of the means
@@ -236,11 +239,16 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         if exclude is not None:
             raise InvalidParameterError(f"{func}: exclude is for the 2-D form (y_true, y_score matrices); "
                              f"with qrels and run, leave the excluded documents out of the run.")
-        check_choice(func, "missing_queries", missing_queries, ("skip", "zero", "raise"))
-        check_choice(func, "unjudged_queries", unjudged_queries, ("skip", "raise"))
-        if not isinstance(ignore_identical_ids, (bool, np.bool_)):
-            raise InvalidParameterError(f"{func}: ignore_identical_ids must be True or False. "
-                                        f"Got {_describe(ignore_identical_ids)} instead.")
+        check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids)
+        if is_dask_frame(qrels) or is_dask_frame(run):  # partition by partition on Dask
+            from .dask import _evaluate_frames
+
+            return _evaluate_frames(
+                qrels, run, metrics=metrics, query_id="query_id", doc_id="doc_id",
+                relevance="relevance", score="score", ties=ties, no_relevant=no_relevant,
+                threshold=threshold, missing_queries=missing_queries,
+                unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
+                npartitions=None)
         y_true, y_score, qid, retrieved, judged = _trec_arrays(
             qrels, run, missing_queries, unjudged_queries, ignore_identical_ids)
         if np.isinf(y_score).any():

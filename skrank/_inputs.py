@@ -18,6 +18,7 @@ side, a float id column is read as integers when every value is integral
 id (NaN, None, pandas NA) is an error.
 """
 
+import sys
 import warnings
 from collections.abc import Mapping
 from itertools import chain
@@ -25,7 +26,7 @@ from itertools import chain
 import numpy as np
 
 from ._grouping import _kth_largest_by_row
-from ._validation import InvalidParameterError, _as_numeric, _describe
+from ._validation import InvalidParameterError, _as_numeric, _describe, check_choice
 
 _QRELS_FORMS = ("a Qrels, a path to a TREC qrels file, a DataFrame with columns "
                 "query_id, doc_id, relevance (other names: skrank.io.Qrels.from_frame), "
@@ -152,6 +153,12 @@ def _missing_id_error(func, what, bad):
 def is_frame(value):
     """A DataFrame-like table: named columns, each convertible to numpy."""
     return hasattr(value, "columns") and not isinstance(value, (Mapping, np.ndarray))
+
+
+def is_dask_frame(value):
+    """Whether ``value`` is a Dask DataFrame; never imports Dask (none exists unless loaded)."""
+    module = sys.modules.get("dask.dataframe")
+    return module is not None and isinstance(value, module.DataFrame)
 
 
 def _column(func, what, frame, column, role):
@@ -349,6 +356,15 @@ def drop_identical_ids(run):
         return run
     return Run(qid=run.qid[keep], docno=run.docno[keep], score=run.score[keep],
                rank=run.rank[keep], tag=run.tag[keep])
+
+
+def check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids):
+    """The options about matching a ground truth with predictions (in memory and on Dask)."""
+    check_choice(func, "missing_queries", missing_queries, ("skip", "zero", "raise"))
+    check_choice(func, "unjudged_queries", unjudged_queries, ("skip", "raise"))
+    if not isinstance(ignore_identical_ids, (bool, np.bool_)):
+        raise InvalidParameterError(f"{func}: ignore_identical_ids must be True or False. "
+                                    f"Got {_describe(ignore_identical_ids)} instead.")
 
 
 def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):

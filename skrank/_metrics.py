@@ -10,7 +10,6 @@ and the common tests.
 import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
-from numbers import Real
 from types import MappingProxyType
 from typing import Callable, NamedTuple
 

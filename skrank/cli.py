@@ -155,8 +155,6 @@ def _format(value):
 
 def _trec_mode(args):
     """trec_eval's measures and layout, unless skrank metric names are asked for."""
-    from ._trec_eval import is_trec_spec
-
     if args.json or args.ties != "trec" or args.no_relevant != "zero":
         return False
     return not any(_is_skrank_name(m) for m in (args.metrics or []))

@@ -1,6 +1,6 @@
 """Synthetic ranking data, in the spirit of :mod:`sklearn.datasets`."""
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 

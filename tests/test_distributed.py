@@ -6,7 +6,6 @@ multi-machine cluster: the search's tasks, its skrank scorers and the query ids
 are pickled to other interpreters, which import skrank themselves.
 """
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -17,6 +16,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import skrank
+
+try:
+    from tests._cluster import local_client
+except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
+    from _cluster import local_client
 from skrank.model_selection import QueryKFold
 
 distributed = pytest.importorskip("dask.distributed")
@@ -32,15 +36,8 @@ def _dask_backend():
 
 @pytest.fixture(scope="module")
 def dask_client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", silence_logs=50)
-    client = distributed.Client(cluster)
-    try:
+    with local_client(processes=True) as client:
         yield client
-    finally:
-        with contextlib.suppress(Exception):
-            client.close(timeout=20)
-        cluster.close(timeout=20)
 
 
 def _data(seed=0, n_queries=40):
