@@ -109,9 +109,9 @@ def _interleave(cases, rounds):
     return {name: float(np.median(v)) for name, v in times.items()}
 
 
-def run_layouts(*, queries, docs, ragged, rounds, large=None, log=print):
+def run_layouts(*, queries, docs, ragged, rounds, large=None, log=print, small=True):
     """Time every layout; returns a list of {group, case, baseline, median_s, ratio, vs_sort}."""
-    groups = [_cases(queries, docs, ragged)]
+    groups = [_cases(queries, docs, ragged)] if small else []
     if large:
         groups.append(_large_cases(*large))
     out = []
@@ -196,11 +196,13 @@ def main():
     parser.add_argument("--docs", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--large", type=int, default=0, help="also time this many queries x docs")
+    parser.add_argument("--large-only", action="store_true", help="time the --large case only")
     args = parser.parse_args()
     total = args.queries * args.docs
     rows = run_layouts(queries=args.queries, docs=args.docs, rounds=args.rounds,
                        ragged={"total": total, "big": max(total // 10, 1), "median": 40},
-                       large=(args.large, args.docs) if args.large else None)
+                       large=(args.large, args.docs) if args.large else None,
+                       small=not args.large_only)
     print("\n".join(markdown(rows)))
     for t in layout_targets(rows):
         print(f"{'MET   ' if t['met'] else 'MISSED'} {t['measured']:6.2f}x (goal {t['goal']}): {t['target']}")
