@@ -80,8 +80,19 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         cutoff if np.ndim(cutoff) == 0 else cutoff[group_query], longest).astype(np.intp)
     spanned = (cumulative[np.minimum(group_pos + sizes, limit)]
                - cumulative[np.minimum(group_pos, limit)])
-    means = np.add.reduceat(transform(row_values), starts) / sizes
-    return sum_by_query(group_query, means * spanned, nq)
+    live = group_pos < limit  # groups starting at or below the cutoff add nothing
+    if live.all():
+        means = np.add.reduceat(transform(row_values), starts) / sizes
+        return sum_by_query(group_query, means * spanned, nq)
+    if not live.any():
+        return np.zeros(nq)
+    # A full ranking read to a cutoff (evaluate with MAP and nDCG@10): only the rows of
+    # the groups above the cutoff are gathered and transformed, in the same order.
+    live_starts, live_sizes = starts[live], sizes[live]
+    first_out = np.cumsum(live_sizes) - live_sizes
+    rows = np.repeat(live_starts - first_out, live_sizes) + np.arange(first_out[-1] + live_sizes[-1])
+    means = np.add.reduceat(transform(row_values[rows]), first_out) / live_sizes
+    return sum_by_query(group_query[live], means * spanned[live], nq)
 
 
 def ones(positions):

@@ -184,3 +184,26 @@ def test_missing_ids_among_strings_or_ints_are_still_found(missing):
         column = pd.Series(["a", "b", None, "a"], dtype=dtype)
         with pytest.raises(ValueError, match="qid must not contain missing ids"):
             skrank.ndcg_score(np.ones(4), np.arange(4.0), qid=column)
+
+
+def test_cutoff_metrics_on_a_full_ranking_equal_each_metric_alone_on_ties():
+    # With MAP in the call, evaluate ranks every row and the cutoff metrics read only the
+    # tie groups that start above their cutoff; each must equal its own call (which
+    # selects the top rows instead), for groups straddling the cutoff too.
+    rng = np.random.default_rng(8)
+    sizes = rng.integers(1, 60, 200)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    y = rng.integers(0, 5, qid.size).astype(float)
+    for levels in (2, 5, 40):
+        s = rng.integers(0, levels, qid.size).astype(float)
+        got = skrank.evaluate(y, s, qid=qid, metrics=["map", "ndcg@10", "ndcg_exp@5", "dcg@1",
+                                                      "precision@20", "cg@7"])
+        alone = {
+            "ndcg@10": skrank.per_query_scores("ndcg", y, s, qid=qid, k=10),
+            "ndcg_exp@5": skrank.per_query_scores("ndcg", y, s, qid=qid, k=5, gain="exponential"),
+            "dcg@1": skrank.per_query_scores("dcg", y, s, qid=qid, k=1),
+            "precision@20": skrank.per_query_scores("precision", y, s, qid=qid, k=20),
+            "cg@7": skrank.per_query_scores("cg", y, s, qid=qid, k=7),
+        }
+        for name, want in alone.items():
+            np.testing.assert_allclose(got.per_query[name], want.score, rtol=0, atol=1e-12)
