@@ -137,7 +137,8 @@ def _judged_metric(item):
     if match["k"] is not None:
         params["k"] = int(match["k"])
     if stem == "judged" and "k" not in params:
-        raise ValueError("evaluate: judged needs a cutoff: write e.g. 'judged@10'.")
+        raise InvalidParameterError("evaluate: judged needs a cutoff: write e.g. 'judged@10'. "
+                                    "Got 'judged' without one instead.")
     return _JUDGED_SPEC, (stem, params)
 
 

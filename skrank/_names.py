@@ -63,6 +63,7 @@ def _unknown(name, func, trec):
     return InvalidParameterError(
         f"{func}: unknown metric name {name!r}.{hint} Valid names follow "
         f"'<metric>[@<k>]' with k an integer >= 1: {grammar()}."
+        + (" With judged=, also bpref, infap, judged@<k>." if func == "evaluate" else "")
         + (" trec_eval names such as 'ndcg_cut.10', 'P.5', 'recip_rank' are accepted too."
            if trec else "")
     )

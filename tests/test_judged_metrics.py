@@ -155,5 +155,5 @@ def test_evaluate_with_judged_mask():
                           metrics=["bpref", "judged@4", "map"])
     assert res.per_query["bpref"].tolist() == [0.5, 1.0]
     assert res.per_query["judged@4"].tolist() == [0.75, 0.5]
-    with pytest.raises(ValueError, match="judged needs a cutoff"):
+    with pytest.raises(skrank.InvalidParameterError, match="judged needs a cutoff"):
         skrank.evaluate([1], [1], qid=[0], metrics=["judged"])
