@@ -56,6 +56,8 @@ def metric_names(*, cutoffs=(1, 3, 5, 10, 20, 100)):
 
 def _unknown(name, func, trec):
     candidates = metric_names()
+    if func == "evaluate":
+        candidates = candidates + ["bpref", "infap", "judged@10"]
     if trec:
         candidates = candidates + list(_trec_stems())
     close = difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.6)

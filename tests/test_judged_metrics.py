@@ -157,3 +157,9 @@ def test_evaluate_with_judged_mask():
     assert res.per_query["judged@4"].tolist() == [0.75, 0.5]
     with pytest.raises(skrank.InvalidParameterError, match="judged needs a cutoff"):
         skrank.evaluate([1], [1], qid=[0], metrics=["judged"])
+
+
+def test_unknown_name_suggests_a_judged_metric_in_evaluate():
+    with pytest.raises(skrank.InvalidParameterError, match=r"Did you mean 'bpref'\?.*"
+                       r"With judged=, also bpref, infap, judged@<k>\."):
+        skrank.evaluate([1, 0], [0.5, 0.2], qid=[0, 0], metrics=["bpre"])
