@@ -10,7 +10,8 @@ same matrices.  Prints one line per measurement (median of a few runs).
 """
 
 import argparse
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,14 +20,8 @@ import scipy.sparse as sp
 import skrank
 from skrank.io import Qrels, Run
 
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _tools import median_time  # noqa: E402  (one timing helper for the benchmarks)
 
 
 def frames(n_rows, seed=0):
