@@ -7,13 +7,14 @@ import numpy as np
 NO_RELEVANT_POLICIES = ("zero", "one", "skip", "nan", "raise")
 
 
-def apply_no_relevant(func, qids, values, undefined, no_relevant):
+def apply_no_relevant(func, qids, values, undefined, no_relevant, weights=None):
     """Apply the ``no_relevant`` policy to a per-query vector.
 
-    Returns ``(qids, values)``; with ``"skip"`` the undefined queries are left out.
+    Returns ``(qids, values, weights)``; with ``"skip"`` the undefined queries
+    are left out of all three (``weights``, the query weights or None).
     """
     if undefined is None or not undefined.any():
-        return qids, values
+        return qids, values, weights
     if no_relevant == "raise":
         bad = qids[undefined]
         shown = ", ".join(repr(q) for q in bad[:5].tolist()) + (", ..." if bad.size > 5 else "")
@@ -24,14 +25,16 @@ def apply_no_relevant(func, qids, values, undefined, no_relevant):
             f"XGBoost), 'skip' or 'nan'."
         )
     if no_relevant == "skip":
-        return qids[~undefined], values[~undefined]
+        kept = ~undefined
+        return qids[kept], values[kept], None if weights is None else weights[kept]
     values = values.copy()
     values[undefined] = {"zero": 0.0, "one": 1.0, "nan": np.nan}[no_relevant]
-    return qids, values
+    return qids, values, weights
 
 
-def mean_over_queries(func, values):
-    """Plain mean over queries; NaN with a warning when no query is left."""
+def mean_over_queries(func, values, weights=None):
+    """Mean over queries, weighted by ``weights`` (one per query) when given:
+    ``sum(w_q * v_q) / sum(w_q)``.  NaN with a warning when no query is left."""
     if values.size == 0:
         from sklearn.exceptions import UndefinedMetricWarning  # scikit-learn's, so its filters apply
 
@@ -42,4 +45,61 @@ def mean_over_queries(func, values):
             stacklevel=3,
         )
         return float("nan")
-    return float(np.mean(values))
+    if weights is None:
+        return float(np.mean(values))
+    total = weights.sum()
+    if total <= 0:
+        raise ValueError(
+            f"{func}: the queries left after no_relevant='skip' have a total sample_weight of "
+            f"0, so the weighted mean is undefined. Give some of them a positive weight, or "
+            f"use no_relevant='zero'."
+        )
+    return float(np.dot(weights, values) / total)
+
+
+def query_weights(func, sample_weight, qid=None, n_queries=None):
+    """Check ``sample_weight``; return one weight per query, in the order of the
+    ranking's ``qids`` (``factorize_qid``'s order), or None.
+
+    1-D form (``qid`` given): one weight per row, constant within each query,
+    as scikit-learn and LightGBM take them.  2-D form (``n_queries`` given):
+    one weight per row of the matrices, i.e. per query.
+    """
+    if sample_weight is None:
+        return None
+    weights = np.asarray(sample_weight)
+    expected = (n_queries,) if qid is None else (qid.shape[0],)
+    form = ("(n_queries,) = one per row of the 2-D y_true" if qid is None
+            else "(n_samples,) = one per row of y_true")
+    if weights.shape != expected:
+        raise ValueError(f"{func}: sample_weight must be None or of shape {form}, "
+                         f"{expected}. Got shape {weights.shape} instead.")
+    if weights.dtype.kind not in "iufb":
+        raise TypeError(f"{func}: sample_weight must be numeric. Got dtype {weights.dtype} "
+                        f"instead.")
+    weights = weights.astype(np.float64)
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        bad = float(weights[~(np.isfinite(weights) & (weights >= 0))][0])
+        raise ValueError(f"{func}: sample_weight must be finite and non-negative. Got "
+                         f"{bad!r} instead.")
+    if weights.sum() <= 0:
+        raise ValueError(f"{func}: sample_weight must have a positive total (a weighted mean "
+                         f"over no weight is undefined). Got a total of 0 instead.")
+    if qid is None:
+        return weights
+    from ._grouping import factorize_qid
+
+    codes, qids, _ = factorize_qid(func, qid)
+    per_query = np.empty(qids.shape[0])
+    per_query[codes] = weights
+    varying = weights != per_query[codes]
+    if varying.any():
+        row = int(np.argmax(varying))
+        query = qid[row:row + 1].tolist()[0]
+        raise ValueError(
+            f"{func}: sample_weight must be constant within each query (one weight per query, "
+            f"repeated on its rows, as scikit-learn and LightGBM take it). Got different "
+            f"weights in query {query!r} instead ({weights[row]:g} and "
+            f"{per_query[codes[row]]:g})."
+        )
+    return per_query

@@ -10,7 +10,7 @@ from ._aggregate import mean_over_queries
 from ._grouping import Depth, rank_queries
 from ._inputs import (as_qrels, as_run, check_collection_options, check_query_coverage,
                       drop_identical_ids, is_dask_frame, is_matrix_form, matrix_arrays)
-from ._metrics import ranking_depth, run_kernel
+from ._metrics import ranking_depth, run_kernel, weights_of_queries
 from ._names import canonical_name, parse_metric_name
 from ._validation import InvalidParameterError, _describe, check_ranking_arrays
 
@@ -29,16 +29,21 @@ class Evaluation:
         Per-query values of each metric, aligned with ``qid``.  Queries left
         out by ``no_relevant="skip"`` hold NaN.
     mean : dict of str -> float
-        Mean over queries of each metric (skipped queries left out).
+        Mean over queries of each metric (skipped queries left out), weighted
+        by ``sample_weight`` when given.
     counts : dict of str -> ndarray of shape (n_queries,)
         ``num_ret``, ``num_rel`` and ``num_rel_ret`` per query (trec_eval's
         counts; relevance at the evaluation's threshold, 1 by default).
+    weights : ndarray of shape (n_queries,) or None
+        The query weights from ``sample_weight``, aligned with ``qid``; None
+        when every query weighs the same.
     """
 
     qid: np.ndarray
     per_query: dict
     mean: dict
     counts: dict
+    weights: np.ndarray = None
 
     @property
     def metrics(self):
@@ -148,7 +153,7 @@ _JUDGED_SPEC = object()   # marks bpref/infap/judged@k in the resolved list
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
              ties=None, no_relevant="zero", threshold=None, qrels=None, run=None,
              missing_queries="skip", exclude=None, unjudged_queries="skip",
-             ignore_identical_ids=False, judged=None):
+             ignore_identical_ids=False, judged=None, sample_weight=None):
     """Evaluate several metrics at once, sharing one grouping and sorting pass.
 
     Parameters
@@ -212,6 +217,11 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         For ``"bpref"``, ``"infap"`` and ``"judged@k"``: False marks a
         document nobody judged (see :func:`skrank.bpref_score`).  None means
         all were; with TREC files, the documents in the qrels are.
+    sample_weight : array-like of shape (n_samples,) or (n_queries,), default=None
+        Query weights (arrays only): every mean becomes
+        ``sum(w_q * v_q) / sum(w_q)`` (see :func:`skrank.ndcg_score`); the
+        per-query values do not change and ``result.weights`` holds the
+        weight of each query.
 
     Returns
     -------
@@ -231,6 +241,10 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     func = "evaluate"
     trec = qrels is not None or run is not None
     if trec:
+        if sample_weight is not None:
+            raise InvalidParameterError(
+                f"{func}: sample_weight applies to arrays (y_true, y_score) only. Got qrels and "
+                f"run instead: evaluate them, then weigh result.per_query yourself.")
         if (y_true is not None or y_score is not None or qid is not None
                 or retrieved is not None or judged is not None):
             raise InvalidParameterError(f"{func}: pass either arrays (y_true, y_score, qid) or TREC files "
@@ -303,14 +317,16 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         depths[policy] = Depth.union(depths.get(policy, depth), depth)
         checked.append((label, spec, params, policy))
 
-    n_ranked = None
+    n_ranked = n_users = None
     if not trec and is_matrix_form(y_true, exclude):
+        n_users = np.shape(y_score)[0]
         # One reduction of the matrices, deep enough for every metric of the call.
         depth = functools.reduce(Depth.union, depths.values())
         y_true, y_score, qid, retrieved, n_ranked = matrix_arrays(
             func, y_true, y_score, qid, retrieved, exclude, depth)
     arrays = check_ranking_arrays(func, y_true, y_score, qid, retrieved)
     labels_for_gain = arrays
+    weights = weights_of_queries(func, sample_weight, arrays[2], arrays[3], n_users)
     if trec:
         # Negative judgements mean "unjudged in pool": gain 0, never relevant.
         labels_for_gain = (np.maximum(arrays[0], 0.0), *arrays[1:])
@@ -334,8 +350,8 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         qids = ranking.qids
         if label is None:
             continue
-        kept_qids, values = run_kernel(spec, func, ranking, params)
-        mean[label] = mean_over_queries(func, values)
+        kept_qids, values, kept_weights = run_kernel(spec, func, ranking, params, weights)
+        mean[label] = mean_over_queries(func, values, kept_weights)
         if kept_qids.shape[0] == qids.shape[0]:
             per_query[label] = values
         else:
@@ -354,7 +370,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         res = judged_per_query(stem, y_true, y_score, qid=qid, judged=judged,
                                retrieved=retrieved, **params)
         per_query[label] = res.score
-        mean[label] = mean_over_queries(func, res.score)
+        mean[label] = mean_over_queries(func, res.score, weights)
     per_query = {label: per_query[label] for label, _, _ in _resolve_metrics(metrics, trec=True)}
     mean = {label: mean[label] for label in per_query}
 
@@ -365,7 +381,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         # Every item that is not excluded is ranked, though only the leading ones are held.
         counts["num_ret"] = n_ranked.astype(np.int64)
         counts["num_rel_ret"] = counts["num_rel"].copy()
-    return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts)
+    return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts, weights=weights)
 
 
 def _counts(ranking, threshold):

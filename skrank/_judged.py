@@ -11,6 +11,7 @@ the arrays are turned into trec_eval's relevance codes and the kernels of
 import numpy as np
 
 from ._aggregate import mean_over_queries
+from ._metrics import weights_of_queries
 from ._grouping import rank_queries
 from ._metrics import QueryScores
 from ._trec_data import NONPOOL, UNJUDGED, TrecRanking
@@ -41,8 +42,10 @@ def _check_judged(func, judged, n):
     return arr
 
 
-def _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, ties):
-    """trec_eval's view of arrays: the relevance code of each ranked document."""
+def _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, ties,
+                   sample_weight=None):
+    """trec_eval's view of arrays: the relevance code of each ranked document, and
+    the query weights (None without ``sample_weight``)."""
     check_choice(func, "ties", ties, JUDGED_TIES)
     threshold = check_real(func, "threshold", threshold)
     y_true, y_score, qid, shape, retrieved = check_ranking_arrays(func, y_true, y_score, qid,
@@ -50,6 +53,7 @@ def _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, tie
     judged = _check_judged(func, None if judged is None else np.ravel(judged), y_true.shape[0])
     # A negative label is "in the pool but unjudged", judged=False "not in the pool".
     codes = np.where(judged, np.where(y_true < 0, UNJUDGED, y_true), NONPOOL).astype(np.float64)
+    weights = weights_of_queries(func, sample_weight, qid, shape)
     ranking = rank_queries(func, codes, y_score, qid, shape, retrieved, ties)
     n_q = ranking.n_queries
     query = ranking.query
@@ -64,22 +68,24 @@ def _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, tie
                             minlength=n_q).astype(np.int64)
     r.num_nonrel = np.bincount(all_query[counted & (labels < threshold)],
                                minlength=n_q).astype(np.int64)
-    return r
+    return r, weights
 
 
-def _per_query(func, kind, y_true, y_score, qid, judged, retrieved, threshold, ties, k=None):
-    r = _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, ties)
+def _per_query(func, kind, y_true, y_score, qid, judged, retrieved, threshold, ties, k=None,
+               sample_weight=None):
+    r, weights = _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, ties,
+                                sample_weight)
     if kind == "bpref":
         values = _bpref(r)
     elif kind == "infap":
         values = _k_infap(r, ())
     else:
         values = r.count(r.rel >= 0, k) / float(k)
-    return QueryScores(r.qids, values)
+    return QueryScores(r.qids, values), weights
 
 
 def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
-                retrieved=None):
+                retrieved=None, sample_weight=None):
     """Binary preference (Buckley & Voorhees, 2004), as trec_eval's ``bpref``.
 
     For each relevant document ranked, the share of the first R judged
@@ -108,6 +114,8 @@ def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
     retrieved : array-like of bool of shape (n_samples,), default=None
         False marks a judged document the system did not retrieve: it counts
         in R and N but takes no rank.
+    sample_weight : array-like of shape (n_samples,) or (n_queries,), default=None
+        Query weights for a weighted mean (see :func:`skrank.ndcg_score`).
 
     Returns
     -------
@@ -124,12 +132,13 @@ def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
     0.5
     """
     func = "bpref_score"
-    res = _per_query(func, "bpref", y_true, y_score, qid, judged, retrieved, threshold, ties)
-    return mean_over_queries(func, res.score)
+    res, weights = _per_query(func, "bpref", y_true, y_score, qid, judged, retrieved,
+                              threshold, ties, sample_weight=sample_weight)
+    return mean_over_queries(func, res.score, weights)
 
 
 def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
-                retrieved=None):
+                retrieved=None, sample_weight=None):
     """Inferred average precision (Yilmaz & Aslam, 2006), as trec_eval's ``infAP``.
 
     Average precision estimated from a sample of judged documents: documents
@@ -139,7 +148,7 @@ def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
 
     Parameters
     ----------
-    y_true, y_score, qid, judged, threshold, ties, retrieved
+    y_true, y_score, qid, judged, threshold, ties, retrieved, sample_weight
         As in :func:`bpref_score`.
 
     Returns
@@ -154,11 +163,13 @@ def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
     0.8333
     """
     func = "infap_score"
-    res = _per_query(func, "infap", y_true, y_score, qid, judged, retrieved, threshold, ties)
-    return mean_over_queries(func, res.score)
+    res, weights = _per_query(func, "infap", y_true, y_score, qid, judged, retrieved,
+                              threshold, ties, sample_weight=sample_weight)
+    return mean_over_queries(func, res.score, weights)
 
 
-def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessimistic"):
+def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessimistic",
+                      sample_weight=None):
     """Share of the top k documents that were judged (ir_measures' ``Judged@k``).
 
     ``judged@k = #judged in the top k / k`` (a ranking shorter than k is
@@ -168,7 +179,7 @@ def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessim
 
     Parameters
     ----------
-    y_true, y_score, qid, judged, ties
+    y_true, y_score, qid, judged, ties, sample_weight
         As in :func:`bpref_score` (a negative label counts as unjudged, as in
         trec_eval).
     k : int >= 1
@@ -188,8 +199,9 @@ def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessim
     """
     func = "judged_at_k_score"
     k = check_k(func, k, required=True)
-    res = _per_query(func, "judged", y_true, y_score, qid, judged, None, 1, ties, k=k)
-    return mean_over_queries(func, res.score)
+    res, weights = _per_query(func, "judged", y_true, y_score, qid, judged, None, 1, ties, k=k,
+                              sample_weight=sample_weight)
+    return mean_over_queries(func, res.score, weights)
 
 
 JUDGED_METRICS = {"bpref": bpref_score, "infap": infap_score, "judged": judged_at_k_score}
@@ -206,6 +218,7 @@ def judged_per_query(metric, y_true, y_score, *, qid=None, judged=None, retrieve
     ties = params.get("ties", "pessimistic")
     if metric == "judged":
         k = check_k(func, params.get("k"), required=True)
-        return _per_query(func, "judged", y_true, y_score, qid, judged, retrieved, 1, ties, k=k)
+        return _per_query(func, "judged", y_true, y_score, qid, judged, retrieved, 1, ties,
+                          k=k)[0]
     return _per_query(func, metric, y_true, y_score, qid, judged, retrieved,
-                      params.get("threshold", 1), ties)
+                      params.get("threshold", 1), ties)[0]

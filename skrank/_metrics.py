@@ -16,7 +16,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from . import _kernels as K
-from ._aggregate import NO_RELEVANT_POLICIES, apply_no_relevant, mean_over_queries
+from ._aggregate import (NO_RELEVANT_POLICIES, apply_no_relevant, mean_over_queries,
+                         query_weights)
 from ._grouping import TIE_POLICIES, Depth, rank_queries
 from ._inputs import is_matrix_form, matrix_arrays
 from ._validation import (
@@ -77,8 +78,15 @@ _PARAM_DOCS = {
         absent entries meaning 0), ``y_score`` stays a dense score matrix and
         only each query's leading ranks are sorted: memory beyond the inputs
         is about ``n_queries * k``, never a dense copy of a sparse matrix.""",
+    "sample_weight": """sample_weight : array-like of shape (n_samples,) or (n_queries,), default=None
+        Query weights: the score is ``sum(w_q * v_q) / sum(w_q)`` over the
+        queries ``q`` (those skipped by ``no_relevant="skip"`` drop out of
+        both sums).  With 1-D input one weight per row, constant within each
+        query (as scikit-learn and LightGBM take it); with 2-D input one per
+        row of the matrices.  Non-negative and finite, with a positive total.
+        None weighs every query equally.""",
     "returns": """score : float
-        Mean over queries of the per-query values.  Use
+        Mean over queries of the per-query values (weighted by ``sample_weight``).  Use
         :func:`skrank.per_query_scores` for the per-query values and their
         query ids.""",
 }
@@ -275,7 +283,8 @@ class MetricSpec:
         sig = inspect.signature(self.function)
         return {
             name: p.default for name, p in sig.parameters.items()
-            if p.kind is p.KEYWORD_ONLY and name not in ("qid", "retrieved", "exclude")
+            if p.kind is p.KEYWORD_ONLY
+            and name not in ("qid", "retrieved", "exclude", "sample_weight")
         }
 
     @property
@@ -358,16 +367,30 @@ class QueryScores(NamedTuple):
     score: np.ndarray
 
 
-def _prepare(spec, func, y_true, y_score, qid, retrieved, params, exclude=None):
+def _prepare(spec, func, y_true, y_score, qid, retrieved, params, exclude=None,
+             sample_weight=None):
     params = spec.check_params(func, params)
+    n_users = None
     if is_matrix_form(y_true, exclude):
+        n_users = np.shape(y_score)[0]
         y_true, y_score, qid, retrieved, _ = matrix_arrays(
             func, y_true, y_score, qid, retrieved, exclude, ranking_depth(spec, params))
     y_true, y_score, qid, shape, retrieved = check_ranking_arrays(
         func, y_true, y_score, qid, retrieved
     )
     spec.check_labels(func, y_true, params)
-    return params, (y_true, y_score, qid, shape, retrieved)
+    weights = weights_of_queries(func, sample_weight, qid, shape, n_users)
+    return params, (y_true, y_score, qid, shape, retrieved), weights
+
+
+def weights_of_queries(func, sample_weight, qid, shape, n_users=None):
+    """Per-query weights (in the ranking's query order) from checked arrays, or None.
+    ``shape`` is the dense 2-D form's, ``n_users`` the sparse/exclude 2-D form's rows."""
+    if sample_weight is None:
+        return None
+    if shape is not None or n_users is not None:
+        return query_weights(func, sample_weight, n_queries=n_users or shape[0])
+    return query_weights(func, sample_weight, qid=qid)
 
 
 def ranking_depth(spec, params):
@@ -381,8 +404,9 @@ def ranking_depth(spec, params):
     return None
 
 
-def run_kernel(spec, func, ranking, params):
-    """Per-query values of one metric on a ranking, after the no_relevant policy."""
+def run_kernel(spec, func, ranking, params, weights=None):
+    """Per-query values of one metric on a ranking, after the no_relevant policy:
+    ``(qids, values, weights)`` (``weights``, the query weights, filtered alike)."""
     if ranking.depth is not None:
         needed = ranking_depth(spec, params)
         if not ranking.depth.covers(needed):
@@ -391,21 +415,24 @@ def run_kernel(spec, func, ranking, params):
     kernel_params = {k: v for k, v in params.items() if k not in ("ties", "no_relevant")}
     values, undefined = spec.kernel(ranking, func=func, **kernel_params)
     return apply_no_relevant(func, ranking.qids, values, undefined,
-                             params.get("no_relevant", "zero"))
+                             params.get("no_relevant", "zero"), weights)
 
 
-def _per_query(name, y_true, y_score, qid, retrieved, params, func=None, exclude=None):
+def _per_query(name, y_true, y_score, qid, retrieved, params, func=None, exclude=None,
+               sample_weight=None):
     spec = METRICS[name]
     func = func or spec.function.__name__
-    params, arrays = _prepare(spec, func, y_true, y_score, qid, retrieved, params, exclude)
+    params, arrays, weights = _prepare(spec, func, y_true, y_score, qid, retrieved, params,
+                                       exclude, sample_weight)
     ranking = rank_queries(func, *arrays, params["ties"], ranking_depth(spec, params))
-    return run_kernel(spec, func, ranking, params)
+    return run_kernel(spec, func, ranking, params, weights)
 
 
-def _mean(name, y_true, y_score, qid, retrieved, exclude, params):
+def _mean(name, y_true, y_score, qid, retrieved, exclude, params, sample_weight=None):
     func = METRICS[name].function.__name__
-    _, values = _per_query(name, y_true, y_score, qid, retrieved, params, func, exclude)
-    return mean_over_queries(func, values)
+    _, values, weights = _per_query(name, y_true, y_score, qid, retrieved, params, func,
+                                    exclude, sample_weight)
+    return mean_over_queries(func, values, weights)
 
 
 # ---------------------------------------------------------------------------
@@ -414,7 +441,7 @@ def _mean(name, y_true, y_score, qid, retrieved, exclude, params):
 
 @_doc
 def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average",
-             retrieved=None, exclude=None):
+             retrieved=None, exclude=None, sample_weight=None):
     """Cumulative gain: the sum of the gains of the top ``k`` documents.
 
     ``CG@k = sum_{{i <= k}} gain(rel_i)``, averaged over queries.
@@ -435,6 +462,8 @@ def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average"
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -446,12 +475,12 @@ def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average"
     2.0
     """
     return _mean("cg", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, gain=gain, ties=ties))
+                 dict(k=k, gain=gain, ties=ties), sample_weight)
 
 
 @_doc
 def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
-              ties="average", retrieved=None, exclude=None):
+              ties="average", retrieved=None, exclude=None, sample_weight=None):
     """Discounted cumulative gain.
 
     ``DCG@k = sum_{{i <= k}} gain(rel_i) / log_b(i + 1)`` with ranks ``i`` from 1,
@@ -477,6 +506,8 @@ def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -496,12 +527,12 @@ def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
     13.848
     """
     return _mean("dcg", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, gain=gain, log_base=log_base, ties=ties))
+                 dict(k=k, gain=gain, log_base=log_base, ties=ties), sample_weight)
 
 
 @_doc
 def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average",
-               no_relevant="zero", retrieved=None, exclude=None):
+               no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """Normalized discounted cumulative gain.
 
     ``nDCG@k = DCG@k / IDCG@k`` where ``IDCG@k`` is the DCG@k of the query's
@@ -530,6 +561,8 @@ def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="averag
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -551,12 +584,12 @@ def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="averag
     0.8705
     """
     return _mean("ndcg", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, gain=gain, ties=ties, no_relevant=no_relevant))
+                 dict(k=k, gain=gain, ties=ties, no_relevant=no_relevant), sample_weight)
 
 
 @_doc
 def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominator="k",
-                         ties="average", retrieved=None, exclude=None):
+                         ties="average", retrieved=None, exclude=None, sample_weight=None):
     """Precision at k: the fraction of the top ``k`` ranks holding a relevant document.
 
     ``P@k = #{{relevant in top k}} / k`` (trec_eval ``P_k``), also when a query
@@ -583,6 +616,8 @@ def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominat
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -597,12 +632,12 @@ def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominat
     0.3333
     """
     return _mean("precision", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, threshold=threshold, denominator=denominator, ties=ties))
+                 dict(k=k, threshold=threshold, denominator=denominator, ties=ties), sample_weight)
 
 
 @_doc
 def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
-                      no_relevant="zero", retrieved=None, exclude=None):
+                      no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """Recall at k: the fraction of a query's relevant documents in the top ``k``.
 
     ``recall@k = #{{relevant in top k}} / R`` with ``R`` the number of relevant
@@ -626,6 +661,8 @@ def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="a
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -637,12 +674,12 @@ def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="a
     0.3333333333333333
     """
     return _mean("recall", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant))
+                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant), sample_weight)
 
 
 @_doc
 def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
-                   no_relevant="zero", retrieved=None, exclude=None):
+                   no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """Hit rate (success) at k: 1 if a relevant document is in the top ``k``, else 0.
 
     trec_eval's ``success_k``.  With ``ties="average"`` a query whose cutoff
@@ -666,6 +703,8 @@ def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="aver
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -679,12 +718,12 @@ def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="aver
     0.5
     """
     return _mean("hit_rate", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant))
+                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant), sample_weight)
 
 
 @_doc
 def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
-                      no_relevant="zero", retrieved=None, exclude=None):
+                      no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """R-precision: precision at rank ``R``, the number of relevant documents of the query.
 
     trec_eval's ``Rprec``.
@@ -705,6 +744,8 @@ def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -716,12 +757,12 @@ def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
     0.5
     """
     return _mean("r_precision", y_true, y_score, qid, retrieved, exclude,
-                 dict(threshold=threshold, ties=ties, no_relevant=no_relevant))
+                 dict(threshold=threshold, ties=ties, no_relevant=no_relevant), sample_weight)
 
 
 @_doc
 def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R",
-              ties="average", no_relevant="zero", retrieved=None, exclude=None):
+              ties="average", no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """Mean average precision.
 
     ``AP@k = (1 / D) * sum_{{i <= k, rel_i relevant}} P@i`` where ``D = R``,
@@ -750,6 +791,8 @@ def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R"
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -768,12 +811,12 @@ def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R"
     """
     return _mean("map", y_true, y_score, qid, retrieved, exclude,
                  dict(k=k, threshold=threshold, denominator=denominator, ties=ties,
-                      no_relevant=no_relevant))
+                      no_relevant=no_relevant), sample_weight)
 
 
 @_doc
 def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
-              no_relevant="zero", retrieved=None, exclude=None):
+              no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """Mean reciprocal rank of the first relevant document.
 
     ``RR@k = 1 / rank`` of the first relevant document, 0 when there is none
@@ -798,6 +841,8 @@ def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -809,12 +854,12 @@ def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
     0.6666666666666666
     """
     return _mean("mrr", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant))
+                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant), sample_weight)
 
 
 @_doc
 def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic",
-              retrieved=None, exclude=None):
+              retrieved=None, exclude=None, sample_weight=None):
     """Expected reciprocal rank (Chapelle et al., 2009).
 
     ``ERR@k = sum_{{i <= k}} (1 / i) R_i prod_{{j < i}} (1 - R_j)`` with stopping
@@ -843,6 +888,8 @@ def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -854,12 +901,12 @@ def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic
     0.30599
     """
     return _mean("err", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, max_grade=max_grade, ties=ties))
+                 dict(k=k, max_grade=max_grade, ties=ties), sample_weight)
 
 
 @_doc
 def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="binary",
-              ties="average", retrieved=None, exclude=None):
+              ties="average", retrieved=None, exclude=None, sample_weight=None):
     """Rank-biased precision (Moffat & Zobel, 2008).
 
     ``RBP = (1 - p) * sum_{{i <= k}} gain_i * p**(i - 1)``: the expected
@@ -893,6 +940,8 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="bi
 
     {exclude}
 
+    {sample_weight}
+
     Returns
     -------
     {returns}
@@ -906,7 +955,7 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="bi
     0.375
     """
     return _mean("rbp", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, p=p, threshold=threshold, gain=gain, ties=ties))
+                 dict(k=k, p=p, threshold=threshold, gain=gain, ties=ties), sample_weight)
 
 
 # ---------------------------------------------------------------------------
@@ -982,5 +1031,6 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
             f"{', '.join(map(repr, [*METRICS, 'bpref', 'infap', 'judged']))}. "
             f"Got {_describe(metric)} instead."
         )
-    return QueryScores(*_per_query(metric, y_true, y_score, qid, retrieved, params,
-                                   exclude=exclude))
+    qids, values, _ = _per_query(metric, y_true, y_score, qid, retrieved, params,
+                                 exclude=exclude)
+    return QueryScores(qids, values)

@@ -77,9 +77,14 @@ class RankingScorer(_sklearn_scorer_class()):
     a ``qid`` column of a DataFrame ``X`` (put
     :class:`skrank.model_selection.DropQid` first in a scikit-learn pipeline
     so that the model does not take that column as a feature).
+
+    Query weights (``sample_weight``, one per row and constant within each
+    query) are passed on to the metric; as with scikit-learn's own scorers,
+    request them for routing with ``scorer.set_score_request(sample_weight=True)``.
     """
 
-    # Default metadata request: route qid to the scorer without set_score_request.
+    # Default metadata request: route qid to the scorer without set_score_request;
+    # sample_weight stays unrequested until set_score_request asks for it, as in scikit-learn.
     __metadata_request__score = {"qid": True}
 
     def __init__(self, metric, params, *, response="predict", name=None):
@@ -91,6 +96,15 @@ class RankingScorer(_sklearn_scorer_class()):
         super().__init__(func, 1, dict(params), response_method)
         self._response = response
         self._name = name
+
+    def set_score_request(self, **kwargs):
+        """Request metadata for routing, e.g. ``set_score_request(sample_weight=True)``.
+
+        As scikit-learn's ``set_score_request``, except that ``qid`` stays
+        requested unless set here too.  Returns the scorer.
+        """
+        kwargs.setdefault("qid", True)
+        return super().set_score_request(**kwargs)
 
     @property
     def name(self):
@@ -107,10 +121,11 @@ class RankingScorer(_sklearn_scorer_class()):
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
         qid = kwargs.pop("qid", None)
+        sample_weight = kwargs.pop("sample_weight", None)
         if kwargs:
             raise InvalidParameterError(
-                f"{self._name or self._metric}: ranking scorers take only qid as metadata. "
-                f"Got {', '.join(sorted(kwargs))}."
+                f"{self._name or self._metric}: ranking scorers take only qid and sample_weight "
+                f"as metadata. Got {', '.join(sorted(kwargs))}."
             )
         if qid is None:
             qid = qid_from_X(X)
@@ -119,7 +134,8 @@ class RankingScorer(_sklearn_scorer_class()):
         y_score = method_caller(estimator, self._response_method, X)
         if self._response == "expected_gain":
             y_score = self._expected_gain(estimator, y_score)
-        return self._score_func(y_true, np.asarray(y_score), qid=qid, **self._kwargs)
+        weight = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return self._score_func(y_true, np.asarray(y_score), qid=qid, **weight, **self._kwargs)
 
     def _expected_gain(self, estimator, proba):
         """Expected gain of each document under a classifier over graded labels."""

@@ -839,8 +839,8 @@ def test_scorer_equals_metric_on_held_out_predictions():
 def test_scorer_rejects_other_metadata():
     X, y, qid, _ = make_data()
     model = Ridge().fit(X, y)
-    with routed(), pytest.raises(TypeError, match="take only qid"):
-        skrank.get_scorer("ndcg")(model, X, y, qid=qid, sample_weight=np.ones_like(y))
+    with routed(), pytest.raises(TypeError, match="take only qid and sample_weight"):
+        skrank.get_scorer("ndcg")(model, X, y, qid=qid, groups=qid)
 
 
 # --------------------------------------------------------------------------------------
