@@ -84,8 +84,10 @@ class RankingScorer(_sklearn_scorer_class()):
     """
 
     # Default metadata request: route qid to the scorer without set_score_request;
-    # sample_weight stays unrequested until set_score_request asks for it, as in scikit-learn.
-    __metadata_request__score = {"qid": True}
+    # sample_weight stays unrequested (None) until set_score_request asks for it, as in
+    # scikit-learn.  Listing it also lets scikit-learn < 1.6, which replaces
+    # set_score_request by a method accepting only the listed names, request it.
+    __metadata_request__score = {"qid": True, "sample_weight": None}
 
     def __init__(self, metric, params, *, response="predict", name=None):
         if callable(metric):
