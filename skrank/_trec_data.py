@@ -372,21 +372,21 @@ def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_on
         run = io.Run(qid=run.qid, docno=run.docno,
                      score=run.score.astype(np.float32).astype(np.float64),
                      rank=run.rank, tag=run.tag)
-    joined = io.join_qrels_run(qrels, run, missing_queries="zero")
-    qid = joined.qid
-    n = qid.shape[0]
+    joined = io._join(qrels, run, missing_queries="zero", strings=False)
+    codes = joined["codes"]  # integer query codes: no string comparison per row
+    n = codes.shape[0]
     if n == 0:
         raise ValueError(f"{func}: the qrels hold no judgement. Got an empty qrels file.")
     change = np.ones(n, dtype=bool)
-    change[1:] = qid[1:] != qid[:-1]
+    change[1:] = codes[1:] != codes[:-1]
     qstart = np.flatnonzero(change)
-    qids = qid[qstart]
+    qids = joined["qids"][codes[qstart]]
     n_q = qids.shape[0]
     query = np.repeat(np.arange(n_q), np.diff(np.append(qstart, n)))
 
-    retrieved = joined.retrieved
-    judged = joined.judged
-    y_true = joined.y_true
+    retrieved = joined["retrieved"]
+    judged = joined["judged"]
+    y_true = joined["y_true"]
     num_in_run = np.bincount(query[retrieved], minlength=n_q)
     missing = num_in_run == 0
     if missing.any() and not complete:
