@@ -52,18 +52,23 @@ def segment_accumulate(ufunc, values, seg, lengths, *, reverse=False):
     offset = np.arange(n, dtype=np.int64) - starts[seg]
     if reverse:
         offset = lengths[seg] - 1 - offset
-    bucket = np.zeros(lengths.shape[0], dtype=np.int64)
+    # uint8 buckets (exponents up to 64): a stable argsort of them is a radix sort.
+    bucket = np.zeros(lengths.shape[0], dtype=np.uint8)
     nonzero = lengths > 0
     bucket[nonzero] = np.frexp(lengths[nonzero].astype(np.float64))[1]
     elem_bucket = bucket[seg]
     order = np.argsort(elem_bucket, kind="stable")
-    bounds = np.searchsorted(elem_bucket[order], np.unique(elem_bucket), side="left")
-    bounds = np.append(bounds, n)
+    sorted_bucket = elem_bucket[order]
+    bounds = np.flatnonzero(sorted_bucket[1:] != sorted_bucket[:-1]) + 1
+    bounds = np.concatenate(([0], bounds, [n]))
     identity = ufunc.identity if ufunc.identity is not None else 0
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         rows = order[lo:hi]
-        segs = seg[rows]
-        seg_ids, row_of = np.unique(segs, return_inverse=True)
+        segs = seg[rows]  # non-decreasing: the sort above is stable
+        new_seg = np.ones(segs.shape[0], dtype=bool)
+        np.not_equal(segs[1:], segs[:-1], out=new_seg[1:])
+        seg_ids = segs[new_seg]
+        row_of = np.cumsum(new_seg) - 1
         width = int(lengths[seg_ids].max())
         block = np.full((seg_ids.shape[0], width), identity, dtype=values.dtype)
         block[row_of, offset[rows]] = values[rows]
