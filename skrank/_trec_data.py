@@ -62,6 +62,15 @@ def segment_accumulate(ufunc, values, seg, lengths, *, reverse=False):
     bounds = np.flatnonzero(sorted_bucket[1:] != sorted_bucket[:-1]) + 1
     bounds = np.concatenate(([0], bounds, [n]))
     identity = ufunc.identity if ufunc.identity is not None else 0
+    if bounds.shape[0] == 2 and np.all(lengths[seg[0]:seg[-1] + 1] == lengths[seg[0]]):
+        # One bucket, every segment the same length (a run cut at the same depth for
+        # every query): the values already are the rows of the block, no scatter.
+        block = values.reshape(-1, int(lengths[seg[0]]))
+        if reverse:
+            block = block[:, ::-1]
+        block = ufunc.accumulate(block, axis=1, dtype=values.dtype)
+        out[:] = (block[:, ::-1] if reverse else block).reshape(-1)
+        return out
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         rows = order[lo:hi]
         segs = seg[rows]  # non-decreasing: the sort above is stable
