@@ -77,7 +77,55 @@ def _cases(nq, nd, rg):
          lambda: skrank.evaluate(yt, st, qid=qt, metrics=EVAL6)),
         ("tie-free: evaluate(), 6 metrics", G, lambda: skrank.evaluate(y, s, qid=q, metrics=EVAL6)),
     ]
+    cases += _scorer_cases(y, s, q)
     return f"{uni.n_rows:,} rows ({nq:,} queries x {nd}; ragged: {rag.n_rows:,} rows)", cases
+
+
+SCORER_ONE = "scorer: get_scorer('ndcg@10')"
+SCORER_MULTI = "scorer: make_ranking_scorer(['ndcg@10', 'map', 'mrr'])"
+SCORER_SK_DICT = "scorer: sklearn dict of 3 skrank scorers"
+SCORER_EVAL3 = "scorer: evaluate() of the same 3 metrics"
+SCORER_MAP = "scorer: get_scorer('map')"
+
+
+def _scorer_cases(y, s, q):
+    """One metric's scorer against the multi-metric scorer of three (and scikit-learn's dict)."""
+    import sklearn
+    from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.metrics import check_scoring
+
+    import skrank
+
+    class FixedScores(RegressorMixin, BaseEstimator):
+        """A fitted estimator whose predict returns fixed scores: only the scorer is timed."""
+
+        def __init__(self, scores=None):
+            self.scores = scores
+
+        def fit(self, X, y=None):
+            self.fitted_ = True
+            return self
+
+        def predict(self, X):
+            return self.scores
+
+    X = np.zeros((s.size, 1))
+    est = FixedScores(s).fit(X, y)
+    names = ["ndcg@10", "map", "mrr"]
+    one, multi = skrank.get_scorer("ndcg@10"), skrank.make_ranking_scorer(names)
+    sk_dict = check_scoring(est, scoring={n: skrank.get_scorer(n) for n in names})
+
+    def routed(scorer):
+        def call():
+            with sklearn.config_context(enable_metadata_routing=True):
+                return scorer(est, X, y, qid=q)
+        return call
+
+    return [(SCORER_ONE, None, routed(one)),
+            (SCORER_MAP, SCORER_ONE, routed(skrank.get_scorer("map"))),
+            (SCORER_MULTI, SCORER_ONE, routed(multi)),
+            (SCORER_SK_DICT, SCORER_ONE, routed(sk_dict)),
+            (SCORER_EVAL3, SCORER_ONE, lambda: skrank.evaluate(y, s, qid=q, metrics=names))]
 
 
 def _large_cases(nq, nd):
@@ -146,6 +194,14 @@ LAYOUT_GOALS = (
     ("ties: MAP (tie-averaged)", 1.5, "tie-averaged MAP within 1.5x of nDCG@10 (tied scores)"),
     ("ties: evaluate(), 6 metrics", 2.0, "evaluate() of 6 metrics within 2x of nDCG@10 (tied scores)"),
     ("tie-free: evaluate(), 6 metrics", 2.0, "evaluate() of 6 metrics within 2x of nDCG@10 (tie-free)"),
+    (SCORER_MULTI, 1.2, "the multi-metric scorer of 3 metrics within 1.2x of one metric's scorer"),
+)
+# Ratios between two non-baseline cases: (case, reference case, goal, what the goal says).
+PAIR_GOALS = (
+    (SCORER_MULTI, SCORER_MAP, 1.2,
+     "the multi-metric scorer of 3 metrics within 1.2x of its costliest metric's scorer (MAP)"),
+    (SCORER_MULTI, SCORER_EVAL3, 1.2,
+     "the multi-metric scorer of 3 metrics within 1.2x of evaluate() of the same 3 metrics"),
 )
 
 
@@ -160,6 +216,12 @@ def layout_targets(rows):
         out.append({"target": what, "measured": r["ratio"], "goal": f"<= {goal}x",
                     "met": r["ratio"] <= goal,
                     "detail": f"{r['median_s'] * 1e3:.1f} ms vs {r['baseline']}"})
+    for case, reference, goal, what in PAIR_GOALS:
+        if goal is None or case not in by_case or reference not in by_case:
+            continue
+        ratio = by_case[case]["median_s"] / by_case[reference]["median_s"]
+        out.append({"target": what, "measured": ratio, "goal": f"<= {goal}x", "met": ratio <= goal,
+                    "detail": f"{by_case[case]['median_s'] * 1e3:.1f} ms vs {reference}"})
     for r in rows:
         if r["vs_sort"] is None or not r["case"].startswith(("shuffled", "grouped", "ragged", "large")):
             continue

@@ -30,7 +30,7 @@ from sklearn.metrics._scorer import make_scorer
 
 from ._metrics import METRICS
 from ._names import canonical_name, metric_names, parse_metric_name
-from ._validation import InvalidParameterError, apply_gain, check_choice
+from ._validation import InvalidParameterError, _describe, apply_gain, check_choice
 
 _RESPONSES = ("predict", "expected_gain")
 
@@ -184,15 +184,124 @@ class ShadowedNameScorer(_sklearn_scorer_class()):
             ) from exc
 
 
+class MultiRankingScorer(RankingScorer):
+    """A scorer of several ranking metrics that ranks each fold once for all of them.
+
+    Build one with ``skrank.make_ranking_scorer(["ndcg@10", "map", "mrr"])``
+    (or a dict of label -> name or ``(name, params)``).  Called, it returns a
+    dict of label -> score computed by one :func:`skrank.evaluate`, which
+    scikit-learn takes as multi-metric ``scoring=`` (``cross_validate``,
+    ``GridSearchCV(refit=<label>)``).  ``qid`` and ``sample_weight`` are found
+    and routed as by :class:`RankingScorer`.
+    """
+
+    def __init__(self, metrics, scorers):
+        from ._evaluate import evaluate
+
+        # The score function is never called per metric; evaluate gives sample_weight support.
+        super(RankingScorer, self).__init__(evaluate, 1, {}, "predict")
+        self._response = "predict"
+        self._name = None
+        self._metrics = metrics      # as given (normalised), for the repr
+        self._scorers = scorers      # label -> RankingScorer, validated at construction
+
+    @property
+    def name(self):
+        """None: a multi-metric scorer has one label per metric (see ``labels``)."""
+        return None
+
+    @property
+    def labels(self):
+        """The keys of the dict of scores, in order."""
+        return list(self._scorers)
+
+    def __repr__(self):
+        return f"make_ranking_scorer({self._metrics!r})"
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        qid = kwargs.pop("qid", None)
+        sample_weight = kwargs.pop("sample_weight", None)
+        if kwargs:
+            raise InvalidParameterError(
+                f"make_ranking_scorer({self.labels!r}): ranking scorers take only qid and "
+                f"sample_weight as metadata. Got {', '.join(sorted(kwargs))}."
+            )
+        if qid is None:
+            qid = qid_from_X(X)
+        if qid is None:
+            raise ValueError(_missing_qid_message(f"make_ranking_scorer({self.labels!r})"))
+        y_score = np.asarray(method_caller(estimator, self._response_method, X))
+        metrics = {label: (scorer._metric, dict(scorer._kwargs))
+                   for label, scorer in self._scorers.items()}
+        result = self._score_func(y_true, y_score, qid=qid, metrics=metrics,
+                                  sample_weight=sample_weight)
+        return {label: result.mean[label] for label in self._scorers}
+
+
+def _make_multi_scorer(metrics, response, params):
+    """The :class:`MultiRankingScorer` for a list or dict of metrics (validated here)."""
+    func = "make_ranking_scorer"
+    if params or response != "predict":
+        given = sorted(params) + (["response"] if response != "predict" else [])
+        raise InvalidParameterError(
+            f"{func}: options ({', '.join(given)}) apply to one metric only. Got them with "
+            f"several metrics instead. Put each metric's options in a dict entry, e.g. "
+            f"make_ranking_scorer({{'map@10': ('map', {{'k': 10, 'denominator': 'min'}})}})."
+        )
+    if isinstance(metrics, dict):
+        items = list(metrics.items())
+        for label, _ in items:
+            if not isinstance(label, str):
+                raise InvalidParameterError(
+                    f"{func}: the labels of a dict of metrics must be str. Got "
+                    f"{_describe(label)} instead.")
+    else:
+        items = []
+        for item in metrics:
+            if not isinstance(item, str):
+                raise InvalidParameterError(
+                    f"{func}: a list of metrics must hold names such as 'ndcg@10'. Got "
+                    f"{_describe(item)} instead. Use a dict of label -> (name, params) for "
+                    f"options.")
+            items.append((item, item))
+    if not items:
+        raise InvalidParameterError(
+            f"{func}: metrics must name at least one metric. Got an empty "
+            f"{type(metrics).__name__} instead.")
+    scorers, normalised = {}, {}
+    for label, item in items:
+        if label in scorers:
+            raise InvalidParameterError(f"{func}: metric {label!r} is listed twice.")
+        if isinstance(item, str):
+            scorers[label] = make_ranking_scorer(item)
+        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) \
+                and isinstance(item[1], dict):
+            scorers[label] = make_ranking_scorer(item[0], **item[1])
+            item = (item[0], dict(item[1]))
+        else:
+            raise InvalidParameterError(
+                f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
+                f"(name, params_dict) such as ('ndcg', {{'k': 10, 'gain': 'exponential'}}). "
+                f"Got {_describe(item)} instead.")
+        normalised[label] = item
+    if not isinstance(metrics, dict):
+        normalised = list(normalised)
+    return MultiRankingScorer(normalised, scorers)
+
+
 def make_ranking_scorer(metric, *, response="predict", **params):
     """Make a scorer from a ranking metric and its options.
 
     Parameters
     ----------
-    metric : str or callable
+    metric : str, callable, list of str, or dict of str -> str or (str, dict)
         A metric name (``"ndcg"``, ``"map"``, or a full name such as
         ``"ndcg_exp@10"``), or a callable ``f(y_true, y_score, *, qid, **params)``
-        returning a float, greater is better.
+        returning a float, greater is better.  Several metrics (a list of
+        names, or a dict of label -> name or ``(name, params)``) make one
+        :class:`MultiRankingScorer` that returns a dict of scores and ranks
+        each fold once for all of them: the fast multi-metric ``scoring=``
+        (``GridSearchCV(..., refit="ndcg@10")``, ``cross_validate``).
     response : {"predict", "expected_gain"}, default="predict"
         How documents are scored: the estimator's ``predict``, or, for a
         classifier trained on graded labels, the expected gain
@@ -203,7 +312,7 @@ def make_ranking_scorer(metric, *, response="predict", **params):
 
     Returns
     -------
-    scorer : RankingScorer
+    scorer : RankingScorer or MultiRankingScorer
         Use it as ``scoring=`` in any scikit-learn search or validation function.
 
     Examples
@@ -213,8 +322,12 @@ def make_ranking_scorer(metric, *, response="predict", **params):
     get_scorer('ndcg_exp@10')
     >>> skrank.make_ranking_scorer("map", k=10, denominator="min")
     make_ranking_scorer('map', k=10, denominator='min')
+    >>> skrank.make_ranking_scorer(["ndcg@10", "map", "mrr"])
+    make_ranking_scorer(['ndcg@10', 'map', 'mrr'])
     """
     check_choice("make_ranking_scorer", "response", response, _RESPONSES)
+    if isinstance(metric, (list, tuple, dict)):
+        return _make_multi_scorer(metric, response, params)
     if callable(metric):
         return RankingScorer(metric, params, response=response)
     spec, fixed = parse_metric_name(metric, func="make_ranking_scorer",
