@@ -52,18 +52,32 @@ def segment_accumulate(ufunc, values, seg, lengths, *, reverse=False):
     offset = np.arange(n, dtype=np.int64) - starts[seg]
     if reverse:
         offset = lengths[seg] - 1 - offset
-    bucket = np.zeros(lengths.shape[0], dtype=np.int64)
+    # uint8 buckets (exponents up to 64): a stable argsort of them is a radix sort.
+    bucket = np.zeros(lengths.shape[0], dtype=np.uint8)
     nonzero = lengths > 0
     bucket[nonzero] = np.frexp(lengths[nonzero].astype(np.float64))[1]
     elem_bucket = bucket[seg]
     order = np.argsort(elem_bucket, kind="stable")
-    bounds = np.searchsorted(elem_bucket[order], np.unique(elem_bucket), side="left")
-    bounds = np.append(bounds, n)
+    sorted_bucket = elem_bucket[order]
+    bounds = np.flatnonzero(sorted_bucket[1:] != sorted_bucket[:-1]) + 1
+    bounds = np.concatenate(([0], bounds, [n]))
     identity = ufunc.identity if ufunc.identity is not None else 0
+    if bounds.shape[0] == 2 and np.all(lengths[seg[0]:seg[-1] + 1] == lengths[seg[0]]):
+        # One bucket, every segment the same length (a run cut at the same depth for
+        # every query): the values already are the rows of the block, no scatter.
+        block = values.reshape(-1, int(lengths[seg[0]]))
+        if reverse:
+            block = block[:, ::-1]
+        block = ufunc.accumulate(block, axis=1, dtype=values.dtype)
+        out[:] = (block[:, ::-1] if reverse else block).reshape(-1)
+        return out
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         rows = order[lo:hi]
-        segs = seg[rows]
-        seg_ids, row_of = np.unique(segs, return_inverse=True)
+        segs = seg[rows]  # non-decreasing: the sort above is stable
+        new_seg = np.ones(segs.shape[0], dtype=bool)
+        np.not_equal(segs[1:], segs[:-1], out=new_seg[1:])
+        seg_ids = segs[new_seg]
+        row_of = np.cumsum(new_seg) - 1
         width = int(lengths[seg_ids].max())
         block = np.full((seg_ids.shape[0], width), identity, dtype=values.dtype)
         block[row_of, offset[rows]] = values[rows]
@@ -372,21 +386,21 @@ def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_on
         run = io.Run(qid=run.qid, docno=run.docno,
                      score=run.score.astype(np.float32).astype(np.float64),
                      rank=run.rank, tag=run.tag)
-    joined = io.join_qrels_run(qrels, run, missing_queries="zero")
-    qid = joined.qid
-    n = qid.shape[0]
+    joined = io._join(qrels, run, missing_queries="zero", strings=False)
+    codes = joined["codes"]  # integer query codes: no string comparison per row
+    n = codes.shape[0]
     if n == 0:
         raise ValueError(f"{func}: the qrels hold no judgement. Got an empty qrels file.")
     change = np.ones(n, dtype=bool)
-    change[1:] = qid[1:] != qid[:-1]
+    change[1:] = codes[1:] != codes[:-1]
     qstart = np.flatnonzero(change)
-    qids = qid[qstart]
+    qids = joined["qids"][codes[qstart]]
     n_q = qids.shape[0]
     query = np.repeat(np.arange(n_q), np.diff(np.append(qstart, n)))
 
-    retrieved = joined.retrieved
-    judged = joined.judged
-    y_true = joined.y_true
+    retrieved = joined["retrieved"]
+    judged = joined["judged"]
+    y_true = joined["y_true"]
     num_in_run = np.bincount(query[retrieved], minlength=n_q)
     missing = num_in_run == 0
     if missing.any() and not complete:

@@ -1076,16 +1076,43 @@ def _block_order(codes, neg_score):
     change = codes[1:] != codes[:-1]
     starts = np.concatenate(([0], np.flatnonzero(change) + 1))
     block_codes = codes[starts]
-    if (np.bincount(block_codes).max() == 1
-            and np.all((neg_score[1:] >= neg_score[:-1]) | change)):
-        if np.all(block_codes[1:] > block_codes[:-1]):
-            return np.arange(n)
-        lengths = np.diff(np.append(starts, n))
-        by_code = np.argsort(block_codes)
-        lengths = lengths[by_code]
-        shift = starts[by_code] - (np.cumsum(lengths) - lengths)
-        return np.arange(n) + np.repeat(shift, lengths)
-    return np.lexsort((neg_score, codes))
+    if np.bincount(block_codes).max() > 1:
+        return np.lexsort((neg_score, codes))
+    lengths = np.diff(np.append(starts, n))
+    if np.all((neg_score[1:] >= neg_score[:-1]) | change):
+        within = np.arange(n)
+    else:
+        within = _sort_within_blocks(neg_score, starts, lengths)
+    if np.all(block_codes[1:] > block_codes[:-1]):
+        return within
+    by_code = np.argsort(block_codes)
+    lengths = lengths[by_code]
+    shift = starts[by_code] - (np.cumsum(lengths) - lengths)
+    return within[np.arange(n) + np.repeat(shift, lengths)]
+
+
+def _sort_within_blocks(values, starts, lengths):
+    """Permutation sorting ``values`` within each contiguous block, stable.
+
+    Each block becomes a row of a padded 2-D array (one array per range of
+    block lengths, powers of two, so padding at most doubles the rows), sorted
+    along its rows: several times faster than one ``np.lexsort`` over all
+    rows. The padding is NaN, which sorts after every value, NaN included,
+    as it comes after them in its row.
+    """
+    order = np.empty(values.shape[0], dtype=np.intp)
+    bucket = np.frexp(lengths.astype(np.float64))[1]
+    for b in np.unique(bucket):
+        blocks = np.flatnonzero(bucket == b)
+        block_lengths = lengths[blocks]
+        block_starts = starts[blocks][:, None]
+        valid = np.arange(block_lengths.max()) < block_lengths[:, None]
+        rows = (block_starts + np.arange(valid.shape[1]))[valid]
+        padded = np.full(valid.shape, np.nan)
+        padded[valid] = values[rows]
+        ranked = np.argsort(padded, axis=1, kind="stable")
+        order[rows] = (block_starts + ranked)[valid]
+    return order
 
 
 def join_qrels_run(qrels, run, *, missing_queries="skip"):
@@ -1140,6 +1167,15 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
     >>> join_qrels_run(qrels, run, missing_queries="zero").qid
     array(['q1', 'q1', 'q1', 'q2'], dtype='<U2')
     """
+    columns = _join(qrels, run, missing_queries=missing_queries, strings=True)
+    return TrecArrays(qid=columns.pop("qids")[columns.pop("codes")], **columns)
+
+
+def _join(qrels, run, *, missing_queries, strings):
+    """The columns of :func:`join_qrels_run`, with each row's query as an
+    integer code into the sorted ``qids`` (``"codes"``, ``"qids"``) and,
+    when ``strings`` is false, no ``docno``: gathering 2 million strings
+    costs more than the rest of the join for callers that need neither."""
     func = "join_qrels_run"
     if not isinstance(qrels, Qrels):
         raise TypeError(f"{func}: qrels must be a Qrels (see read_qrels). "
@@ -1229,15 +1265,18 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
         out[unret_dest] = unret_values
         return out
 
-    return TrecArrays(
+    columns = dict(
         y_true=place(r_true[r_order], q_rel[unret_rows], np.float64),
         y_score=place(r_score[r_order], np.nan, np.float64),
-        qid=qids[place(s_codes, u_codes[u_order], np.intp)],
-        docno=place(r_docno[r_order], q_docno[unret_rows],
-                    np.result_type(r_docno, q_docno)),
+        codes=place(s_codes, u_codes[u_order], np.intp),
+        qids=qids,
         retrieved=place(True, False, bool),
         judged=place(hit[r_order], True, bool),
     )
+    if strings:
+        columns["docno"] = place(r_docno[r_order], q_docno[unret_rows],
+                                 np.result_type(r_docno, q_docno))
+    return columns
 
 
 def _rows_of(evaluated, codes, docno, values):

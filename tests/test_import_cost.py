@@ -58,3 +58,9 @@ def test_lazy_names_are_the_public_objects():
     assert skrank.get_scorer is _scorer.get_scorer and skrank.RankingScorer is _scorer.RankingScorer
     assert skrank.plot is plot
     assert set(skrank.__all__) <= set(dir(skrank))
+
+
+def test_import_skrank_does_not_load_scipy_special():
+    # scipy.special costs 0.2 s; only the tie-expectation kernels need it, at call time.
+    code = "import json, sys, skrank\nprint(json.dumps('scipy.special' in sys.modules))"
+    assert _run(code) is False

@@ -199,9 +199,10 @@ def test_complete_placeholder_ranking():
     assert got[("map", "all")] == "0.5000"
 
 
-def test_segment_accumulate_is_sequential():
+@pytest.mark.parametrize("equal_lengths", [False, True])  # True: the no-scatter path
+def test_segment_accumulate_is_sequential(equal_lengths):
     rng = np.random.default_rng(0)
-    lengths = rng.integers(0, 40, size=50)
+    lengths = np.full(50, 37) if equal_lengths else rng.integers(0, 40, size=50)
     values = rng.random(int(lengths.sum())) * 10.0 ** rng.integers(-8, 8, size=int(lengths.sum()))
     seg = np.repeat(np.arange(50), lengths)
     got = segment_accumulate(np.add, values, seg, lengths)
