@@ -121,18 +121,25 @@ class RankingScorer(_sklearn_scorer_class()):
             args.append(f"response={self._response!r}")
         return f"make_ranking_scorer({', '.join(args)})"
 
-    def _score(self, method_caller, estimator, X, y_true, **kwargs):
-        qid = kwargs.pop("qid", None)
-        sample_weight = kwargs.pop("sample_weight", None)
-        if kwargs:
+    @staticmethod
+    def _metadata(label, X, metadata):
+        """``(qid, sample_weight)`` from the routed metadata, qid else from X's column."""
+        metadata = dict(metadata)
+        qid = metadata.pop("qid", None)
+        sample_weight = metadata.pop("sample_weight", None)
+        if metadata:
             raise InvalidParameterError(
-                f"{self._name or self._metric}: ranking scorers take only qid and sample_weight "
-                f"as metadata. Got {', '.join(sorted(kwargs))}."
+                f"{label}: ranking scorers take only qid and sample_weight as metadata. "
+                f"Got {', '.join(sorted(metadata))}."
             )
         if qid is None:
             qid = qid_from_X(X)
         if qid is None:
-            raise ValueError(_missing_qid_message(self._name or self._metric))
+            raise ValueError(_missing_qid_message(label))
+        return qid, sample_weight
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        qid, sample_weight = self._metadata(self._name or self._metric, X, kwargs)
         y_score = method_caller(estimator, self._response_method, X)
         if self._response == "expected_gain":
             y_score = self._expected_gain(estimator, y_score)
@@ -221,17 +228,7 @@ class MultiRankingScorer(RankingScorer):
         return f"make_ranking_scorer({self._metrics!r})"
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
-        qid = kwargs.pop("qid", None)
-        sample_weight = kwargs.pop("sample_weight", None)
-        if kwargs:
-            raise InvalidParameterError(
-                f"make_ranking_scorer({self.labels!r}): ranking scorers take only qid and "
-                f"sample_weight as metadata. Got {', '.join(sorted(kwargs))}."
-            )
-        if qid is None:
-            qid = qid_from_X(X)
-        if qid is None:
-            raise ValueError(_missing_qid_message(f"make_ranking_scorer({self.labels!r})"))
+        qid, sample_weight = self._metadata(f"make_ranking_scorer({self.labels!r})", X, kwargs)
         y_score = np.asarray(method_caller(estimator, self._response_method, X))
         metrics = {label: (scorer._metric, dict(scorer._kwargs))
                    for label, scorer in self._scorers.items()}
