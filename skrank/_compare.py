@@ -259,8 +259,8 @@ class Comparison:
             table.append((p.metric, f"{p.system_b} vs {p.system_a}", f"{p.mean_a:.4f}",
                           f"{p.mean_b:.4f}", f"{p.difference:+.4f}",
                           f"[{p.ci_low:+.4f}, {p.ci_high:+.4f}]", f"{p.effect_size:+.2f}",
-                          f"{p.wins}/{p.ties}/{p.losses}", _format_p(p.p_value),
-                          _format_p(p.p_adjusted), p.verdict))
+                          f"{p.wins}/{p.ties}/{p.losses}", format_p(p.p_value),
+                          format_p(p.p_adjusted), p.verdict))
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
                  for row in table]
@@ -273,7 +273,7 @@ def _letter(i):
     return "abcdefghijklmnopqrstuvwxyz"[i] if i < 26 else f"s{i}"
 
 
-def _format_p(p):
+def format_p(p):
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 

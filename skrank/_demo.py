@@ -325,7 +325,9 @@ def _format_p(p, comparison):
     draws = comparison.n_resamples
     if draws and not comparison.exact and p <= 1.0 / (draws + 1) * (1 + 1e-9):
         return f"{p:.1e} (the smallest p-value {draws:,} resamples can give)"
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+    from ._compare import format_p  # compare's own formatting for any other p-value
+
+    return format_p(p)
 
 
 def _figure(args, result, out):
