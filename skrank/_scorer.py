@@ -390,10 +390,20 @@ def make_ranking_scorer(metric, *, response="predict", **params):
         )
     merged = {**fixed, **params}
     call = _plan.MetricCall.of(spec, merged, func="make_ranking_scorer")
-    name = str(call)
-    if not is_ranking_name(name):  # e.g. 'recall' is scikit-learn's; a callable gain
-        name = None
+    name = str(call) if _names_itself(call) else None
     return RankingScorer(spec.name, merged, response=response, name=name, call=call)
+
+
+def _names_itself(call):
+    """Whether the call's canonical name is a scoring string that means it (not scikit-learn's
+    'recall', not a callable gain, which has no text form)."""
+    name = str(call)
+    if not is_ranking_name(name):
+        return False
+    try:
+        return _plan.MetricCall.parse(name) == call
+    except (ValueError, TypeError):
+        return False
 
 
 def get_scorer(scoring):
