@@ -975,8 +975,16 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     try:
         # A plain stem is the function's call (ERR's max_grade stays required); any
         # other name is read by the grammar every entry point shares.
-        spec, params = ((METRICS[metric], params) if metric in METRICS else
-                        _parse_item((metric, params), "per_query_scores", False, True))
+        if metric in METRICS:
+            spec = METRICS[metric]
+        else:
+            spec, fixed = _parse_item(metric, "per_query_scores", False, True)
+            overlap = sorted(set(fixed) & set(params) - {"max_grade"})
+            if overlap:
+                raise InvalidParameterError(
+                    f"per_query_scores: {metric!r} already sets {', '.join(overlap)}; pass the "
+                    f"plain metric name ({spec.name!r}) with the options instead.")
+            params = {**fixed, **params}
     except InvalidParameterError as exc:
         if not str(exc).startswith("per_query_scores: unknown metric name"):
             raise
