@@ -978,7 +978,8 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
         if metric in METRICS:
             spec = METRICS[metric]
         else:
-            spec, fixed = _parse_item(metric, "per_query_scores", False, True)
+            spec, fixed = _parse_item(metric, "per_query_scores", False, True,
+                                      cutoff_given=params.get("k") is not None)
             overlap = sorted(set(fixed) & set(params) - {"max_grade"})
             if overlap:
                 raise InvalidParameterError(

@@ -157,8 +157,9 @@ class MetricCall:
         return f"MetricCall({str(self)!r})"
 
 
-def _parse_item(item, func, trec, judged):
-    """``(spec, params)`` of a name or a ``(name, params)`` pair; params is a new dict."""
+def _parse_item(item, func, trec, judged, cutoff_given=False):
+    """``(spec, params)`` of a name or a ``(name, params)`` pair; params is a new dict.
+    ``cutoff_given``: the caller passes ``k`` apart from the name."""
     if isinstance(item, str):
         name, extra = item, {}
     elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
@@ -175,13 +176,14 @@ def _parse_item(item, func, trec, judged):
                                                                      func)
         if found["k"] is not None:
             params["k"] = int(found["k"])
-        if spec.k == "required" and "k" not in params and extra.get("k") is None:
+        if (spec.k == "required" and "k" not in params and extra.get("k") is None
+                and not cutoff_given):
             raise InvalidParameterError(
                 f"{func}: {spec.name} needs a cutoff: write e.g. '{spec.name}@10'. Got "
                 f"{name!r} without one instead.")
     else:
         spec, params = parse_metric_name(name, func=func, trec=trec,
-                                         cutoff_given=extra.get("k") is not None)
+                                         cutoff_given=cutoff_given or extra.get("k") is not None)
     params.update(extra)
     return spec, params
 
