@@ -49,10 +49,10 @@ def spec_of(metric):
 def _name_defaults(spec):
     """Options a name leaves unwritten: the declaration's defaults (and ERR's max_grade=4,
     the grade scale the scorer names fix)."""
-    defaults = dict(spec.parameters)
-    if spec.name == "err":
-        defaults["max_grade"] = 4
-    return defaults
+    implied = getattr(spec, "name_defaults", None)   # declared with the metric, where it is
+    if implied is None:
+        implied = {"max_grade": 4} if spec.name == "err" else {}
+    return {**spec.parameters, **implied}
 
 
 def _same(a, b):
