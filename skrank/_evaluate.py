@@ -110,9 +110,11 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         rank).  Leave them out to evaluate ``qrels`` and ``run`` instead.
     metrics : list of str, or dict of label -> str or (str, dict), default=DEFAULT_METRICS
         Metric names in the scorer grammar (``"ndcg_exp@10"``, ``"map"``,
-        ``"precision@5"``; trec_eval names such as ``"ndcg_cut.10"`` are
-        accepted too), or ``(name, params)`` pairs for other options, e.g.
-        ``("map", {"k": 10, "denominator": "min"})``.
+        ``"precision@5"``, ``"map(denominator=min)@10"``; trec_eval names
+        such as ``"ndcg_cut.10"`` are accepted too), or ``(name, params)``
+        pairs, e.g. ``("map", {"k": 10, "denominator": "min"})``.  A name
+        (or a dict key) is its metric's label as written; a pair is labelled
+        by its canonical name, here ``"map(denominator=min)@10"``.
     ties : str, default=None
         Tie policy for every metric that does not set its own in a
         ``(name, params)`` pair; None uses each metric's default
