@@ -203,6 +203,18 @@ def ranking_depth(spec, params):
     return None
 
 
+def _extremes(values):
+    """``(min, max)`` of ``values``, computed on the first call only."""
+    found = []
+
+    def extremes():
+        if not found:
+            found.append((values.min(), values.max()))
+        return found[0]
+
+    return extremes
+
+
 class Step(NamedTuple):
     """One metric of a plan: its label (None: not reported), call and ranking."""
 
@@ -232,8 +244,9 @@ class Plan:
 
     def check_labels(self, y_true, extremes=None):
         """Check ``y_true`` for every metric of the plan (min and max computed once)."""
-        if extremes is None:
-            extremes = functools.cache(lambda: (y_true.min(), y_true.max()))
+        if extremes is None and len(self.steps) > 1:
+            extremes = _extremes(y_true)
+        # (one metric computes only the extreme it needs)
         for step in self.steps:
             if step.policy is not None:
                 step.call.spec.check_labels(self.func, y_true, step.call.options, extremes)
@@ -264,6 +277,15 @@ def plan(func, calls, *, ranking_for_counts=False):
 
 def single(func, call):
     """The plan of one metric call (what a metric function or a scorer runs)."""
+    try:
+        return _single(func, call)
+    except TypeError:   # an unhashable callable gain
+        return plan(func, [("value", call)])
+
+
+@functools.lru_cache(maxsize=256)
+def _single(func, call):
+    # Calls are values: the metric functions plan each distinct call once.
     return plan(func, [("value", call)])
 
 
