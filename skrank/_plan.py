@@ -240,7 +240,9 @@ class Plan:
     @property
     def depth(self):
         """The depth that serves every ranking of the plan (None: to the end)."""
-        return functools.reduce(Depth.union, (d for _, d in self.depths), Depth())
+        if not self.depths:   # judged metrics only: they rank everything
+            return None
+        return functools.reduce(Depth.union, (d for _, d in self.depths))
 
     def check_labels(self, y_true, extremes=None):
         """Check ``y_true`` for every metric of the plan (min and max computed once)."""
