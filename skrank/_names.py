@@ -16,14 +16,21 @@ _NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:@(?P<k>\d+))?$")
 _TREC_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:[._](?P<k>\d+))?$")
 
 
-# trec_eval measures that only exist with a cutoff (ndcg_cut.10, P.5, ...).
-_TREC_CUT_MEASURES = ("ndcg_cut", "map_cut", "P", "recall", "success")
-
-
 def _stems(field="variants"):
     """Name stem -> (spec, fixed params), from the table's ``variants`` or ``trec_names``."""
     return {stem: (spec, dict(fixed))
             for spec in METRICS.values() for stem, fixed in getattr(spec, field).items()}
+
+
+def _aliases():
+    """Alias stem -> (spec, fixed params) of the variant it stands for (``P`` -> precision)."""
+    return {alias: (spec, dict(spec.variants[stem]))
+            for spec in METRICS.values() for alias, stem in spec.aliases.items()}
+
+
+def _trec_cut_names():
+    """trec_eval measures that only exist with a cutoff (ndcg_cut.10, P.5, ...)."""
+    return {name for spec in METRICS.values() for name in spec.trec_cut}
 
 
 def _trec_stems():
@@ -83,17 +90,18 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
                         f"Got {name!r} of type {type(name).__name__} instead.")
     match = _NAME.match(name)
     found = None
-    if match and match["stem"] in _stems():
-        found = (*_stems()[match["stem"]], match["k"])
-    elif match and match["stem"].lower() in _stems():
-        found = (*_stems()[match["stem"].lower()], match["k"])
-    elif match and match["stem"] in ("P", "p"):
-        found = (*_stems()["precision"], match["k"])
-    elif trec:
+    stems = {**_stems(), **_aliases()}
+    if match:
+        stem = match["stem"]
+        if stem not in stems:  # names are case-insensitive: NDCG@10, p@5
+            stem = {s.lower(): s for s in stems}.get(stem.lower(), stem)
+        if stem in stems:
+            found = (*stems[stem], match["k"])
+    if found is None and trec:
         tmatch = _TREC_NAME.match(name)
         if tmatch and tmatch["stem"] in _trec_stems():
             found = (*_trec_stems()[tmatch["stem"]], tmatch["k"])
-            if tmatch["k"] is None and tmatch["stem"] in _TREC_CUT_MEASURES:
+            if tmatch["k"] is None and tmatch["stem"] in _trec_cut_names():
                 raise InvalidParameterError(
                     f"{func}: the trec_eval measure {name!r} needs a cutoff here, e.g. "
                     f"'{name}.10' (trec_eval's default list of cutoffs is not expanded)."
@@ -110,9 +118,8 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
         params["k"] = int(k)
     elif spec.k == "required" and not cutoff_given:
         raise InvalidParameterError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10'.")
-    if spec.name == "err":
-        # The scorer name fixes gdeval's grade scale; the function itself has no default.
-        params.setdefault("max_grade", 4)
+    for option, value in spec.name_defaults.items():  # e.g. err's max_grade=4 (gdeval's)
+        params.setdefault(option, value)
     return spec, params
 
 
@@ -120,10 +127,8 @@ def canonical_name(spec, params):
     """The scorer-style name of (metric, params) when one exists, else None."""
     rest = dict(params)
     k = rest.pop("k", None)
-    if spec.name == "err" and rest.get("max_grade") == 4:
-        rest.pop("max_grade")
-    defaults = spec.parameters
-    rest = {key: v for key, v in rest.items() if defaults.get(key) != v}
+    implied = {**spec.parameters, **spec.name_defaults}  # what the bare name means
+    rest = {key: v for key, v in rest.items() if key not in implied or implied[key] != v}
     for stem, fixed in spec.variants.items():
         if rest == fixed:
             return stem if k is None else f"{stem}@{k}"
