@@ -50,6 +50,13 @@ def grammar():
     return ", ".join(parts)
 
 
+def metric_help():
+    """The grammar with its aliases, for ``--help``: ``ndcg[@<k>], ..., P@<k> (precision@<k>)``."""
+    aliases = [f"{alias}@<k> = {stem}@<k>" if spec.k == "required" else f"{alias} = {stem}"
+               for spec in METRICS.values() for alias, stem in spec.aliases.items()]
+    return "; ".join([grammar(), *aliases])
+
+
 def metric_names(*, cutoffs=(1, 3, 5, 10, 20, 100)):
     """Canonical names: each stem without a cutoff (where allowed) and with common cutoffs."""
     names = []
@@ -133,3 +140,43 @@ def canonical_name(spec, params):
         if rest == fixed:
             return stem if k is None else f"{stem}@{k}"
     return None
+
+
+def _show_default(value):
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def metrics_markdown():
+    """The metric table of docs/metric_families.md, generated from the declarations
+    (``tests/test_declarations.py`` fails until the page holds this text)."""
+    rows = ["| function | scorer names | options (default) | trec_eval | values | "
+            "perfect ranking |",
+            "|---|---|---|---|---|---|"]
+    cut = {"optional": "[@k]", "required": "@k", "none": ""}
+    for spec in METRICS.values():
+        names = [f"`{stem}{cut[spec.k]}`" for stem in spec.variants]
+        names += [f"`{alias}{cut[spec.k]}` (alias of `{stem}`)"
+                  for alias, stem in spec.aliases.items()]
+        options = []
+        for param in spec.params:
+            if param.required:
+                implied = spec.name_defaults.get(param.name)
+                options.append(f"`{param.name}` (required" + (
+                    f"; {_show_default(implied)} in scorer names)" if implied is not None
+                    else ")"))
+            else:
+                options.append(f"`{param.name}={_show_default(param.default)}`")
+        trec = []
+        for name, fixed in spec.trec_names.items():
+            shown = f"`{name}.k`" if name in spec.trec_cut else f"`{name}`"
+            if fixed:
+                shown += " (" + ", ".join(f"{k}={_show_default(v)}" for k, v in fixed.items()) + ")"
+            trec.append(shown)
+        values = "unbounded" if spec.bounds is None else f"[{spec.bounds[0]:g}, {spec.bounds[1]:g}]"
+        perfect = "depends on the query" if spec.perfect is None else f"{spec.perfect:g}"
+        if spec.perfect_with:
+            perfect += " with " + ", ".join(f"`{k}={_show_default(v)}`"
+                                            for k, v in spec.perfect_with.items())
+        rows.append(f"| `{spec.function.__name__}` | {', '.join(names)} | {', '.join(options)} | "
+                    f"{', '.join(trec) or '-'} | {values} | {perfect} |")
+    return "\n".join(rows) + "\n"
