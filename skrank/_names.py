@@ -124,7 +124,8 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
             raise InvalidParameterError(f"{func}: the cutoff in {name!r} must be an integer >= 1.")
         params["k"] = int(k)
     elif spec.k == "required" and not cutoff_given:
-        raise InvalidParameterError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10'.")
+        raise InvalidParameterError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10' "
+                                    f"(or give the option k=10).")
     for option, value in spec.name_defaults.items():  # e.g. err's max_grade=4 (gdeval's)
         params.setdefault(option, value)
     return spec, params
