@@ -1,10 +1,13 @@
 """Public metric functions, their declarations, and the one metric table.
 
-Adding a metric touches this module only: write its kernel (usually a few
-lines over :mod:`skrank._kernels`), its public function, and one
-:class:`MetricSpec` entry in :data:`METRICS`.  The table drives scorer names,
-``get_scorer_names()``, ``evaluate``, the command line, the docs' metric list
-and the common tests.
+Adding a metric touches this module: its kernel (usually a few lines over
+:mod:`skrank._kernels`), its public function (a real signature, a one-line
+body, a docstring whose Parameters come from the declarations) and one
+:class:`MetricSpec` entry in :data:`METRICS`; plus its export in
+``__init__.py`` and its oracle in ``tests/_reference.py``.  Options are
+declared in :mod:`skrank._params`.  The table drives scorer names,
+``get_scorer_names()``, ``evaluate``, the command line, the docs' metric table
+and the common tests (docs/developing.md has a worked example).
 """
 
 import textwrap

@@ -58,7 +58,7 @@ PARAM_VALUES = {
 
 @functools.lru_cache(maxsize=None)
 def _defaults(name):
-    """spec.parameters, cached (inspect.signature is slow and hypothesis calls this a lot)."""
+    """spec.parameters, cached (hypothesis calls this a lot)."""
     return skrank.METRICS[name].parameters
 
 

@@ -341,3 +341,19 @@ def test_docs_metric_table_is_generated_from_the_declarations():
     assert metrics_markdown() in text
     functions = [re.match(r"\| `(\w+)`", row)[1] for row in rows]
     assert functions == [spec.function.__name__ for spec in SPECS]
+
+
+def test_trec_eval_measure_table_agrees_with_the_trec_names():
+    """The trec_eval measures whose "skrank on arrays" column (docs/trec_eval.md) names a
+    declared metric are exactly the declared trec_names; cut measures are the trec_cut."""
+    from skrank._trec_measures import TREC_MEASURES
+
+    stems = {stem: spec for spec in SPECS for stem in spec.variants}
+    described = {}
+    for measure in TREC_MEASURES.values():
+        match = re.match(r"[a-z_]+", measure.skrank or "")
+        if match and match[0] in stems:
+            described[measure.name] = stems[match[0]]
+    assert described == {name: spec for spec in SPECS for name in spec.trec_names}
+    for name, spec in described.items():
+        assert (TREC_MEASURES[name].kind == "cut_long") == (name in spec.trec_cut), name
