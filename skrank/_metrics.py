@@ -12,6 +12,7 @@ and the common tests (docs/developing.md has a worked example).
 
 import textwrap
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Callable, NamedTuple
 
@@ -217,7 +218,7 @@ class MetricSpec:
     labels: str = "any"
     reads_to_first_relevant: bool = False
 
-    @property
+    @cached_property
     def parameters(self):
         """Metric options (everything after ``y_true, y_score`` but the arrays) and their
         defaults (:data:`skrank._params.REQUIRED` for a required one)."""
