@@ -357,3 +357,28 @@ def test_trec_eval_measure_table_agrees_with_the_trec_names():
     assert described == {name: spec for spec in SPECS for name in spec.trec_names}
     for name, spec in described.items():
         assert (TREC_MEASURES[name].kind == "cut_long") == (name in spec.trec_cut), name
+
+
+@pytest.mark.parametrize("param", [P.TIES, P.NO_RELEVANT], ids=lambda p: p.name)
+def test_user_guide_option_tables_are_the_declared_choices(param):
+    """docs/metrics.md's table of each policy: its rows are the option's choices, in the
+    declared order, with the declared default marked."""
+    lines = (DOCS / "metrics.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| `{param.name}=` |"))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line.split("|")[1].strip())
+    assert [re.match(r'`"(\w+)"`', row)[1] for row in rows] == list(param.choices)
+    assert [row for row in rows if "(default)" in row] == [f'`"{param.default}"` (default)']
+
+
+def test_command_line_docs_list_the_declared_choices():
+    """docs/metric_families.md's table of `skrank evaluate` options: --ties and
+    --no-relevant list the command line's choices (read from the declarations)."""
+    text = (DOCS / "metric_families.md").read_text(encoding="utf-8")
+    for flag, dest in (("--ties", "ties"), ("--no-relevant", "no_relevant")):
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{flag}` |"))
+        documented = re.findall(r"`(\w+)`", row.split("|")[2])
+        assert documented == list(_evaluate_action(dest).choices), flag
