@@ -188,6 +188,22 @@ class Param:
     valid, invalid : tuple
         Example values for the common tests: each valid one runs, each
         invalid one raises :class:`~skrank.InvalidParameterError` naming the option.
+
+    Examples
+    --------
+    >>> from numbers import Real
+    >>> from skrank._params import Interval, Param
+    >>> alpha = Param("alpha", (Interval(Real, 0, 1, closed="neither"),), default=0.5,
+    ...               description="Mixing weight.")
+    >>> alpha.validate("f", 0.25)
+    0.25
+    >>> print(alpha.doc())
+    alpha : float in (0, 1), default=0.5
+        Mixing weight.
+    >>> alpha.validate("f", 1)
+    Traceback (most recent call last):
+    ...
+    skrank.InvalidParameterError: f: alpha must be a finite number in (0, 1). Got 1.0 instead.
     """
 
     name: str
