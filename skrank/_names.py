@@ -51,7 +51,7 @@ def grammar():
 
 
 def metric_help():
-    """The grammar with its aliases, for ``--help``: ``ndcg[@<k>], ..., P@<k> (precision@<k>)``."""
+    """The grammar with its aliases, for ``--help``: ``ndcg[@<k>], ...; P@<k> = precision@<k>``."""
     aliases = [f"{alias}@<k> = {stem}@<k>" if spec.k == "required" else f"{alias} = {stem}"
                for spec in METRICS.values() for alias, stem in spec.aliases.items()]
     return "; ".join([grammar(), *aliases])
