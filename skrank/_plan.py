@@ -47,12 +47,9 @@ def spec_of(metric):
 
 
 def _name_defaults(spec):
-    """Options a name leaves unwritten: the declaration's defaults (and ERR's max_grade=4,
-    the grade scale the scorer names fix)."""
-    implied = getattr(spec, "name_defaults", None)   # declared with the metric, where it is
-    if implied is None:
-        implied = {"max_grade": 4} if spec.name == "err" else {}
-    return {**spec.parameters, **implied}
+    """Options a name leaves unwritten: the declaration's defaults and its name defaults
+    (ERR's max_grade=4, the grade scale the scorer names fix)."""
+    return {**spec.parameters, **getattr(spec, "name_defaults", {})}
 
 
 def _same(a, b):
