@@ -350,10 +350,37 @@ def group_queries(func, qid):
     offsets = _sorted_run_offsets(func, qid)
     if offsets is not None:  # the common case: rows sorted by query, no regrouping
         return qid[offsets[:-1]], offsets, None
+    if qid.dtype.kind in "iu":
+        found = _group_small_range(qid)
+        if found is not None:
+            return found
     codes, qids, grouped = _factorize_unsorted(func, qid)
     offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
     np.cumsum(np.bincount(codes, minlength=qids.shape[0]), out=offsets[1:])
     return qids, offsets, None if grouped else _group_order(codes, qids.shape[0])
+
+
+def _group_small_range(keys):
+    """:func:`group_queries` for unsorted integer ids spanning at most 65,536 values,
+    without factorising: the offsets from the key minus the smallest (one bincount
+    over the range), the order from a stable 16-bit radix sort of the same offsets
+    (ids in increasing order are query codes in increasing order).  None for a wider
+    range."""
+    lo, hi = keys.min(), keys.max()
+    width = int(hi) - int(lo) + 1
+    if width > np.iinfo(np.uint16).max + 1:
+        return None
+    # Wrapping arithmetic read as unsigned of the keys' width: exact, as every
+    # difference fits 16 bits.
+    difference = keys - lo  # native byte order, the keys' width
+    offset = difference.view(f"u{difference.dtype.itemsize}").astype(np.uint16)
+    counts = np.bincount(offset, minlength=width)
+    present = np.flatnonzero(counts)
+    qids = present.astype(keys.dtype)
+    qids += lo
+    offsets = np.zeros(present.shape[0] + 1, dtype=np.intp)
+    np.cumsum(counts[present], out=offsets[1:])
+    return qids, offsets, np.argsort(offset, kind="stable")
 
 
 def _top_rows(offsets, k):
@@ -677,10 +704,16 @@ class Ranking:
         and the ideal ranking).
     retrieved_labels, retrieved_offsets : ndarray
         Labels of every retrieved row, grouped by query in input order.
+
+    ``all_labels`` may be given as None with ``regroup=(labels, order)``: every
+    row is retrieved and ``all_labels`` is ``labels[order]``, gathered only if a
+    metric asks for it (counts per query are taken on one-byte flags gathered
+    instead: a random gather of full-width labels is the costliest step of
+    ranking rows that arrive in random order).
     """
 
     def __init__(self, *, qids, labels, offsets, depth, tie_starts, all_labels, all_offsets,
-                 retrieved_labels, retrieved_offsets):
+                 retrieved_labels, retrieved_offsets, regroup=None):
         self.qids = qids
         self.n_queries = qids.shape[0]
         self.labels = labels
@@ -689,11 +722,31 @@ class Ranking:
         self.n_kept = np.diff(offsets)
         self.n_ranked = np.diff(retrieved_offsets)
         self.tie_starts = tie_starts
-        self.all_labels = all_labels
+        self._all_labels = all_labels
         self.all_offsets = all_offsets
-        self.retrieved_labels = retrieved_labels
+        self._retrieved_labels = retrieved_labels
         self.retrieved_offsets = retrieved_offsets
+        self._regroup = regroup
         self._cache = {}
+
+    @property
+    def all_labels(self):
+        if self._all_labels is None:
+            source, order = self._regroup
+            self._all_labels = self._retrieved_labels = source[order]
+        return self._all_labels
+
+    @property
+    def retrieved_labels(self):
+        return self.all_labels if self._retrieved_labels is None else self._retrieved_labels
+
+    def _all_labels_map(self, fn):
+        """``fn(all_labels)`` for an elementwise ``fn``, gathering ``fn``'s (narrower)
+        result instead of the labels when they are not grouped yet."""
+        if self._all_labels is None:
+            source, order = self._regroup
+            return fn(source)[order]
+        return fn(self._all_labels)
 
     def _cached(self, key, make):
         if key not in self._cache:
@@ -711,7 +764,7 @@ class Ranking:
 
     @property
     def all_query(self):
-        if self.all_labels is self.labels:
+        if self._all_labels is self.labels:
             return self.query
         return self._cached("all_query", lambda: np.repeat(np.arange(self.n_queries),
                                                            np.diff(self.all_offsets)))
@@ -736,12 +789,13 @@ class Ranking:
             if grades is not None:  # already counted by grade: no pass over the labels
                 first = max(int(np.ceil(threshold)), 0)
                 return grades[:, first:].sum(axis=1, dtype=np.intp)
-            return _count_by_segment(self.all_labels >= threshold, self.all_offsets)
+            return _count_by_segment(self._all_labels_map(lambda labels: labels >= threshold),
+                                     self.all_offsets)
         return self._cached(("n_relevant", threshold), count)
 
     def n_relevant_ranked(self, threshold):
         """Relevant documents among the retrieved ones, per query (held or not)."""
-        if self.retrieved_labels is self.all_labels:
+        if self._retrieved_labels is self._all_labels:
             return self.n_relevant(threshold)
         return _count_by_segment(self.retrieved_labels >= threshold, self.retrieved_offsets)
 
@@ -756,7 +810,7 @@ class Ranking:
             is_relevant = self.labels >= threshold
             rows = np.flatnonzero(is_relevant)
             # Rows come query after query: their queries follow from the counts.
-            if self.labels is self.all_labels:  # every judged row is ranked and held
+            if self.labels is self._all_labels:  # every judged row is ranked and held
                 counts = self.n_relevant(threshold)
             else:
                 counts = _count_by_segment(is_relevant, self.offsets)
@@ -769,7 +823,7 @@ class Ranking:
         label is an integer grade in [0, 64]; None otherwise (the ideal ranking is then
         found by sorting)."""
         def count():
-            labels = self.all_labels
+            labels = self._all_labels if self._all_labels is not None else self._regroup[0]
             if labels.size == 0:
                 return None
             # One cast and one comparison over the labels: a label that is not an
@@ -781,6 +835,8 @@ class Ranking:
             top = int(grades.max())
             if grades.min() < 0 or top > _MAX_COUNTED_GRADE:
                 return None
+            if self._all_labels is None:  # one-byte grades gathered, not the labels
+                grades = grades[self._regroup[1]]
             width = top + 1
             starts = self.all_offsets[:-1]
             sizes = np.diff(self.all_offsets)
@@ -833,6 +889,7 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     queries are then ranked only that deep (see :func:`segmented_top_order`).
     """
     all_labels, all_offsets = None, None
+    group_order = None  # set when the labels are regrouped lazily (see Ranking)
     if shape is not None:
         n_queries, n_docs = shape
         qids = np.arange(n_queries)
@@ -842,6 +899,11 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         qids, offsets, order = group_queries(func, qid)
         if order is None:
             labels_g, scores_g, keep = y_true, y_score, retrieved
+        elif retrieved is None and not (depth is not None and depth.first_relevant):
+            # Rows in random order: only the scores are gathered before ranking; the
+            # labels of the ranked rows are gathered through the composed order below.
+            group_order, keep = order, None
+            labels_g, scores_g = None, y_score[order]
         else:
             labels_g, scores_g = y_true[order], y_score[order]
             keep = None if retrieved is None else retrieved[order]
@@ -867,7 +929,7 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         order = segmented_argsort_desc(scores_g, offsets, stable=stable)
     else:
         order, offsets = top
-    labels_sorted = labels_g[order]
+    labels_sorted = labels_g[order] if group_order is None else y_true[group_order[order]]
     tie_starts = None
     if ties == "stable":  # input order already decides ties: no tie groups needed
         same = np.zeros(0, dtype=bool)
@@ -900,4 +962,5 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         all_labels, all_offsets = retrieved_labels, retrieved_offsets
     return Ranking(qids=qids, labels=labels_sorted, offsets=offsets, depth=depth,
                    tie_starts=tie_starts, all_labels=all_labels, all_offsets=all_offsets,
-                   retrieved_labels=retrieved_labels, retrieved_offsets=retrieved_offsets)
+                   retrieved_labels=retrieved_labels, retrieved_offsets=retrieved_offsets,
+                   regroup=None if all_labels is not None else (y_true, group_order))

@@ -207,3 +207,81 @@ def test_cutoff_metrics_on_a_full_ranking_equal_each_metric_alone_on_ties():
         }
         for name, want in alone.items():
             np.testing.assert_allclose(got.per_query[name], want.score, rtol=0, atol=1e-12)
+
+
+# Unsorted integer ids spanning at most 65,536 values are grouped without factorising
+# (a bincount of key - min and a stable 16-bit radix sort): checked against np.unique
+# and the stable sort of the codes, the obvious way to group rows.
+def _assert_grouped_like_stable_sort(qid):
+    qids, offsets, order = G.group_queries("f", qid)
+    want_uniques, codes = np.unique(qid, return_inverse=True)
+    assert qids.dtype == want_uniques.dtype
+    np.testing.assert_array_equal(qids, want_uniques)
+    np.testing.assert_array_equal(np.diff(offsets), np.bincount(codes.reshape(-1)))
+    np.testing.assert_array_equal(order, np.argsort(codes.reshape(-1), kind="stable"))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint64,
+                                   ">i4", ">u8"])
+def test_small_range_integer_ids_grouped_by_lookup(dtype):
+    rng = np.random.default_rng(11)
+    info = np.iinfo(dtype)
+    lo = max(int(info.min), -1000) if info.min < 0 else 0
+    gaps = (lo + 7 * rng.integers(0, 40, 2000)).astype(dtype)  # ids with gaps, negative ones
+    top = np.full(50, info.max, dtype=dtype) - rng.integers(0, 3, 50).astype(dtype)  # near max
+    ends = np.array([info.max, info.min, 0, info.max, info.min], dtype=dtype)  # int8: wraps
+    for qid in (gaps, top, ends):
+        if int(qid.max()) - int(qid.min()) > 65535:
+            continue
+        _assert_grouped_like_stable_sort(qid[rng.permutation(qid.size)])
+
+
+@pytest.mark.parametrize("width", [65535, 65536, 65537, 10 ** 9])
+def test_integer_ids_at_and_beyond_the_lookup_range(width):
+    # Ranges of 65,536 values or fewer take the lookup; wider ones factorise first.
+    rng = np.random.default_rng(12)
+    qid = np.concatenate([[-5, width - 6], rng.integers(-5, width - 5, 3000)])
+    assert (G._group_small_range(qid) is None) == (width > 65536)
+    _assert_grouped_like_stable_sort(qid[rng.permutation(qid.size)])
+
+
+_SHUFFLED_CALLS = {
+    "ndcg@10": lambda y, s, q: skrank.ndcg_score(y, s, qid=q, k=10),
+    "ndcg_exp@5 (grade counts)": lambda y, s, q: skrank.ndcg_score(y, s, qid=q, k=5,
+                                                                  gain="exponential"),
+    "ndcg@3 custom gain (all labels)": lambda y, s, q: skrank.ndcg_score(
+        y, s, qid=q, k=3, gain=lambda g: np.sqrt(g)),
+    "precision@5": lambda y, s, q: skrank.precision_at_k_score(y, s, qid=q, k=5),
+    "recall@5 (R)": lambda y, s, q: skrank.recall_at_k_score(y, s, qid=q, k=5, threshold=2),
+    "hit_rate@2": lambda y, s, q: skrank.hit_rate_score(y, s, qid=q, k=2),
+    "rbp@5 trec gain": lambda y, s, q: skrank.rbp_score(y, s, qid=q, k=5, gain="trec"),
+    "mrr@5": lambda y, s, q: skrank.mrr_score(y, s, qid=q, k=5),
+    "map@4 pessimistic": lambda y, s, q: skrank.map_score(y, s, qid=q, k=4, ties="pessimistic"),
+    "ndcg@4 stable": lambda y, s, q: skrank.ndcg_score(y, s, qid=q, k=4, ties="stable"),
+    "evaluate": lambda y, s, q: skrank.evaluate(y, s, qid=q, metrics=["ndcg@5", "precision@3"]).mean,
+}
+
+
+@pytest.mark.parametrize("labels", ["graded", "fractional"])
+@pytest.mark.parametrize("call", list(_SHUFFLED_CALLS))
+def test_top_k_metrics_on_shuffled_rows_equal_the_grouped_rows(call, labels):
+    # Shuffled rows are ranked from the gathered scores alone; labels are gathered only
+    # for the kept rows and, lazily, for counts over every row: same values as grouped.
+    rng = np.random.default_rng(13)
+    sizes = rng.integers(1, 60, 200)
+    qid = np.repeat(rng.permutation(5000)[:sizes.size] - 100, sizes)
+    qid = qid[np.argsort(qid, kind="stable")]
+    y = rng.integers(0, 5, qid.size).astype(float)
+    if labels == "fractional":
+        y = y * 0.75
+    s = rng.integers(0, 8, qid.size).astype(float)
+    perm = rng.permutation(qid.size)
+    # Stable ties follow input order, so the grouped reference keeps the shuffled order
+    # within each query.
+    regroup = perm[np.argsort(qid[perm], kind="stable")]
+    fn = _SHUFFLED_CALLS[call]
+    got, want = fn(y[perm], s[perm], qid[perm]), fn(y[regroup], s[regroup], qid[regroup])
+    if isinstance(got, dict):
+        assert got.keys() == want.keys()
+        got, want = list(got.values()), list(want.values())
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
