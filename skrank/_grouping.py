@@ -804,6 +804,15 @@ class Ranking:
         return self._cached(("relevant", threshold),
                             lambda: (self.labels >= threshold).astype(np.float64))
 
+    def relevant_before(self, threshold):
+        """Running count of ranked rows with label >= threshold: entry i counts the
+        rows before row i (``n_kept_total + 1`` entries, from 0)."""
+        def count():
+            counts = np.zeros(self.labels.shape[0] + 1, dtype=np.intp)
+            np.cumsum(self.labels >= threshold, out=counts[1:])
+            return counts
+        return self._cached(("relevant_before", threshold), count)
+
     def relevant_rows(self, threshold):
         """``(rows, query, position)`` of the ranked rows with label >= threshold."""
         def find():
@@ -876,10 +885,43 @@ class Ranking:
             starts = self.tie_starts[:-1]
             # Groups never cross a query boundary: each query's first group is found by
             # one search per query (not one per group), its groups are the following ones.
-            first_group = np.searchsorted(starts, self.offsets)
-            query = np.repeat(np.arange(self.n_queries), np.diff(first_group))
+            query = np.repeat(np.arange(self.n_queries), np.diff(self._first_groups()))
             return starts, np.diff(self.tie_starts), query, starts - self.offsets[query]
         return self._cached("groups", groups)
+
+    def _first_groups(self):
+        """Index of each query's first tie group (then the number of groups)."""
+        return self._cached("first_groups",
+                            lambda: np.searchsorted(self.tie_starts[:-1], self.offsets))
+
+    def groups_above(self, cutoff):
+        """``(groups, rows, first_out)`` for the tie groups starting at a position below
+        ``cutoff`` (an int, or one per query), in order: their indices, their ranked
+        rows one group after another, and where each group's rows begin in ``rows``.
+
+        Found by one search per query, so a full ranking read to a small cutoff costs
+        ``O(n_queries * cutoff)``, not a pass over every group.
+        """
+        def find():
+            first = self._first_groups()
+            reach = self.offsets[:-1] + np.minimum(cutoff, self.n_kept)
+            end = np.searchsorted(self.tie_starts[:-1], reach)
+            counts = end - first[:-1]
+            before = np.cumsum(counts) - counts
+            n_live = int(counts.sum())
+            groups = np.repeat(first[:-1] - before, counts) + np.arange(n_live)
+            starts = self.tie_starts[groups]
+            sizes = self.tie_starts[groups + 1] - starts
+            first_out = np.cumsum(sizes) - sizes
+            rows = np.repeat(starts - first_out, sizes) + np.arange(int(sizes.sum()))
+            return groups, rows, first_out
+        if np.ndim(cutoff):
+            return find()
+        return self._cached(("groups_above", int(cutoff)), find)
+
+    def labels_above(self, k):
+        """Labels of the rows of :meth:`groups_above` ``(k)`` (shared by the metrics)."""
+        return self._cached(("labels_above", k), lambda: self.labels[self.groups_above(k)[1]])
 
 
 def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None):

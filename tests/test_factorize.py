@@ -285,3 +285,23 @@ def test_top_k_metrics_on_shuffled_rows_equal_the_grouped_rows(call, labels):
         assert got.keys() == want.keys()
         got, want = list(got.values()), list(want.values())
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_first_relevant_and_per_query_cutoffs_on_a_full_ranking_equal_each_metric_alone():
+    # MRR (first relevant row found on the running count of relevant rows), R-precision
+    # (a cutoff per query) and the other cutoff metrics read a full ranking (MAP in the
+    # call) only down to their cutoff; each must equal its own depth-limited call.
+    rng = np.random.default_rng(9)
+    sizes = rng.integers(1, 60, 200)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    y = rng.integers(0, 5, qid.size).astype(float)
+    y[qid % 7 == 0] = 0.0  # queries without a relevant document
+    names = {"mrr": ("mrr", {}), "mrr@3": ("mrr", {"k": 3}), "r_precision": ("r_precision", {}),
+             "recall@4": ("recall", {"k": 4}), "hit_rate@3": ("hit_rate", {"k": 3}),
+             "mrr@1": ("mrr", {"k": 1})}
+    for levels in (2, 5, 40):
+        s = rng.integers(0, levels, qid.size).astype(float)
+        got = skrank.evaluate(y, s, qid=qid, metrics=["map", *names])
+        for name, (metric, params) in names.items():
+            want = skrank.per_query_scores(metric, y, s, qid=qid, **params)
+            np.testing.assert_allclose(got.per_query[name], want.score, rtol=0, atol=1e-12)
