@@ -72,6 +72,10 @@ def factorize_qid(func, qid):
     the order of ``qids`` (no regrouping needed).  Query ids come out sorted
     when they are orderable, else in order of first appearance.
     """
+    offsets = _sorted_object_runs(qid)
+    if offsets is not None:
+        codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+        return codes, qid[offsets[:-1]], True
     plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: factorised as numpy ids, handed back as objects
         codes, qids, grouped = factorize_qid(func, plain)
@@ -135,10 +139,29 @@ def _sorted_run_offsets(func, qid):
     dtype (the common layout, found without sorting), else None."""
     check_no_missing_qid(func, qid)
     n = qid.shape[0]
+    if qid.dtype.kind in "US" and n > 1 and qid.dtype.itemsize % 4 == 0:
+        # Strings: runs found on the raw characters as integer words (comparing
+        # strings row by row is several times slower), order checked on one id per run.
+        starts = _string_run_starts(qid)
+        firsts = qid[np.concatenate(([0], starts))]
+        if not bool(np.all(firsts[1:] > firsts[:-1])):
+            return None
+        return np.concatenate(([0], starts, [n])).astype(np.intp)
     if qid.dtype.kind not in "iufUSbmM" or (n > 1 and not bool(np.all(qid[1:] >= qid[:-1]))):
         return None
     starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
     return np.concatenate(([0], starts, [n])).astype(np.intp)
+
+
+def _string_run_starts(qid):
+    """Rows (from 1) whose string differs from the row before, compared as words."""
+    width = qid.dtype.itemsize
+    unit = np.uint64 if width % 8 == 0 else np.uint32
+    words = np.ascontiguousarray(qid).view(unit).reshape(qid.shape[0], -1)
+    differs = words[1:, 0] != words[:-1, 0]
+    for column in range(1, words.shape[1]):
+        differs |= words[1:, column] != words[:-1, column]
+    return np.flatnonzero(differs) + 1
 
 
 def _factorize_unsorted(func, qid):
@@ -203,6 +226,33 @@ def _known_codes(qid):
     if entry is None or entry[0]() is not qid:
         return None
     return entry[1], entry[2]
+
+
+def _sorted_object_runs(qid):
+    """Offsets of the runs of equal ids when ``qid`` is an object array of ids already
+    grouped and sorted (the runs' ids all ``str`` or all ``int``, increasing), else None.
+
+    One elementwise comparison of neighbours finds the runs, and only one id per run
+    is type-checked and ordered: no conversion of every id.  A row equal to a ``str``
+    is a string; a row equal to an ``int`` (``1.0``, ``True``) is the same query for
+    np.unique too, and no missing id equals its neighbour.
+    """
+    n = qid.shape[0]
+    if qid.dtype.kind != "O" or n < 2 or _known_codes(qid) is not None:
+        return None
+    try:
+        differs = qid[1:] != qid[:-1]
+    except Exception:  # ids whose comparison raises: left to the general path
+        return None
+    if differs.dtype != bool or differs.shape != (n - 1,):
+        return None
+    offsets = np.concatenate(([0], np.flatnonzero(differs) + 1, [n])).astype(np.intp)
+    firsts = qid[offsets[:-1]]
+    if set(map(type, firsts.tolist())) not in ({str}, {int}):
+        return None
+    if firsts.shape[0] > 1 and not bool(np.all(firsts[1:] > firsts[:-1])):
+        return None
+    return offsets
 
 
 def _plain_object_ids(qid):
@@ -343,6 +393,9 @@ def _factorize_hashed(keys):
 def group_queries(func, qid):
     """Return ``(qids, offsets, order)``: rows ``order[offsets[q]:offsets[q+1]]`` are
     query ``qids[q]``; ``order`` is None when the rows are already grouped."""
+    offsets = _sorted_object_runs(qid)
+    if offsets is not None:
+        return qid[offsets[:-1]], offsets, None
     plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: grouped as numpy ids, handed back as objects
         qids, offsets, order = group_queries(func, plain)

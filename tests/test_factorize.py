@@ -218,6 +218,8 @@ def _assert_grouped_like_stable_sort(qid):
     assert qids.dtype == want_uniques.dtype
     np.testing.assert_array_equal(qids, want_uniques)
     np.testing.assert_array_equal(np.diff(offsets), np.bincount(codes.reshape(-1)))
+    if order is None:  # rows already grouped in the order of the ids
+        order = np.arange(qid.shape[0])
     np.testing.assert_array_equal(order, np.argsort(codes.reshape(-1), kind="stable"))
 
 
@@ -305,3 +307,40 @@ def test_first_relevant_and_per_query_cutoffs_on_a_full_ranking_equal_each_metri
         for name, (metric, params) in names.items():
             want = skrank.per_query_scores(metric, y, s, qid=qid, **params)
             np.testing.assert_allclose(got.per_query[name], want.score, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [
+    lambda ids: ids,                                    # <U: runs found on integer words
+    lambda ids: ids.astype("S"),
+    lambda ids: np.char.add(ids, "-long-suffix-01"),    # several words per id
+    lambda ids: ids.astype(object),                     # object str: one type check per run
+    lambda ids: np.array([int(i[1:]) for i in ids], dtype=object),
+])
+def test_grouped_string_and_object_ids_found_from_their_runs(make):
+    # Ids already grouped and sorted are split into runs without converting or sorting
+    # every id; grouped-but-unsorted and interleaved ids must still come out as
+    # np.unique and the stable sort say.
+    rng = np.random.default_rng(14)
+    sizes = rng.integers(1, 30, 400)
+    ids = np.char.add("q", np.char.zfill(np.arange(sizes.size).astype(str), 4))
+    sorted_rows = make(np.repeat(ids, sizes))
+    blocks = np.repeat(make(ids[rng.permutation(ids.size)]), sizes)  # grouped, unsorted
+    interleaved = sorted_rows[rng.permutation(sorted_rows.size)]
+    for qid in (sorted_rows, blocks, interleaved, sorted_rows[:1]):
+        _assert_grouped_like_stable_sort(qid)
+        codes, uniques, grouped = G.factorize_qid("f", qid)
+        want_uniques, want_codes = np.unique(qid, return_inverse=True)
+        np.testing.assert_array_equal(uniques, want_uniques)
+        np.testing.assert_array_equal(codes, want_codes.reshape(-1))
+        assert grouped == bool(np.all(want_codes[1:] >= want_codes[:-1]))
+
+
+def test_grouped_object_ids_mixing_equal_numbers_or_missing_ids():
+    # 1, True and 1.0 are one id for np.unique as for the run split; a missing id
+    # never equals its neighbours and keeps its error.
+    qid = np.array([1, 1, True, 2, 2.0, 3], dtype=object)
+    qids, offsets, order = G.group_queries("f", qid)
+    assert qids.tolist() == [1, 2, 3] and offsets.tolist() == [0, 3, 5, 6] and order is None
+    for missing in (None, float("nan")):
+        with pytest.raises(ValueError, match="qid must not contain missing ids"):
+            G.group_queries("f", np.array(["a", "a", missing, "b"], dtype=object))
