@@ -142,9 +142,10 @@ def _sorted_run_offsets(func, qid):
     if qid.dtype.kind in "US" and n > 1 and qid.dtype.itemsize % 4 == 0:
         # Strings: runs found on the raw characters as integer words (comparing
         # strings row by row is several times slower), order checked on one id per run.
+        if n > _ROW_PROBE and _sorted_run_offsets(func, qid[:_ROW_PROBE]) is None:
+            return None  # ids in random order: told from the first rows
         starts = _string_run_starts(qid)
-        firsts = qid[np.concatenate(([0], starts))]
-        if not bool(np.all(firsts[1:] > firsts[:-1])):
+        if not _increasing(qid, np.concatenate(([0], starts))):
             return None
         return np.concatenate(([0], starts, [n])).astype(np.intp)
     if qid.dtype.kind not in "iufUSbmM" or (n > 1 and not bool(np.all(qid[1:] >= qid[:-1]))):
@@ -240,19 +241,43 @@ def _sorted_object_runs(qid):
     n = qid.shape[0]
     if qid.dtype.kind != "O" or n < 2 or _known_codes(qid) is not None:
         return None
+    if n > _ROW_PROBE and _sorted_object_runs(qid[:_ROW_PROBE]) is None:
+        return None  # ids in random order: told from the first rows
     try:
-        differs = qid[1:] != qid[:-1]
+        with np.errstate(all="ignore"):  # NaN ids compare unequal quietly (an error later)
+            differs = qid[1:] != qid[:-1]
     except Exception:  # ids whose comparison raises: left to the general path
         return None
     if differs.dtype != bool or differs.shape != (n - 1,):
         return None
     offsets = np.concatenate(([0], np.flatnonzero(differs) + 1, [n])).astype(np.intp)
-    firsts = qid[offsets[:-1]]
-    if set(map(type, firsts.tolist())) not in ({str}, {int}):
-        return None
-    if firsts.shape[0] > 1 and not bool(np.all(firsts[1:] > firsts[:-1])):
+    # The order first, on a few runs, then the types: ids in random order leave here
+    # after a few comparisons, not a pass over every id.
+    try:
+        with np.errstate(all="ignore"):
+            if not _increasing(qid, offsets[:-1], check_types=True):
+                return None
+    except Exception:  # ids without an order between them, decimal NaN, ...: general path
         return None
     return offsets
+
+
+# Ids are checked for sorted runs on their first rows, then on the first runs, before
+# every row: ids in random order are told apart at that cost.
+_ROW_PROBE = 4096
+_ORDER_PROBE = 64
+
+
+def _increasing(qid, firsts, check_types=False):
+    """Whether ``qid[firsts]`` strictly increases (and, with ``check_types``, whether
+    those ids are all ``str`` or all ``int``), probing a prefix before the rest."""
+    probe = qid[firsts[:_ORDER_PROBE]]
+    if not bool(np.all(probe[1:] > probe[:-1])):
+        return False
+    ids = qid[firsts]
+    if check_types and set(map(type, ids.tolist())) not in ({str}, {int}):
+        return False
+    return bool(np.all(ids[1:] > ids[:-1]))
 
 
 def _plain_object_ids(qid):

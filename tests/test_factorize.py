@@ -326,7 +326,10 @@ def test_grouped_string_and_object_ids_found_from_their_runs(make):
     sorted_rows = make(np.repeat(ids, sizes))
     blocks = np.repeat(make(ids[rng.permutation(ids.size)]), sizes)  # grouped, unsorted
     interleaved = sorted_rows[rng.permutation(sorted_rows.size)]
-    for qid in (sorted_rows, blocks, interleaved, sorted_rows[:1]):
+    # Sorted over the first thousands of rows (what is probed first), not after them.
+    late_disorder = np.concatenate([sorted_rows, sorted_rows[:3]])
+    assert sorted_rows.size > G._ROW_PROBE
+    for qid in (sorted_rows, blocks, interleaved, late_disorder, sorted_rows[:1]):
         _assert_grouped_like_stable_sort(qid)
         codes, uniques, grouped = G.factorize_qid("f", qid)
         want_uniques, want_codes = np.unique(qid, return_inverse=True)
