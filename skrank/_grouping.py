@@ -439,26 +439,27 @@ def group_queries(func, qid):
 
 
 def _group_small_range(keys):
-    """:func:`group_queries` for unsorted integer ids spanning at most 65,536 values,
-    without factorising: the offsets from the key minus the smallest (one bincount
-    over the range), the order from a stable 16-bit radix sort of the same offsets
-    (ids in increasing order are query codes in increasing order).  None for a wider
-    range."""
+    """:func:`group_queries` for unsorted integer ids of a small range (at most 65,536
+    values, or 4 per row, and below 2**32) without factorising: the offsets from the
+    key minus the smallest (one bincount over the range), the order from stable radix
+    passes over the same offsets (ids in increasing order are query codes in
+    increasing order).  None for a wider range."""
     lo, hi = keys.min(), keys.max()
     width = int(hi) - int(lo) + 1
-    if width > np.iinfo(np.uint16).max + 1:
+    if width > max(4 * keys.shape[0], 2 ** 16) or width > 2 ** 32:
         return None
     # Wrapping arithmetic read as unsigned of the keys' width: exact, as every
-    # difference fits 16 bits.
+    # difference fits the offsets' type.
     difference = keys - lo  # native byte order, the keys' width
-    offset = difference.view(f"u{difference.dtype.itemsize}").astype(np.uint16)
+    offset = difference.view(f"u{difference.dtype.itemsize}").astype(
+        np.uint16 if width <= 2 ** 16 else np.uint32)
     counts = np.bincount(offset, minlength=width)
     present = np.flatnonzero(counts)
     qids = present.astype(keys.dtype)
     qids += lo
     offsets = np.zeros(present.shape[0] + 1, dtype=np.intp)
     np.cumsum(counts[present], out=offsets[1:])
-    return qids, offsets, np.argsort(offset, kind="stable")
+    return qids, offsets, _group_order(offset, width)
 
 
 def _top_rows(offsets, k):
@@ -492,18 +493,33 @@ def _count_by_segment(mask, offsets):
     return np.diff(cumulative[offsets])
 
 
+# Bits sorted per radix pass: numpy's stable sort of 16-bit integers is a radix sort,
+# O(n).  (Lowered in the tests, so that several passes run on a few rows.)
+_RADIX_DIGIT_BITS = 16
+
+
 def _group_order(codes, n_queries):
-    """Stable permutation that makes each query's rows contiguous."""
-    if n_queries <= np.iinfo(np.uint16).max + 1:
-        # numpy's stable sort is a radix sort for 16-bit integers: O(n).
-        return np.argsort(codes.astype(np.uint16), kind="stable")
-    if n_queries <= 2 ** 32:
-        # Two stable 16-bit radix passes (low half, then high half): still O(n), where
-        # one stable sort of the full codes is a comparison sort, several times slower.
-        order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
-        high = (codes >> 16).astype(np.uint16)[order]
-        return order[np.argsort(high, kind="stable")]
-    return np.argsort(codes, kind="stable")
+    """Stable permutation that makes each query's rows contiguous.
+
+    ``codes`` are non-negative integers below ``n_queries``.  Up to 2**32 queries:
+    stable 16-bit radix passes, least significant digit first (two passes above
+    65,536 queries): still O(n), where one stable sort of the full codes is a
+    comparison sort, several times slower.
+    """
+    bits = max(int(n_queries - 1).bit_length(), 1)
+    if bits > 32:
+        return np.argsort(codes, kind="stable")
+    digit = _RADIX_DIGIT_BITS
+    mask = (1 << digit) - 1
+    order = None
+    for shift in range(0, bits, digit):
+        key = codes if shift == 0 else codes >> shift
+        key = key.astype(np.uint16) if digit == 16 else (key & mask).astype(np.uint16)
+        if order is None:
+            order = np.argsort(key, kind="stable")
+        else:
+            order = order[np.argsort(key[order], kind="stable")]
+    return order
 
 
 def _size_blocks(offsets, include=None):

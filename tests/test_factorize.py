@@ -240,11 +240,28 @@ def test_small_range_integer_ids_grouped_by_lookup(dtype):
 
 @pytest.mark.parametrize("width", [65535, 65536, 65537, 10 ** 9])
 def test_integer_ids_at_and_beyond_the_lookup_range(width):
-    # Ranges of 65,536 values or fewer take the lookup; wider ones factorise first.
+    # Ranges of 65,536 values (or 4 per row) or fewer take the lookup; wider ones
+    # factorise first.
     rng = np.random.default_rng(12)
     qid = np.concatenate([[-5, width - 6], rng.integers(-5, width - 5, 3000)])
     assert (G._group_small_range(qid) is None) == (width > 65536)
     _assert_grouped_like_stable_sort(qid[rng.permutation(qid.size)])
+
+
+@pytest.mark.parametrize("digit_bits", [16, 3])
+def test_radix_passes_over_many_queries(monkeypatch, digit_bits):
+    # Above 65,536 queries the group order takes two 16-bit radix passes; with 3-bit
+    # digits the same multi-pass code runs (four passes) on a few hundred queries.
+    monkeypatch.setattr(G, "_RADIX_DIGIT_BITS", digit_bits)
+    rng = np.random.default_rng(15)
+    n_queries = 70_000 if digit_bits == 16 else 700
+    codes = rng.integers(0, n_queries, 5 * n_queries)
+    np.testing.assert_array_equal(G._group_order(codes, n_queries),
+                                  np.argsort(codes, kind="stable"))
+    # End to end: ids of a range of 4 per row (the lookup) and a wide range
+    # (factorised), both grouped through those passes.
+    for ids in (codes * 3 - 7, codes * 2 ** 40):
+        _assert_grouped_like_stable_sort(ids)
 
 
 _SHUFFLED_CALLS = {
