@@ -1078,10 +1078,10 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
             boundaries = boundaries[(boundaries > 0) & (boundaries < scores_sorted.shape[0])]
             same[boundaries - 1] = False
     if same.any():
-        new_group = np.concatenate(([True], ~same))
         if ties == "average":
-            tie_starts = np.append(np.flatnonzero(new_group), labels_sorted.shape[0])
+            tie_starts = np.concatenate(([0], np.flatnonzero(~same) + 1, [labels_sorted.shape[0]]))
         else:
+            new_group = np.concatenate(([True], ~same))
             # Order tied rows by label: worst first (pessimistic) or best first.
             in_tie = np.zeros(labels_sorted.shape[0], dtype=bool)
             in_tie[1:] |= same
