@@ -432,10 +432,47 @@ def group_queries(func, qid):
         found = _group_small_range(qid)
         if found is not None:
             return found
+    if qid.dtype.kind in "US":
+        keys = _string_character_keys(qid)
+        found = None if keys is None else _group_small_range(keys)
+        if found is not None:
+            _, offsets, order = found
+            return qid[order[offsets[:-1]]], offsets, order
     codes, qids, grouped = _factorize_unsorted(func, qid)
     offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
     np.cumsum(np.bincount(codes, minlength=qids.shape[0]), out=offsets[1:])
     return qids, offsets, None if grouped else _group_order(codes, qids.shape[0])
+
+
+def _string_character_keys(qid):
+    """Integer keys ordered as the fixed-width strings ``qid`` are, from the characters
+    each position holds: a position's characters are numbered in order (a bincount of
+    that column), and the numbers combine as digits of a mixed-radix number.  Ids such
+    as "q00042" vary in a few positions over few characters, so the keys span a small
+    range (then grouped by lookup); None when they would span more than 2**32 values
+    or 4 per row."""
+    n = qid.shape[0]
+    if qid.dtype.itemsize == 0:
+        return None
+    unit = np.uint8 if qid.dtype.kind == "S" else np.uint32
+    chars = np.ascontiguousarray(qid, dtype=qid.dtype.newbyteorder("=")).view(unit).reshape(n, -1)
+    limit = min(max(4 * n, 2 ** 16), 2 ** 32)
+    keys = np.zeros(n, dtype=np.int64)
+    span = 1
+    for position in range(chars.shape[1]):
+        column = chars[:, position]
+        if n == 0 or column.min() == column.max():  # the same character on every row
+            continue
+        present = np.bincount(column) > 0
+        base = int(np.count_nonzero(present))
+        span *= base
+        if span > limit:
+            return None
+        number = np.cumsum(present, dtype=np.int64)
+        number -= 1
+        keys *= base
+        keys += number[column]
+    return keys
 
 
 def _group_small_range(keys):

@@ -364,3 +364,22 @@ def test_grouped_object_ids_mixing_equal_numbers_or_missing_ids():
     for missing in (None, float("nan")):
         with pytest.raises(ValueError, match="qid must not contain missing ids"):
             G.group_queries("f", np.array(["a", "a", missing, "b"], dtype=object))
+
+
+@pytest.mark.parametrize("make", [
+    lambda rng, n: np.char.add("q", np.char.zfill(rng.integers(0, 500, n).astype(str), 5)),
+    lambda rng, n: np.array(["", "a", "ab", "b", "b\u0100", "\U0001F600"])[rng.integers(0, 6, n)],
+    lambda rng, n: np.array([b"x", b"x1", b"x\x001", b"y", b""])[rng.integers(0, 5, n)],
+    lambda rng, n: rng.integers(0, 2 ** 62, n).astype(str),   # too many combinations: hashed
+])
+def test_shuffled_string_ids_keyed_by_their_characters(make):
+    # Strings in random order are grouped through integer keys built from each
+    # position's characters (a mixed-radix number), when those span a small range.
+    rng = np.random.default_rng(16)
+    qid = make(rng, 3000)
+    keys = G._string_character_keys(qid)
+    if keys is not None:  # the keys order the rows as the strings do
+        _, inverse = np.unique(qid, return_inverse=True)
+        np.testing.assert_array_equal(np.argsort(keys, kind="stable"),
+                                      np.argsort(inverse.reshape(-1), kind="stable"))
+    _assert_grouped_like_stable_sort(qid)
