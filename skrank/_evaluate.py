@@ -82,20 +82,6 @@ class Evaluation:
         return f"Evaluation(n_queries={self.qid.shape[0]}, {means})"
 
 
-def _resolve_metrics(metrics, *, trec=False):
-    """``metrics`` -> list of (label, spec, options the item sets itself)."""
-    labelled = _plan.resolve("evaluate", metrics, trec=trec)
-    items = (list(metrics.values()) if isinstance(metrics, dict)
-             else [metrics] if isinstance(metrics, str) else list(metrics))
-    out = []
-    for (label, call), item in zip(labelled, items):
-        if isinstance(item, _plan.MetricCall):
-            out.append((label, call.spec, call.options))
-        else:
-            out.append((label, *_plan._parse_item(item, "evaluate", trec, True)))
-    return out
-
-
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
              ties=None, no_relevant="zero", threshold=None, qrels=None, run=None,
              missing_queries="skip", exclude=None, unjudged_queries="skip",

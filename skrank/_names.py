@@ -177,18 +177,6 @@ def _parse_options(name, text, func):
     return options
 
 
-def canonical_name(spec, params):
-    """The scorer-style name of (metric, params) when one exists, else None."""
-    rest = dict(params)
-    k = rest.pop("k", None)
-    implied = {**spec.parameters, **spec.name_defaults}  # what the bare name means
-    rest = {key: v for key, v in rest.items() if key not in implied or implied[key] != v}
-    for stem, fixed in spec.variants.items():
-        if rest == fixed:
-            return stem if k is None else f"{stem}@{k}"
-    return None
-
-
 def _show_default(value):
     return f'"{value}"' if isinstance(value, str) else repr(value)
 

@@ -21,7 +21,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 import skrank
 from skrank import _params as P
-from skrank._names import canonical_name, metrics_markdown, parse_metric_name
+from skrank._names import metrics_markdown, parse_metric_name
+from skrank._plan import MetricCall
 
 try:  # works whether or not tests/ is a package
     from tests.conftest import SPECS, spec_id, valid_params
@@ -263,7 +264,8 @@ def test_scorer_name_computes_the_declared_function(spec):
             with sklearn.config_context(enable_metadata_routing=True):
                 got = skrank.get_scorer(name)(_FirstColumn(), X, y, qid=qid)
             assert got == pytest.approx(expected, rel=1e-12), name
-            assert canonical_name(spec, options) == (stem if spec.k == "none" else f"{stem}@3")
+            assert str(MetricCall.of(spec, options, func="f")) == (
+                stem if spec.k == "none" else f"{stem}@3")
 
 
 def test_name_defaults_may_be_overridden_and_variants_not():
@@ -382,3 +384,34 @@ def test_command_line_docs_list_the_declared_choices():
         row = next(line for line in text.splitlines() if line.startswith(f"| `{flag}` |"))
         documented = re.findall(r"`(\w+)`", row.split("|")[2])
         assert documented == list(_evaluate_action(dest).choices), flag
+
+
+# --------------------------------------------------------------------------------------
+# No dead code left behind by the declarations
+# --------------------------------------------------------------------------------------
+
+#: Module-level functions of private modules that skrank itself never calls, and why.
+_CALLED_FROM_OUTSIDE = {
+    "__dir__": "module hook, called by dir(skrank)",
+    "__getattr__": "module hook, called by attribute access",
+    "metrics_markdown": "generates docs/metric_families.md's table (the tests compare them)",
+    "judged_metrics_markdown": "generates docs/metric_families.md's table (the tests compare)",
+    "measures_markdown": "generates docs/trec_eval.md's table (the tests compare them)",
+}
+
+
+def test_every_private_function_is_used_by_skrank():
+    """A helper of a private module that no code of skrank refers to is dead (e.g. a
+    name helper left over once MetricCall wrote canonical names)."""
+    package = Path(skrank.__file__).resolve().parent
+    sources = {path: path.read_text(encoding="utf-8") for path in package.rglob("*.py")}
+    everything = "\n".join(sources.values())
+    unused = []
+    for path, text in sources.items():
+        if not path.name.startswith("_") or path.name == "__main__.py":
+            continue
+        for name in re.findall(r"^def (\w+)\(", text, flags=re.M):
+            if name not in _CALLED_FROM_OUTSIDE and len(
+                    re.findall(rf"\b{name}\b", everything)) == 1:
+                unused.append(f"{path.relative_to(package)}:{name}")
+    assert unused == []
