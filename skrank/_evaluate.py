@@ -5,7 +5,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _plan
-from ._aggregate import mean_over_queries
 from ._inputs import (as_qrels, as_run, check_collection_options, check_query_coverage,
                       drop_identical_ids, is_dask_frame)
 from ._validation import InvalidParameterError
@@ -236,7 +235,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     qids = table.qid
     per_query, mean = {}, {}
     for label, column in table.columns.items():
-        mean[label] = mean_over_queries(func, column.values, column.weights)
+        mean[label] = column.score(func)
         if column.qid.shape[0] == qids.shape[0]:
             per_query[label] = column.values
         else:  # queries left out by no_relevant="skip" hold NaN

@@ -29,6 +29,7 @@ class JudgedSpec:
     name: str
     parameters: MappingProxyType
     k: str = "none"
+    aggregate: str = "mean"
 
     @property
     def variants(self):

@@ -17,7 +17,7 @@ import functools
 import numbers
 import re
 from dataclasses import dataclass
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -382,13 +382,32 @@ def run_kernel(spec, func, ranking, params, weights=None):
                              params.get("no_relevant", "zero"), weights)
 
 
+#: How per-query values make a score, by the name a declaration's ``aggregate`` gives.
+AGGREGATES = {"mean": mean_over_queries}
+
+
+def aggregation(func, spec):
+    """The function ``(func, values, weights) -> score`` that ``spec.aggregate`` declares."""
+    try:
+        return AGGREGATES[spec.aggregate]
+    except KeyError:
+        raise RuntimeError(
+            f"{func}: internal error: {spec.name} declares aggregate={spec.aggregate!r}, which "
+            f"the plan does not know. Known: {', '.join(map(repr, AGGREGATES))}.") from None
+
+
 class Column(NamedTuple):
     """Per-query values of one metric: the queries kept by its no_relevant policy,
-    their values and their weights (None: equal)."""
+    their values, their weights (None: equal) and how they make the score (the
+    metric's declared ``aggregate``)."""
 
     qid: np.ndarray
     values: np.ndarray
     weights: Optional[np.ndarray]
+    aggregate: Callable = mean_over_queries
+
+    def score(self, func):
+        return self.aggregate(func, self.values, self.weights)
 
 
 class Table(NamedTuple):
@@ -399,8 +418,7 @@ class Table(NamedTuple):
     rankings: dict
 
     def means(self, func):
-        return {label: mean_over_queries(func, c.values, c.weights)
-                for label, c in self.columns.items()}
+        return {label: c.score(func) for label, c in self.columns.items()}
 
 
 def build_rankings(p, prepared, rankings=None, *, full=False):
@@ -431,8 +449,9 @@ def execute(p, prepared, *, rankings=None, full=False):
         ranking = rankings[step.policy]
         qids = ranking.qids
         if step.label is not None:
-            columns[step.label] = Column(*run_kernel(step.call.spec, func, ranking,
-                                                     step.call.options, prepared.weights))
+            spec = step.call.spec
+            columns[step.label] = Column(*run_kernel(spec, func, ranking, step.call.options,
+                                                     prepared.weights), aggregation(func, spec))
     judged_steps = [step for step in p.steps if step.policy is None]
     if judged_steps:
         from ._judged import judged_columns
@@ -441,7 +460,8 @@ def execute(p, prepared, *, rankings=None, full=False):
                                                     prepared)
         qids = judged_qids if qids is None else qids
         for step, values in zip(judged_steps, judged_values):
-            columns[step.label] = Column(judged_qids, values, prepared.weights)
+            columns[step.label] = Column(judged_qids, values, prepared.weights,
+                                         aggregation(func, step.call.spec))
     if qids is None:
         qids = next(iter(rankings.values())).qids
     ordered = {step.label: columns[step.label] for step in p.steps if step.label is not None}
@@ -459,4 +479,4 @@ def per_query(func, call, y_true, y_score, qid=None, retrieved=None, exclude=Non
 def mean(func, call, *args, **kwargs):
     """The mean of one metric call on arrays, weighted by ``sample_weight`` when given."""
     column = per_query(func, call, *args, **kwargs)
-    return mean_over_queries(func, column.values, column.weights)
+    return column.score(func)
