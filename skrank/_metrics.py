@@ -707,11 +707,7 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
 
     Parameters
     ----------
-    metric : str
-        A metric name in the scorer grammar: a name from :data:`skrank.METRICS`
-        (``"ndcg"``, ``"map"``, ...), with a cutoff and options when wanted
-        (``"ndcg_exp@10"``, ``"map(denominator=min)@10"``), or ``"bpref"``,
-        ``"infap"``, ``"judged@10"``.
+    {metric}
     y_true, y_score, qid, retrieved, exclude
         As in the metric's function.
     **params
@@ -769,3 +765,6 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     call = MetricCall.of(spec, params, func=func)
     column = per_query(func, call, y_true, y_score, qid, retrieved, exclude, judged=judged)
     return QueryScores(column.qid, column.values)
+
+
+per_query_scores.__doc__ = P.fill_options(per_query_scores.__doc__, [P.METRIC])

@@ -11,6 +11,7 @@
 
 import inspect
 import re
+import warnings
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -311,8 +312,21 @@ def _evaluate_action(dest):
 
 
 def test_cli_choices_are_the_declared_ones():
-    assert list(_evaluate_action("ties").choices) == ["trec", *P.TIES.choices]
-    assert set(_evaluate_action("no_relevant").choices) == set(P.NO_RELEVANT.choices) - {"raise"}
+    assert list(_evaluate_action("ties").choices) == list(P.EVALUATE_TIES.choices)
+    assert list(P.EVALUATE_TIES.choices) == ["trec", *P.TIES.choices]
+    assert set(_evaluate_action("no_relevant").choices) == set(
+        P.EVALUATE_NO_RELEVANT.choices) - {"raise"}
+    # ERR's grade scale when a name does not give one: the declaration's (gdeval's 4)
+    max_grade = skrank.METRICS["err"].name_defaults["max_grade"]
+    assert _evaluate_action("max_grade").default == max_grade
+    assert f"default {max_grade:g}" in _evaluate_action("max_grade").help
+
+
+def test_cli_max_grade_default_follows_the_declaration(monkeypatch):
+    from skrank._metrics import METRICS
+
+    monkeypatch.setitem(METRICS["err"].name_defaults, "max_grade", 7)
+    assert _evaluate_action("max_grade").default == 7
 
 
 def test_cli_metric_help_names_exactly_the_declared_metrics():
@@ -415,3 +429,56 @@ def test_every_private_function_is_used_by_skrank():
                     re.findall(rf"\b{name}\b", everything)) == 1:
                 unused.append(f"{path.relative_to(package)}:{name}")
     assert unused == []
+
+
+# --------------------------------------------------------------------------------------
+# evaluate()'s and per_query_scores' own options
+# --------------------------------------------------------------------------------------
+
+_QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d1": 1}}
+_RUN = {"q1": {"d1": 0.5, "d2": 0.9, "d3": 0.1}, "q2": {"d1": 0.3, "d4": 0.2}}
+
+
+def test_evaluate_docstring_is_the_declarations():
+    for doc, params in ((skrank.evaluate.__doc__, P.EVALUATE_OPTIONS.values()),
+                        (skrank.per_query_scores.__doc__, [P.METRIC])):
+        for param in params:
+            assert param.doc().replace("\n", "\n    ") in doc, param.name
+        assert not re.search(r"^    \{\w+\}$", doc, flags=re.M)
+    names = _doc_parameter_names(skrank.evaluate.__doc__)
+    assert set(P.EVALUATE_OPTIONS) <= set(names)
+    signature = inspect.signature(skrank.evaluate).parameters
+    for name, param in P.EVALUATE_OPTIONS.items():
+        if name != "metrics":
+            assert signature[name].default == param.default, name
+
+
+def _evaluate_cases(which):
+    return [pytest.param(param, value, id=f"{param.name}-{value!r}")
+            for param in P.EVALUATE_OPTIONS.values() for value in getattr(param, which)]
+
+
+@pytest.mark.parametrize("param, value", _evaluate_cases("invalid"))
+def test_evaluate_invalid_option_raises_naming_it(param, value):
+    """Checked whether or not a listed metric reads the option (cg takes neither
+    no_relevant nor threshold), for arrays and for qrels with a run."""
+    calls = [lambda: skrank.evaluate(qrels=_QRELS, run=_RUN, metrics=["cg@2"],
+                                     **{param.name: value})]
+    if param not in P.COLLECTION_OPTIONS:
+        calls.append(lambda: skrank.evaluate(Y, S, qid=Q, metrics=["cg@2"],
+                                             **{param.name: value}))
+    for call in calls:
+        with pytest.raises(skrank.InvalidParameterError,
+                           match=rf"^evaluate: {param.name}\b"):
+            call()
+
+
+@pytest.mark.parametrize("param, value", _evaluate_cases("valid"))
+def test_evaluate_valid_option_runs(param, value):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # q2 has no relevant document retrieved, d4 unjudged
+        res = skrank.evaluate(qrels=_QRELS, run=_RUN, metrics=["cg@2", "recall@2"],
+                              **{param.name: value})
+    assert res.qid.tolist() == ["q1", "q2"]
+    # cg@2 of q1: d2 (0) then d1 (2); q2: d1 (1), then d4 (unjudged, 0)
+    assert res.per_query["cg@2"].tolist() == [2.0, 1.0]
