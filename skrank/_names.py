@@ -62,6 +62,14 @@ def metric_help():
     return "; ".join([grammar(), *aliases])
 
 
+def judged_names(*, cutoff=10):
+    """Names of the metrics that take judged= (``bpref``, ``infap``, ``judged@10``)."""
+    from ._judged import JUDGED_SPECS
+
+    return [spec.name if spec.k == "none" else f"{spec.name}@{cutoff}"
+            for spec in JUDGED_SPECS.values()]
+
+
 def metric_names(*, cutoffs=(1, 3, 5, 10, 20, 100)):
     """Canonical names: each stem without a cutoff (where allowed) and with common cutoffs."""
     names = []
@@ -76,7 +84,7 @@ def metric_names(*, cutoffs=(1, 3, 5, 10, 20, 100)):
 def _unknown(name, func, trec):
     candidates = metric_names()
     if func == "evaluate":
-        candidates = candidates + ["bpref", "infap", "judged@10"]
+        candidates = candidates + judged_names()
     if trec:
         candidates = candidates + list(_trec_stems())
     close = difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.6)
@@ -84,7 +92,8 @@ def _unknown(name, func, trec):
     return InvalidParameterError(
         f"{func}: unknown metric name {name!r}.{hint} Valid names follow "
         f"'<metric>[@<k>]' with k an integer >= 1: {grammar()}."
-        + (" With judged=, also bpref, infap, judged@<k>." if func == "evaluate" else "")
+        + (f" With judged=, also {', '.join(judged_names(cutoff='<k>'))}."
+           if func == "evaluate" else "")
         + (" trec_eval names such as 'ndcg_cut.10', 'P.5', 'recip_rank' are accepted too."
            if trec else "")
     )

@@ -423,13 +423,20 @@ SAMPLE_WEIGHT = Param(
                 "row of the matrices.  Non-negative and finite, with a positive total.\n"
                 "None weighs every query equally.")
 
+JUDGED = Param(
+    "judged", type_text="array-like of bool of shape (n_samples,)",
+    description="False marks a retrieved document without any judgement (its label is\n"
+                "ignored; it is not a non-relevant one).  None means every document was\n"
+                "judged.")
+
 #: The arguments every metric function takes around its options, in signature order:
 #: ``f(y_true, y_score, *, qid=None, <options>, retrieved=None, exclude=None,
 #: sample_weight=None)``.
 POSITIONAL = (Y_TRUE, Y_SCORE)
 BEFORE_OPTIONS = (QID,)
 AFTER_OPTIONS = (RETRIEVED, EXCLUDE, SAMPLE_WEIGHT)
-ARRAY_ARGUMENTS = frozenset(p.name for p in (*POSITIONAL, *BEFORE_OPTIONS, *AFTER_OPTIONS))
+ARRAY_ARGUMENTS = frozenset(p.name for p in (*POSITIONAL, *BEFORE_OPTIONS, *AFTER_OPTIONS,
+                                               JUDGED))
 
 #: Every option declared here, by name (a metric may vary one, e.g. RBP's gain).
 OPTIONS = {p.name: p for p in (K, GAIN, LOG_BASE, P, THRESHOLD, DENOMINATOR, MAX_GRADE, TIES,

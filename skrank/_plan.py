@@ -28,16 +28,21 @@ from ._metrics import METRICS
 from ._names import _parse_options, parse_metric_name
 from ._validation import InvalidParameterError, _describe, check_ranking_arrays
 
-# The metrics that take judged= (bpref, infap, judged@k): not scorer names, but
-# evaluate() and per_query_scores() accept them.
-_JUDGED_NAME = re.compile(
-    r"^(?P<stem>bpref|infap|infAP|judged)(?:\((?P<options>[^()]*)\))?(?:@(?P<k>\d+))?$")
-
-
 def _judged_specs():
     from ._judged import JUDGED_SPECS
 
     return JUDGED_SPECS
+
+
+@functools.lru_cache(maxsize=1)
+def _judged_names():
+    """The metrics that take judged= (bpref, infap, judged@k): not scorer names, but
+    evaluate() and per_query_scores() accept them, by the names their declarations give:
+    ``(pattern of a name, stem -> spec)``."""
+    stems = {stem: spec for spec in _judged_specs().values() for stem in spec.stems}
+    pattern = re.compile(rf"^(?P<stem>{'|'.join(map(re.escape, stems))})"
+                         r"(?:\((?P<options>[^()]*)\))?(?:@(?P<k>\d+))?$")
+    return pattern, stems
 
 
 def spec_of(metric):
@@ -166,9 +171,10 @@ def _parse_item(item, func, trec, judged, cutoff_given=False):
             f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
             f"(name, params_dict) such as ('ndcg', {{'k': 10, 'gain': 'exponential'}}). "
             f"Got {_describe(item)} instead.")
-    found = _JUDGED_NAME.match(name) if judged and isinstance(name, str) else None
+    pattern, judged_stems = _judged_names()
+    found = pattern.match(name) if judged and isinstance(name, str) else None
     if found is not None:
-        spec = _judged_specs()[found["stem"].lower()]
+        spec = judged_stems[found["stem"]]
         params = {} if found["options"] is None else _parse_options(name, found["options"],
                                                                      func)
         if found["k"] is not None:
