@@ -761,8 +761,8 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     try:
         # A plain stem is the function's call (ERR's max_grade stays required); any
         # other name is read by the grammar every entry point shares.
-        if metric in METRICS:
-            spec = METRICS[metric]
+        if metric in METRICS or metric in JUDGED_SPECS:
+            spec = METRICS.get(metric) or JUDGED_SPECS[metric]
         else:
             spec, fixed = _parse_item(metric, "per_query_scores", False, True,
                                       cutoff_given=params.get("k") is not None)

@@ -25,7 +25,7 @@ from ._aggregate import apply_no_relevant, mean_over_queries, query_weights
 from ._grouping import Depth, rank_queries
 from ._inputs import is_matrix_form, matrix_arrays
 from ._metrics import METRICS
-from ._names import _parse_options, parse_metric_name
+from ._names import _parse_options, needs_cutoff, parse_metric_name
 from ._validation import InvalidParameterError, _describe, check_ranking_arrays
 
 def _judged_specs():
@@ -181,9 +181,7 @@ def _parse_item(item, func, trec, judged, cutoff_given=False):
             params["k"] = int(found["k"])
         if (spec.k == "required" and "k" not in params and extra.get("k") is None
                 and not cutoff_given):
-            raise InvalidParameterError(
-                f"{func}: {spec.name} needs a cutoff: write e.g. '{spec.name}@10'. Got "
-                f"{name!r} without one instead.")
+            raise needs_cutoff(func, spec, name)
     else:
         spec, params = parse_metric_name(name, func=func, trec=trec,
                                          cutoff_given=cutoff_given or extra.get("k") is not None)

@@ -22,14 +22,17 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 import skrank
 from skrank import _params as P
-from skrank._names import metrics_markdown, parse_metric_name
-from skrank._plan import MetricCall
+from skrank._judged import JUDGED_SPECS
+from skrank._names import judged_metrics_markdown, metrics_markdown, parse_metric_name
+from skrank._plan import MetricCall, _parse_item
 
 try:  # works whether or not tests/ is a package
     from tests.conftest import SPECS, spec_id, valid_params
 except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
     from conftest import SPECS, spec_id, valid_params
 
+#: Every declaration: the table METRICS and its sibling for the metrics taking judged=.
+ALL_SPECS = SPECS + list(JUDGED_SPECS.values())
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 Y = [2.0, 0.0, 1.0, 1.0, 0.0]
 S = [0.3, 0.2, 0.1, 0.5, 0.4]
@@ -41,7 +44,7 @@ Q = [0, 0, 0, 1, 1]
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=spec_id)
+@pytest.mark.parametrize("spec", ALL_SPECS, ids=spec_id)
 def test_signature_is_the_declaration(spec):
     """Names, order, kinds and defaults of the public function's arguments."""
     got = list(inspect.signature(spec.function).parameters.values())
@@ -60,7 +63,7 @@ def _doc_parameter_names(doc):
     return re.findall(r"^    (\w+) :", section, flags=re.M)
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=spec_id)
+@pytest.mark.parametrize("spec", ALL_SPECS, ids=spec_id)
 def test_docstring_parameters_are_the_declarations(spec):
     doc = spec.function.__doc__
     names = list(inspect.signature(spec.function).parameters)
@@ -73,7 +76,7 @@ def test_docstring_parameters_are_the_declarations(spec):
 
 def test_every_option_of_a_metric_is_a_declared_option():
     """A metric may vary an option (choices, default, note), never invent one."""
-    for spec in SPECS:
+    for spec in ALL_SPECS:
         for param in spec.params:
             assert param.name in P.OPTIONS, (spec.name, param.name)
             base = P.OPTIONS[param.name]
@@ -169,9 +172,24 @@ class _FirstColumn(RegressorMixin, BaseEstimator):
         return np.asarray(X)[:, 0]
 
 
+def _options(spec):
+    """Options making a valid call of the metric (its required ones)."""
+    if spec.name in skrank.METRICS:
+        return valid_params(spec, Y)
+    return {"k": 3} if spec.k == "required" else {}
+
+
 def _entry_points(spec, options):
-    """(name, call) running the metric with these options through each entry point."""
+    """(name, call) running the metric with these options through each entry point (the
+    metrics taking judged= are no scorers)."""
     X = np.asarray(S)[:, None]
+    if spec.name not in skrank.METRICS:
+        return [
+            ("function", lambda: spec.function(Y, S, qid=Q, judged=None, **options)),
+            ("per_query_scores", lambda: skrank.per_query_scores(spec.name, Y, S, qid=Q,
+                                                                 **options)),
+            ("evaluate", lambda: skrank.evaluate(Y, S, qid=Q, metrics=[(spec.name, options)])),
+        ]
 
     def scorer():
         scorer = skrank.make_ranking_scorer(spec.name, **options)
@@ -188,12 +206,12 @@ def _entry_points(spec, options):
 
 def _example_cases(which):
     return [pytest.param(spec, param.name, value, id=f"{spec.name}-{param.name}-{value!r}")
-            for spec in SPECS for param in spec.params for value in getattr(param, which)]
+            for spec in ALL_SPECS for param in spec.params for value in getattr(param, which)]
 
 
 @pytest.mark.parametrize("spec, name, value", _example_cases("invalid"))
 def test_invalid_example_raises_naming_the_option(spec, name, value):
-    options = {**valid_params(spec, Y), name: value}
+    options = {**_options(spec), name: value}
     for entry, call in _entry_points(spec, options):
         with pytest.raises(skrank.InvalidParameterError) as info:
             call()
@@ -202,7 +220,7 @@ def test_invalid_example_raises_naming_the_option(spec, name, value):
 
 @pytest.mark.parametrize("spec, name, value", _example_cases("valid"))
 def test_valid_example_runs(spec, name, value):
-    options = {**valid_params(spec, Y), name: value}
+    options = {**_options(spec), name: value}
     expected = spec.function(Y, S, qid=Q, **options)
     assert isinstance(expected, float)
     for entry, call in _entry_points(spec, options)[1:]:
@@ -219,12 +237,13 @@ def test_valid_example_runs(spec, name, value):
 
 
 def test_public_metric_functions_are_the_declared_ones():
-    from skrank._judged import JUDGED_METRICS  # bpref, infap, judged: they take judged=
-
+    """Both tables, both ways (bpref, infap, judged@k take judged= and are in the sibling
+    table), and no name in both."""
     public = {name for name in skrank.__all__ if name.endswith("_score")}
-    declared = {spec.function.__name__ for spec in SPECS}
-    assert public - {f.__name__ for f in JUDGED_METRICS.values()} == declared
-    for spec in SPECS:
+    declared = [spec.function.__name__ for spec in ALL_SPECS]
+    assert public == set(declared) and len(declared) == len(public)
+    assert not set(skrank.METRICS) & set(JUDGED_SPECS)
+    for spec in ALL_SPECS:
         assert getattr(skrank, spec.function.__name__) is spec.function
 
 
@@ -359,20 +378,46 @@ def test_docs_metric_table_is_generated_from_the_declarations():
     assert functions == [spec.function.__name__ for spec in SPECS]
 
 
+def test_docs_judged_metric_table_is_generated_from_the_declarations():
+    """The same for the metrics that take judged= (their own table, in their section)."""
+    text = (DOCS / "metric_families.md").read_text(encoding="utf-8")
+    table = judged_metrics_markdown()
+    assert table in text
+    rows = table.splitlines()[2:]
+    assert [re.match(r"\| `(\w+)`", row)[1] for row in rows] == [
+        spec.function.__name__ for spec in JUDGED_SPECS.values()]
+    section = text.split("## Documents nobody judged", 1)[1].split("\n## ", 1)[0]
+    assert table in section
+
+
 def test_trec_eval_measure_table_agrees_with_the_trec_names():
     """The trec_eval measures whose "skrank on arrays" column (docs/trec_eval.md) names a
     declared metric are exactly the declared trec_names; cut measures are the trec_cut."""
     from skrank._trec_measures import TREC_MEASURES
 
-    stems = {stem: spec for spec in SPECS for stem in spec.variants}
+    stems = {stem: spec for spec in ALL_SPECS for stem in spec.variants}
     described = {}
     for measure in TREC_MEASURES.values():
         match = re.match(r"[a-z_]+", measure.skrank or "")
         if match and match[0] in stems:
             described[measure.name] = stems[match[0]]
-    assert described == {name: spec for spec in SPECS for name in spec.trec_names}
+    assert described == {name: spec for spec in ALL_SPECS for name in spec.trec_names}
     for name, spec in described.items():
-        assert (TREC_MEASURES[name].kind == "cut_long") == (name in spec.trec_cut), name
+        assert (TREC_MEASURES[name].kind == "cut_long") == (
+            name in getattr(spec, "trec_cut", ())), name
+
+
+@pytest.mark.parametrize("spec", JUDGED_SPECS.values(), ids=spec_id)
+def test_judged_metric_names_are_the_declared_ones(spec):
+    """evaluate() reads each judged metric by its name and its trec_eval names, and only
+    by those; error messages list them."""
+    for name in spec.stems:
+        item = f"{name}@3" if spec.k == "required" else name
+        got, params = _parse_item(item, "evaluate", True, True)
+        assert got is spec
+    with pytest.raises(skrank.InvalidParameterError, match="unknown metric name") as info:
+        skrank.evaluate(Y, S, qid=Q, metrics=[spec.name + "x"])
+    assert (f"{spec.name}@<k>" if spec.k == "required" else spec.name) in str(info.value)
 
 
 @pytest.mark.parametrize("param", [P.TIES, P.NO_RELEVANT], ids=lambda p: p.name)
