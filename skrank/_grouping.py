@@ -823,6 +823,30 @@ class Ranking:
         return self._cached("groups", groups)
 
 
+def order_ties(same, key, *, descending=False):
+    """Reorder the rows of each tie group by a key: ``(rows, ordered)``.
+
+    ``same[i]`` says that rows ``i`` and ``i + 1`` are tied (one group);
+    ``key(rows)`` gives the sort key of some rows.  ``rows`` are the rows that
+    belong to a group of two or more, in order; ``ordered`` the same rows with
+    each group sorted by key, ascending or descending, equal keys in their
+    order.  The one tie-breaking routine: the engine's pessimistic and
+    optimistic policies (key: the label) and trec_eval's order in
+    :mod:`skrank.io` (key: the docno, descending).
+    """
+    in_tie = np.zeros(same.shape[0] + 1, dtype=bool)
+    in_tie[1:] |= same
+    in_tie[:-1] |= same
+    rows = np.flatnonzero(in_tie)
+    group = np.cumsum(np.concatenate(([True], ~same)))[rows]
+    keys = key(rows)
+    if descending:  # reversed (group descending, key ascending, position descending)
+        by = np.lexsort((np.arange(rows.shape[0], 0, -1), keys, -group))[::-1]
+    else:
+        by = np.lexsort((keys, group))
+    return rows, rows[by]
+
+
 def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None):
     """Group rows by query and order each query by score with the tie policy.
 
@@ -882,13 +906,9 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
             tie_starts = np.append(np.flatnonzero(new_group), labels_sorted.shape[0])
         else:
             # Order tied rows by label: worst first (pessimistic) or best first.
-            in_tie = np.zeros(labels_sorted.shape[0], dtype=bool)
-            in_tie[1:] |= same
-            in_tie[:-1] |= same
-            rows = np.flatnonzero(in_tie)
-            group_id = np.cumsum(new_group)[rows]
-            key = labels_sorted[rows] if ties == "pessimistic" else -labels_sorted[rows]
-            labels_sorted[rows] = labels_sorted[rows[np.lexsort((key, group_id))]]
+            rows, ordered = order_ties(same, labels_sorted.__getitem__,
+                                       descending=ties == "optimistic")
+            labels_sorted[rows] = labels_sorted[ordered]
 
     if depth is None:
         # The ranking holds every retrieved row: reuse its sorted labels.

@@ -401,12 +401,14 @@ def _group_ranking(path, run, options):
     from . import io
     from ._trec_data import trec_ranking
 
-    columns, _, _, _ = io._read_table(
-        path, fmt="qid jg docno rel", n_fields=4, exact=True,
-        text_fields={"qid": 0, "jg": 1, "docno": 2},
-        numeric_fields={"rel": (3, np.int64, "an integer")})
-    sub_qid = np.char.add(np.char.add(columns["qid"], "\t"), columns["jg"])
-    qrels = io.Qrels(qid=sub_qid, docno=columns["docno"], rel=columns["rel"])
+    from .io._tokenize import Layout, decode, read_tables
+
+    # The judgement group is read as the column a run's tag would be (one per row).
+    layout = Layout("qid jg docno rel", 4, True, qid=0, docno=2, tag=1,
+                    numbers={"rel": (3, np.int64, "an integer")})
+    table = next(read_tables(path, layout))
+    sub_qid = np.char.add(np.char.add(decode(table.qid()), "\t"), decode(table.tag))
+    qrels = io.Qrels(qid=sub_qid, docno=decode(table.docno), rel=table.numbers["rel"])
     # Each run row once per judgement group of its query.
     pairs = np.unique(sub_qid)
     pair_qid = np.char.partition(pairs, "\t")[:, 0]

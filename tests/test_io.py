@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from skrank import io as sio
+from skrank.io import _join, _tokenize
 from skrank.io import Qrels, Run, TrecArrays, join_qrels_run, read_qrels, read_run
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval"
@@ -199,7 +200,7 @@ def test_gzip_round_trip(data, tmp_path, name, reader):
 
 def test_chunked_parse_matches(data, monkeypatch):
     whole = read_run(data / "results.comment.test")
-    monkeypatch.setattr(sio, "_CHUNK_BYTES", 997)
+    monkeypatch.setattr(_tokenize, "_CHUNK_BYTES", 997)
     pieces = read_run(data / "results.comment.test")
     for field in vars(whole):
         np.testing.assert_array_equal(getattr(pieces, field), getattr(whole, field))
@@ -239,7 +240,7 @@ def test_numbers_parse_like_strtod(tmp_path, monkeypatch):
     lines = [f"q Q0 d{i} {ranks[i % len(ranks)]} {sc} t\n" for i, sc in enumerate(scores)]
     path = write(tmp_path / "run.txt", "".join(lines))
     for chunk in (sio._CHUNK_BYTES, 64):
-        monkeypatch.setattr(sio, "_CHUNK_BYTES", chunk)
+        monkeypatch.setattr(_tokenize, "_CHUNK_BYTES", chunk)
         run = read_run(path)
         assert run.score.tolist() == [float(x) for x in scores]  # exact, not approx
         assert np.signbit(run.score[1])
@@ -278,7 +279,7 @@ def test_bad_number_message(tmp_path, monkeypatch, line, what):
     good = "".join(f"301 Q0 d{i} {i} {i}.5 t\n" for i in range(300))
     path = write(tmp_path / "run.txt", good + line + "\n" + good.replace("301", "302"))
     for chunk in (sio._CHUNK_BYTES, 1000):  # error in the first chunk or a later one
-        monkeypatch.setattr(sio, "_CHUNK_BYTES", chunk)
+        monkeypatch.setattr(_tokenize, "_CHUNK_BYTES", chunk)
         with pytest.raises(ValueError) as excinfo:
             read_run(path)
         assert str(excinfo.value) == (
@@ -311,7 +312,7 @@ def test_duplicates_are_errors(tmp_path):
 
 
 def test_duplicates_found_despite_hash_collisions(tmp_path, monkeypatch):
-    monkeypatch.setattr(sio, "_pair_hash", lambda q, d: np.zeros(q.shape[1], np.uint64))
+    monkeypatch.setattr(_tokenize, "_pair_hash", lambda q, d: np.zeros(q.shape[0], np.uint64))
     path = write(tmp_path / "run.txt", "1 Q0 a 1 3 t\n1 Q0 b 1 3 t\n1 Q0 c 1 3 t\n1 Q0 b 1 3 t\n")
     with pytest.raises(ValueError, match=r"'b' for query '1' \(lines 2 and 4\)"):
         read_run(path)
@@ -475,13 +476,13 @@ def test_join_block_order_fast_path():
 def test_join_hash_collisions_fall_back(monkeypatch):
     qrels, run = tiny()
     expected = as_rows(join_qrels_run(qrels, run, missing_queries="zero"))
-    monkeypatch.setattr(sio, "_pair_keys",
-                        lambda codes, docnos: [np.zeros(len(c), np.uint64) for c in codes])
+    # Every pair hashes alike: duplicates and matches are then decided on the ids.
+    monkeypatch.setattr(_tokenize, "_pair_hash", lambda q, d: np.zeros(q.shape[0], np.uint64))
     exact = []
-    unique_inverse = sio._unique_inverse
-    monkeypatch.setattr(sio, "_unique_inverse", lambda v: exact.append(v) or unique_inverse(v))
+    match = _join._match
+    monkeypatch.setattr(_join, "_match", lambda r, q: exact.append(r) or match(r, q))
     assert as_rows(join_qrels_run(qrels, run, missing_queries="zero")) == expected
-    assert any(v.shape[0] == len(qrels) + len(run) - 1 for v in exact)  # the exact path ran
+    assert len(exact) == 2  # the hashed match found the collision, the exact one ran
 
 
 def test_join_errors_and_empty():
@@ -596,4 +597,4 @@ def test_block_order_sorts_each_query_block_like_lexsort(seed):
     values = [0.0, -0.0, 1.0, 2.5, -3.0, np.inf, -np.inf, np.nan]
     neg_score = rng.choice(values, codes.size)
     expected = np.lexsort((neg_score, codes))
-    np.testing.assert_array_equal(sio._block_order(codes, neg_score), expected)
+    np.testing.assert_array_equal(_join._block_order(codes, neg_score), expected)
