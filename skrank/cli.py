@@ -182,7 +182,7 @@ def _evaluate_trec(args, out):
 
     level = 1 if args.threshold is None else int(args.threshold)
     if args.rel_format == "qrels":
-        qrels, run = _read_inputs(args, common_queries=False)
+        qrels, run = _read_inputs(args, common_queries=False, tables=True)
     elif "-" in (args.qrels, args.run):
         raise ValueError("-R qrels_jg reads files only, not standard input ('-')")
     else:
@@ -276,17 +276,23 @@ def _shown(path):
     return "<stdin>" if path == "-" else path
 
 
-def _read_inputs(args, *, common_queries):
+def _read_inputs(args, *, common_queries, tables=False):
     """Read the qrels and the run ('-': standard input); errors name the file.
     ``common_queries``: also check that the two files share a query (skrank's names;
-    trec_eval mode has its own rules)."""
+    trec_eval mode has its own rules).  ``tables``: the byte tables trec_eval mode
+    reads (no str arrays, no rank column), checked for duplicates."""
     from . import io
+    from .io import _read
 
     if args.qrels == "-" and args.run == "-":
         raise ValueError("only one of qrels and run can be read from standard input ('-')")
+    if tables:
+        readers = (_read.read_qrels_table, lambda path: _read.read_run_table(path, compact=True))
+    else:
+        readers = (io.read_qrels, io.read_run)
     files = {}
-    for role, path, reader in (("qrels", args.qrels, io.read_qrels),
-                               ("run", args.run, io.read_run)):
+    for role, path, reader in (("qrels", args.qrels, readers[0]),
+                               ("run", args.run, readers[1])):
         name = "<stdin>" if path == "-" else path
         try:
             files[role] = reader(sys.stdin.buffer if path == "-" else path)

@@ -4,7 +4,7 @@ retrieved rows (query, score descending, docno descending: trec_eval's)."""
 
 import numpy as np
 
-from .._grouping import factorize_qid, order_ties
+from .._grouping import factorize_qid, order_ties, segmented_argsort_desc
 from ._containers import Qrels, Run, TrecArrays, qrels_table, run_table
 from ._tokenize import check_no_duplicates, decode
 
@@ -156,38 +156,15 @@ def _block_order(codes, neg_score):
     lengths = np.diff(np.append(starts, n))
     if np.all((neg_score[1:] >= neg_score[:-1]) | change):
         within = np.arange(n)
-    else:
-        within = _sort_within_blocks(neg_score, starts, lengths)
+    else:  # the engine's segmented sort (stable: equal scores keep their order)
+        offsets = np.append(starts, n)
+        within = segmented_argsort_desc(np.negative(neg_score), offsets, stable=True)
     if np.all(block_codes[1:] > block_codes[:-1]):
         return within
     by_code = np.argsort(block_codes)
     lengths = lengths[by_code]
     shift = starts[by_code] - (np.cumsum(lengths) - lengths)
     return within[np.arange(n) + np.repeat(shift, lengths)]
-
-
-def _sort_within_blocks(values, starts, lengths):
-    """Permutation sorting ``values`` within each contiguous block, stable.
-
-    Each block becomes a row of a padded 2-D array (one array per range of
-    block lengths, powers of two, so padding at most doubles the rows), sorted
-    along its rows: several times faster than one ``np.lexsort`` over all
-    rows. The padding is NaN, which sorts after every value, NaN included,
-    as it comes after them in its row.
-    """
-    order = np.empty(values.shape[0], dtype=np.intp)
-    bucket = np.frexp(lengths.astype(np.float64))[1]
-    for b in np.unique(bucket):
-        blocks = np.flatnonzero(bucket == b)
-        block_lengths = lengths[blocks]
-        block_starts = starts[blocks][:, None]
-        valid = np.arange(block_lengths.max()) < block_lengths[:, None]
-        rows = (block_starts + np.arange(valid.shape[1]))[valid]
-        padded = np.full(valid.shape, np.nan)
-        padded[valid] = values[rows]
-        ranked = np.argsort(padded, axis=1, kind="stable")
-        order[rows] = (block_starts + ranked)[valid]
-    return order
 
 
 def join_qrels_run(qrels, run, *, missing_queries="skip"):

@@ -265,7 +265,8 @@ def tokens(a, starts, ends):
         matrix[fits] = windows[starts[fits]]
         matrix[~fits] = a[np.minimum(starts[~fits, None] + np.arange(width), size - 1)]
     if n and int(lengths.min()) < width:
-        matrix[np.arange(width) >= lengths[:, None]] = 0
+        # (multiplying by the mask is about twice as fast as a masked assignment)
+        np.multiply(matrix, np.arange(width) < lengths[:, None], out=matrix)
     return matrix.view(f"S{width}").reshape(-1), lengths
 
 
@@ -282,7 +283,7 @@ def _byte_matrix(strings):
 _POW10 = 10.0 ** np.arange(19)
 
 
-def parse_decimal(strings, lengths, *, integer):
+def parse_decimal(strings, lengths, *, integer, values=True):
     """Exact vectorised parse of plain decimals (``-12``, ``3.25``, ``+.5``).
 
     Returns ``(values, ok)``. Rows not in that form (exponents, ``inf``,
@@ -301,6 +302,8 @@ def parse_decimal(strings, lengths, *, integer):
     n_dots = is_dot.sum(axis=0)
     ok = (n_digits + n_dots + signed == lengths) & (n_digits >= 1) & (n_digits <= 18)
     ok &= (n_dots == 0) if integer else (n_dots <= 1)
+    if not values:  # validation only
+        return None, ok
     mantissa = np.zeros(lengths.shape[0], dtype=np.int64)
     step = np.empty_like(mantissa)
     for j in range(rows.shape[0]):
@@ -344,7 +347,8 @@ def _first_invalid(col, dtype):
 def _numbers(lines, layout, field, strings, lengths, name, *, keep):
     """The values of one numeric column (validated; None when not kept)."""
     index, dtype, what = layout.numbers[field]
-    values, ok = parse_decimal(strings, lengths, integer=dtype == np.int64)
+    integer = dtype == np.int64
+    values, ok = parse_decimal(strings, lengths, integer=integer, values=keep or not integer)
     if ok.all():
         return values.astype(dtype, copy=False) if keep else None
     slow = np.flatnonzero(~ok)
@@ -695,20 +699,15 @@ def _concat(arrays):
 
 
 def _shared_keys(keys):
-    """Rows that may share their key with another row (a superset), cheaply.
-
-    Rows are bucketed by slices of the key bits; a row alone in its bucket
-    has a unique key and is dropped. A few rounds leave few rows, so the
-    final exact sort is small.
-    """
-    rows = np.arange(keys.shape[0])
-    for shift in (0, 24, 40):
-        if rows.shape[0] < 1 << 16:
-            break
-        bits = min(int(rows.shape[0]).bit_length() + 1, 24)
-        bucket = ((keys[rows] >> np.uint64(shift)) & np.uint64((1 << bits) - 1)).astype(np.intp)
-        rows = rows[np.bincount(bucket, minlength=1 << bits)[bucket] > 1]
-    return rows
+    """Rows that may share their key with another row (a superset), cheaply:
+    rows are bucketed by the top bits of their key (keys are well mixed) in
+    about 8 buckets per row; a row alone in its bucket has a unique key."""
+    n = keys.shape[0]
+    if n < 1 << 16:
+        return np.arange(n)
+    bits = min(int(n).bit_length() + 3, 28)
+    bucket = (keys >> _U64(64 - bits)).astype(np.intp)
+    return np.flatnonzero(np.bincount(bucket, minlength=1 << bits)[bucket] > 1)
 
 
 def first_duplicate(keys, pairs):
@@ -752,7 +751,7 @@ def check_no_duplicates(table, where=None):
         i, j = pair
         docno = decode(table.docno[i:i + 1])[0]
         qid = decode(table.qid_of(np.array([i])))[0]
-        if where is None and table.lines is not None:
+        if table.lines is not None:
             where = f"(lines {table.line_of(i)} and {table.line_of(j)})"
             raise ValueError(f"{table.name}: duplicate document {str(docno)!r} for query "
                              f"{str(qid)!r} {where}")
