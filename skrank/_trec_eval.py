@@ -215,20 +215,20 @@ def _sequential_total(column):
     return float(np.add.accumulate(column)[-1]) if column.size else 0.0
 
 
-def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscores=None):
-    """trec_eval's output lines for ``selected`` measures over ``ranking``."""
+def measure_blocks(ranking, selected, *, zscores=None):
+    """Per selected measure: ``(item, values)``, values of shape (n_queries, n_rows)
+    (an array of strings for relstring), in the order of ``ranking.qids``."""
     qids = [str(q) for q in ranking.qids.tolist()]
     n_q = len(qids)
-    z = zscores is not None
-    ztable = _ZScores(zscores, qids) if z else None
-    blocks = []      # per measure: (measure, names, values (n_q, n_names) or strings)
+    ztable = _ZScores(zscores, qids) if zscores is not None else None
+    blocks = []
     for item in selected:
         m = item.measure
         values = m.kernel(ranking, item.params)
         if m.name == "relstring":
             if item.names[0] == "relstring":  # cleared by name, as the others
                 values = np.where(ranking.placeholder, "", values)
-            blocks.append((item, values))
+            blocks.append((item, np.asarray(values).reshape(n_q)))
             continue
         values = np.asarray(values, dtype=np.float64).reshape(n_q, -1)
         if m.placeholder_zero:
@@ -236,37 +236,42 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
             for j, name in enumerate(item.names):
                 if name == m.name or m.name == "unj":
                     values[ranking.placeholder, j] = 0.0
-        if z and m.name != "runid":
+        if ztable is not None and m.name != "runid":
             values = ztable.convert(values, item.names)
         blocks.append((item, values))
+    return blocks
 
-    lines = []
-    if per_query:
+
+def trec_eval_text(qids, blocks, *, runid, all_qrels_rel, per_query=False, complete=False,
+                   z=False):
+    """trec_eval's output (one string, each line ending with a newline) for the
+    per-query values ``blocks`` of the queries ``qids`` (see :func:`measure_blocks`)."""
+    n_q = len(qids)
+    parts = []
+    if per_query and n_q:
         columns = []
         for item, values in blocks:
             m = item.measure
             if not m.per_query:
                 continue
             if m.name == "relstring":
-                columns.append([f"{item.names[0]:<22}\t{q}\t'{s}'"
-                                for q, s in zip(qids, values.tolist())])
+                columns.append((f"{item.names[0]:<22}\t", "text", values))
                 continue
             prefix = "Z" if z else ""
             for j, name in enumerate(item.names):
-                col = values[:, j].tolist()
                 if m.integer and not z:
-                    columns.append([f"{name:<22}\t{q}\t{int(v)}" for q, v in zip(qids, col)])
+                    columns.append((f"{name:<22}\t", "int", values[:, j]))
                 else:
-                    columns.append([f"{prefix}{name:<22}\t{q}\t{_c_float(v)}"
-                                    for q, v in zip(qids, col)])
+                    columns.append((f"{prefix}{name:<22}\t", "float", values[:, j]))
         if columns:
-            lines.extend(np.array(columns, dtype=object).T.ravel().tolist())
+            parts.append(_per_query_text(qids, columns))
 
+    lines = []
     for item, values in blocks:
         m = item.measure
         if m.aggregate == "none":
             if m.name == "runid":
-                lines.append(f"{'runid':<22}\tall\t{ranking.runid}")
+                lines.append(f"{'runid':<22}\tall\t{runid}")
             continue
         prefix = "Z" if z else ""
         for j, name in enumerate(item.names):
@@ -274,7 +279,7 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
             if m.aggregate == "num_q":
                 value = float(n_q)
             elif m.aggregate == "num_rel" and complete:
-                value = float((ranking.all_qrels_rel > 0).sum())
+                value = float((all_qrels_rel > 0).sum())
             elif m.aggregate in ("sum", "num_rel"):
                 value = _sequential_total(column)
             elif m.aggregate == "gm":
@@ -285,7 +290,108 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
                 lines.append(f"{name:<22}\tall\t{int(value)}")
             else:
                 lines.append(f"{prefix}{name:<22}\tall\t{_c_float(value)}")
-    return lines
+    parts.append("".join(line + "\n" for line in lines))
+    return "".join(parts)
+
+
+def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscores=None):
+    """trec_eval's output lines for ``selected`` measures over ``ranking``."""
+    blocks = measure_blocks(ranking, selected, zscores=zscores)
+    text = trec_eval_text([str(q) for q in ranking.qids.tolist()], blocks,
+                          runid=ranking.runid, all_qrels_rel=ranking.all_qrels_rel,
+                          per_query=per_query, complete=complete, z=zscores is not None)
+    return text.splitlines()
+
+
+def _digits(values, width):
+    """Non-negative integers as right-aligned decimal bytes (n, width), leading
+    zeros as NUL (one digit at least)."""
+    out = np.empty((values.shape[0], width), dtype=np.uint8)
+    rest = values.copy()
+    for j in range(width - 1, -1, -1):
+        out[:, j] = rest % 10 + 48
+        rest //= 10
+    # Leading zeros become NUL: every column left of the first non-zero digit.
+    leading = np.cumsum(out[:, :-1] != 48, axis=1) == 0
+    out[:, :-1][leading] = 0
+    return out
+
+
+def _fixed4(values):
+    """printf's ``%6.4f`` of each value as NUL-padded bytes (n, width), vectorised.
+
+    The value times 10**4 is rounded to an integer and written with integer
+    digits; values whose scaled product lies within 1e-6 of a rounding tie
+    (where the product's own rounding could decide), NaN, infinities and
+    magnitudes of 1e5 or more are formatted one by one as C does.
+    """
+    n = values.shape[0]
+    scaled = np.abs(values) * 1e4
+    with np.errstate(invalid="ignore"):
+        fraction = scaled - np.floor(scaled)
+        careful = ~(scaled < 1e9) | (np.abs(fraction - 0.5) < 1e-6)
+    rounded = np.rint(np.where(careful, 0.0, scaled)).astype(np.int64)
+    whole = _digits(rounded // 10000, 5)
+    out = np.zeros((n, 11), dtype=np.uint8)
+    out[:, 0] = np.where(np.signbit(values), 45, 0)
+    out[:, 1:6] = whole
+    out[:, 6] = 46
+    out[:, 7:] = _digits(rounded % 10000 + 10000, 5)[:, 1:]
+    rows = np.flatnonzero(careful)
+    if rows.size:
+        texts = [_c_float(v).encode() for v in values[rows].tolist()]
+        width = max(11, max(map(len, texts)))
+        if width > 11:
+            out = np.concatenate([out, np.zeros((n, width - 11), dtype=np.uint8)], axis=1)
+        out[rows] = 0
+        for row, text in zip(rows.tolist(), texts):
+            out[row, :len(text)] = np.frombuffer(text, dtype=np.uint8)
+    return out
+
+
+def _integers(values):
+    """``int(v)`` of each value as NUL-padded bytes (n, 21)."""
+    ints = values.astype(np.int64)
+    out = np.zeros((ints.shape[0], 21), dtype=np.uint8)
+    out[:, 0] = np.where(ints < 0, 45, 0)
+    out[:, 1:] = _digits(np.abs(ints), 20)
+    return out
+
+
+def _text_matrix(strings):
+    """Strings as NUL-padded UTF-8 bytes (n, width)."""
+    from .io._tokenize import encode
+
+    encoded = encode(np.asarray(strings, dtype=str))
+    return encoded.view(np.uint8).reshape(encoded.shape[0], encoded.dtype.itemsize)
+
+
+def _per_query_text(qids, columns):
+    """The per-query lines ``<name padded>\t<qid>\t<value>``, query by query and
+    in column order within a query, built as one byte matrix (one row per line,
+    fields NUL-padded) whose NULs are then dropped: no Python loop over lines."""
+    q_matrix = _text_matrix([q + "\t" for q in qids])
+    fields = []
+    for prefix, kind, values in columns:
+        if kind == "float":
+            value = _fixed4(values)
+        elif kind == "int":
+            value = _integers(values)
+        else:
+            value = _text_matrix([f"'{v}'" for v in values.tolist()])
+        fields.append((np.frombuffer(prefix.encode(), dtype=np.uint8), value))
+    n_q, n_cols = len(qids), len(fields)
+    width = (max(p.shape[0] for p, _ in fields) + q_matrix.shape[1]
+             + max(v.shape[1] for _, v in fields) + 1)
+    lines = np.zeros((n_q, n_cols, width), dtype=np.uint8)
+    for j, (prefix, value) in enumerate(fields):
+        at = prefix.shape[0]
+        lines[:, j, :at] = prefix
+        lines[:, j, at:at + q_matrix.shape[1]] = q_matrix
+        at += q_matrix.shape[1]
+        lines[:, j, at:at + value.shape[1]] = value
+    lines[:, :, -1] = 10
+    return lines[lines != 0].tobytes().decode("utf-8", errors="surrogateescape")
 
 
 def measures_help():
@@ -307,8 +413,9 @@ def measures_help():
 
 def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complete=False,
                    max_ret=None, judged_only=False, num_docs=0, zscores=None,
-                   float32_scores=False, rel_format="qrels"):
-    """trec_eval's output lines for a qrels and a run (paths or io objects)."""
+                   float32_scores=False, rel_format="qrels", text=False):
+    """trec_eval's output lines for a qrels and a run (paths, io objects or tables
+    read by :mod:`skrank.io`); ``text``: the output as one string instead."""
     import os
 
     from . import io
@@ -327,20 +434,27 @@ def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complet
                 f"{'-R qrels_jg' if item.measure.judgement_groups else '-R qrels'}. Got "
                 f"-R {rel_format} instead; -R qrels_jg takes map_avgjg, P_avgjg, "
                 f"Rprec_mult_avgjg (-m qrels_jg).")
-    if isinstance(run, (str, os.PathLike)):
-        run = io.read_run(run)
+    from .io._read import read_qrels_table, read_run_table
+
     options = dict(level=level, complete=complete, max_ret=max_ret, judged_only=judged_only,
                    float32_scores=float32_scores)
     if groups:
+        if isinstance(run, (str, os.PathLike)):
+            run = io.read_run(run)
         ranking = _group_ranking(qrels, run, options)
     else:
+        if isinstance(run, (str, os.PathLike)):
+            run = read_run_table(run, compact=True)
         if isinstance(qrels, (str, os.PathLike)):
-            qrels = io.read_qrels(qrels)
+            qrels = read_qrels_table(qrels)
         ranking = trec_ranking(qrels, run, **options)
     ranking.num_docs_in_coll = num_docs
     table = read_zscores(zscores) if zscores is not None else None
-    return trec_eval_lines(ranking, selected, per_query=per_query, complete=complete,
-                           zscores=table)
+    blocks = measure_blocks(ranking, selected, zscores=table)
+    out = trec_eval_text([str(q) for q in ranking.qids.tolist()], blocks,
+                         runid=ranking.runid, all_qrels_rel=ranking.all_qrels_rel,
+                         per_query=per_query, complete=complete, z=table is not None)
+    return out if text else out.splitlines()
 
 
 _AGGREGATE_WORDS = {

@@ -187,12 +187,12 @@ def _evaluate_trec(args, out):
         raise ValueError("-R qrels_jg reads files only, not standard input ('-')")
     else:
         qrels, run = args.qrels, args.run
-    lines = evaluate_files(
+    text = evaluate_files(
         qrels, run, measures=args.metrics or [], per_query=args.per_query,
         level=level, complete=args.complete, max_ret=args.max_retrieved,
         judged_only=args.judged_only, num_docs=args.num_docs, zscores=args.zscores,
-        float32_scores=args.float32_scores, rel_format=args.rel_format)
-    out.write("\n".join(lines) + "\n")
+        float32_scores=args.float32_scores, rel_format=args.rel_format, text=True)
+    out.write(text)
 
 
 def _evaluate(args, out):
