@@ -49,6 +49,16 @@ def segment_accumulate(ufunc, values, seg, lengths, *, reverse=False):
     n = values.shape[0]
     if n == 0:
         return out
+    used = lengths[seg[0]:seg[-1] + 1]
+    if used.min() == used.max() and int(used[0]) * used.shape[0] == n:
+        # Every segment the same length (a run cut at the same depth for every
+        # query): the values already are the rows of one block, no scatter.
+        block = values.reshape(-1, int(used[0]))
+        if reverse:
+            block = block[:, ::-1]
+        block = ufunc.accumulate(block, axis=1, dtype=values.dtype)
+        out[:] = (block[:, ::-1] if reverse else block).reshape(-1)
+        return out
     starts = segment_starts(lengths)
     offset = np.arange(n, dtype=np.int64) - starts[seg]
     if reverse:
@@ -63,15 +73,6 @@ def segment_accumulate(ufunc, values, seg, lengths, *, reverse=False):
     bounds = np.flatnonzero(sorted_bucket[1:] != sorted_bucket[:-1]) + 1
     bounds = np.concatenate(([0], bounds, [n]))
     identity = ufunc.identity if ufunc.identity is not None else 0
-    if bounds.shape[0] == 2 and np.all(lengths[seg[0]:seg[-1] + 1] == lengths[seg[0]]):
-        # One bucket, every segment the same length (a run cut at the same depth for
-        # every query): the values already are the rows of the block, no scatter.
-        block = values.reshape(-1, int(lengths[seg[0]]))
-        if reverse:
-            block = block[:, ::-1]
-        block = ufunc.accumulate(block, axis=1, dtype=values.dtype)
-        out[:] = (block[:, ::-1] if reverse else block).reshape(-1)
-        return out
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         rows = order[lo:hi]
         segs = seg[rows]  # non-decreasing: the sort above is stable
@@ -390,7 +391,8 @@ def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_on
         score = run.numbers["score"].astype(np.float32).astype(np.float64)
         run = copy.copy(run)
         run.numbers = {**run.numbers, "score": score}
-    joined = join(qrels, run, missing_queries="zero", func=func)
+    joined = join(qrels, run, missing_queries="zero", func=func, columns=())
+    run.release()  # the large columns are no longer needed (the tags are kept)
     if joined.q_codes.shape[0] == 0:
         raise ValueError(f"{func}: the qrels hold no judgement. Got an empty qrels file.")
     # Evaluated queries (those of the qrels), numbered in sorted order.
@@ -451,7 +453,7 @@ def run_tag(run, qid):
     (``qid`` None or absent: the first row's), "" for an empty run."""
     from .io._tokenize import decode
 
-    if len(run) == 0:
+    if run.qid_runs.shape[0] == 0:
         return ""
     found = np.flatnonzero(run.qid_runs == qid) if qid is not None else np.zeros(0, int)
     first_run = int(found[0]) if found.size else 0

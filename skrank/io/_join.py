@@ -32,10 +32,11 @@ def _check_nan(func, run):
                          f"{str(qid)!r}, document {str(decode(run.docno[i:i + 1])[0])!r}.")
 
 
-def join(qrels, run, *, missing_queries, func="join_qrels_run", rank=True):
+def join(qrels, run, *, missing_queries, func="join_qrels_run", columns=("score", "docno")):
     """Match ``qrels`` and ``run`` (tables or containers); see :class:`Joined`.
 
-    ``rank`` False leaves the retrieved rows in run order (grouped by query).
+    The retrieved rows come in trec_eval's ranking order, with their query code
+    and match, and the run ``columns`` asked for ("score", "docno", "rows").
     """
     qrels, run = qrels_table(qrels, func), run_table(run, func)
     _check_nan(func, run)
@@ -54,17 +55,16 @@ def join(qrels, run, *, missing_queries, func="join_qrels_run", rank=True):
         evaluated &= np.bincount(r_run_codes, run.run_lengths, minlength=n_queries) > 0
     q_rows, q_codes = _rows_of(evaluated, q_run_codes, qrels.run_lengths)
     r_rows, r_codes = _rows_of(evaluated, r_run_codes, run.run_lengths)
-    q_keys, r_keys = _take(qrels.pair_keys(), q_rows), _take(run.pair_keys(), r_rows)
-    q_docno, r_docno = _take(qrels.docno, q_rows), _take(run.docno, r_rows)
-
-    matched = _match(r_keys, q_keys)
+    q_docno = _take(qrels.docno, q_rows)
+    matched = _match(_take(run.pair_keys(), r_rows), _take(qrels.pair_keys(), q_rows))
     if matched is not None:
         hit = np.flatnonzero(matched >= 0)
-        if not (np.array_equal(q_docno[matched[hit]], r_docno[hit])
+        if not (np.array_equal(q_docno[matched[hit]], _take(run.docno, r_rows)[hit])
                 and np.array_equal(q_codes[matched[hit]], r_codes[hit])):
             matched = None
     if matched is None:  # 64-bit hash collision: match on exact docno codes
-        docno_codes, _, _ = factorize_qid(func, np.concatenate([q_docno, r_docno]))
+        docno_codes, _, _ = factorize_qid(
+            func, np.concatenate([q_docno, _take(run.docno, r_rows)]))
         exact = (np.concatenate([q_codes, r_codes]).astype(np.int64)
                  * (int(docno_codes.max()) + 1) + docno_codes).astype(_U64)
         matched = _match(exact[q_codes.shape[0]:], exact[:q_codes.shape[0]])
@@ -74,14 +74,19 @@ def join(qrels, run, *, missing_queries, func="join_qrels_run", rank=True):
     out.q_codes, out.q_docno = q_codes, q_docno
     out.q_rel = _take(qrels.numbers["rel"], q_rows)
     score = _take(run.numbers["score"], r_rows)
-    if rank:
-        order = rank_order(r_codes, score, r_docno)
-        if order is not None:
-            r_codes, score, r_docno, matched = (r_codes[order], score[order],
-                                                r_docno[order], matched[order])
-            r_rows = order if r_rows is None else r_rows[order]
-    out.r_codes, out.r_score, out.r_docno, out.r_match, out.r_rows = (
-        r_codes, score, r_docno, matched, r_rows)
+    order = rank_order(r_codes, score, lambda rows: _take(run.docno, r_rows)[rows])
+    if order is None:
+        out.r_codes, out.r_match = r_codes, matched
+        rows = r_rows
+    else:
+        out.r_codes, out.r_match = r_codes[order], matched[order]
+        rows = order if r_rows is None else r_rows[order]
+    del r_codes, matched, order
+    if "score" in columns:
+        out.r_score = run.numbers["score"] if rows is None else run.numbers["score"][rows]
+    if "docno" in columns:
+        out.r_docno = run.docno if rows is None else run.docno[rows]
+    out.r_rows = rows
     return out
 
 
@@ -101,13 +106,15 @@ def _rows_of(evaluated, run_codes, run_lengths):
 
 def rank_order(codes, score, docno):
     """trec_eval's order of retrieved rows: by query, score descending, then docno
-    descending (``strcmp``). None when the rows already are in that order."""
-    neg_score = np.negative(score)
-    order = _block_order(codes, neg_score)
-    s_codes, s_score = codes[order], neg_score[order]
-    tie = (s_codes[1:] == s_codes[:-1]) & (s_score[1:] == s_score[:-1])
+    descending (``strcmp``; ``docno(rows)`` gives the docnos of some rows).
+    None when the rows already are in that order."""
+    order = _block_order(codes, np.negative(score))
+    s_codes, s_score = codes[order], score[order]
+    tie = s_codes[1:] == s_codes[:-1]
+    tie &= s_score[1:] == s_score[:-1]
+    del s_codes, s_score
     if tie.any():
-        rows, ordered = order_ties(tie, lambda rows: docno[order[rows]], descending=True)
+        rows, ordered = order_ties(tie, lambda rows: docno(order[rows]), descending=True)
         order[rows] = order[ordered]
     if np.array_equal(order, np.arange(order.shape[0])):
         return None
@@ -116,7 +123,8 @@ def rank_order(codes, score, docno):
 
 def _match(run_keys, qrels_keys):
     """Index of the qrels row with each run key, or -1; None on a hash collision."""
-    matched = np.full(run_keys.shape[0], -1, dtype=np.intp)
+    matched = np.full(run_keys.shape[0], -1,
+                      dtype=np.int32 if qrels_keys.shape[0] < 2 ** 31 else np.intp)
     if qrels_keys.shape[0] == 0 or run_keys.shape[0] == 0:
         return matched
     order = np.argsort(qrels_keys)
@@ -129,7 +137,7 @@ def _match(run_keys, qrels_keys):
     mask = _U64((1 << bits) - 1)
     table = np.zeros(1 << bits, dtype=bool)
     table[(qrels_keys & mask).astype(np.intp)] = True
-    candidates = np.flatnonzero(table[(run_keys & mask).astype(np.intp)])
+    candidates = np.flatnonzero(table[run_keys & mask])
     needles = run_keys[candidates]
     by_key = np.argsort(needles)
     candidates, needles = candidates[by_key], needles[by_key]

@@ -20,7 +20,7 @@ import numpy as np
 
 _GZIP_MAGIC = b"\x1f\x8b"
 # Pieces of about this many bytes (cut at a newline) bound the per-byte temporaries.
-_CHUNK_BYTES = 1 << 23
+_CHUNK_BYTES = 1 << 21
 _NEWLINE = 10
 _HASH = ord("#")
 _MAX_SHOWN = 200
@@ -86,14 +86,17 @@ def source_name(source):
         ) from None
 
 
-def pieces(source, name):
+def pieces(source, name, info=None):
     """Yield ``(piece, first_line)``: bytes of whole lines (each ending with a
     newline), decompressed when the file is gzip, and the 0-based line number
-    of the piece's first line."""
+    of the piece's first line.  ``info["size"]`` is set to the file's size in
+    bytes when known (a plain regular file), else None."""
     own = not hasattr(source, "read")
     stream = open(os.fspath(source), "rb") if own else source
     try:
         size = _CHUNK_BYTES
+        if info is not None:
+            info["size"] = _file_size(stream)
         first = _as_bytes_read(stream, size)
         read = lambda n: _as_bytes_read(stream, n)  # noqa: E731
         if first[:2] == _GZIP_MAGIC:
@@ -106,6 +109,8 @@ def pieces(source, name):
                     raise ValueError(f"{name}: corrupt gzip data ({exc})") from exc
 
             first = read(size)
+            if info is not None:
+                info["size"] = None
         carry, line, block = b"", 0, first
         while block:
             data = carry + block if carry else block
@@ -126,6 +131,18 @@ def pieces(source, name):
     finally:
         if own:
             stream.close()
+
+
+def _file_size(stream):
+    """Bytes left in a regular file, or None (pipes, text streams, in-memory files)."""
+    try:
+        stat = os.fstat(stream.fileno())
+        position = stream.tell()
+    except (AttributeError, OSError, ValueError):
+        return None
+    import stat as stat_module
+
+    return stat.st_size - position if stat_module.S_ISREG(stat.st_mode) else None
 
 
 # --------------------------------------------------------------------------
@@ -511,6 +528,13 @@ class Table:
             self.keys = pair_hash(encode(self.qid()), encode(self.docno))
         return self.keys
 
+    def release(self):
+        """Drop the per-row columns (docno, numbers, keys) once joined; what
+        remains (query runs, tags) names the queries and the run tag."""
+        self.docno = self.docno[:0]
+        self.numbers = {f: v[:0] for f, v in self.numbers.items()}
+        self.keys = None if self.keys is None else self.keys[:0]
+
     def line_of(self, row):
         return None if self.lines is None else self.lines(row)
 
@@ -552,12 +576,16 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
     """
     name = source_name(source)
     keep = set(layout.numbers) if keep is None else set(keep)
-    parts = _Parts(per_row_tag)
-    for piece, first_line in pieces(source, name):
+    parts, info = None, {}
+    for piece, first_line in pieces(source, name, info):
         a = np.frombuffer(piece, dtype=np.uint8)
         lines = Lines(a, first_line, layout)
         if lines.n_lines == 0:
             continue
+        if parts is None:  # room for the rows the file (or a block) should hold
+            total = block_bytes if block_bytes is not None else info.get("size")
+            capacity = 0 if total is None else int(total / len(piece) * lines.n_lines * 1.05)
+            parts = _Parts(per_row_tag, capacity)
         result = lines.columns(layout.n_fields, exact=layout.exact)
         if isinstance(result, int):
             i = result
@@ -582,7 +610,7 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
             table = parts.table(name, hold_last=True)
             if table is not None:
                 yield table
-    table = parts.table(name, hold_last=False)
+    table = None if parts is None else parts.table(name, hold_last=False)
     if table is not None or block_bytes is None:
         yield table if table is not None else _empty(name, layout, keep)
 
@@ -598,11 +626,14 @@ def _empty(name, layout, keep):
 class _Parts:
     """Columns of the pieces read so far."""
 
-    def __init__(self, per_row_tag):
+    def __init__(self, per_row_tag, capacity=0):
         self.per_row_tag = per_row_tag
-        self.qid_runs, self.run_lengths, self.docno, self.tag = [], [], [], []
+        self.capacity = capacity
+        self.qid_runs, self.run_lengths, self.tag = _Column(), _Column(), _Column()
+        self.docno, self.keys = _Column(capacity), _Column(capacity)
+        if per_row_tag:
+            self.tag = _Column(capacity)
         self.numbers = {}
-        self.keys = []
         self.lines = _LineMap()
         self.n_bytes = 0
         self.n_rows = 0
@@ -616,23 +647,22 @@ class _Parts:
                 first = np.cumsum(lengths) - lengths
                 starts, ends = starts[first], ends[first]
             tag = tokens(a, starts, ends)[0]
-        if self.qid_runs and self.qid_runs[-1][-1] == qid_runs[0]:
+        if self.qid_runs.size and self.qid_runs.last() == qid_runs[0]:
             # The last query of the previous piece goes on: one run.
-            self.run_lengths[-1][-1] += lengths[0]
+            self.run_lengths.buffer[self.run_lengths.size - 1] += lengths[0]
             qid_runs, lengths = qid_runs[1:], lengths[1:]
             if tag is not None and not self.per_row_tag:
                 tag = tag[1:]
-        if qid_runs.shape[0]:  # (never an empty array last: the merge above reads it)
-            self.qid_runs.append(qid_runs)
-            self.run_lengths.append(lengths)
-            if tag is not None:
-                self.tag.append(tag)
-        elif tag is not None and self.per_row_tag:
+        self.qid_runs.append(qid_runs)
+        self.run_lengths.append(lengths)
+        if tag is not None:
             self.tag.append(tag)
         self.docno.append(docno)
         for field, values in numbers.items():
             if values is not None:
-                self.numbers.setdefault(field, []).append(values)
+                if field not in self.numbers:
+                    self.numbers[field] = _Column(self.capacity)
+                self.numbers[field].append(values)
         self.lines.add(docno.shape[0], lines)
         self.n_bytes += n_bytes
         self.n_rows += docno.shape[0]
@@ -641,34 +671,36 @@ class _Parts:
         """A table of the rows so far (but the last query's with ``hold_last``)."""
         if self.n_rows == 0:
             return None
-        qid_runs = _concat(self.qid_runs)
-        run_lengths = _concat(self.run_lengths)
-        held = int(run_lengths[-1]) if hold_last else 0
+        held = int(self.run_lengths.last()) if hold_last else 0
         if held == self.n_rows:
             return None  # one query so far: keep reading
-        docno = _concat(self.docno)
-        keys = _concat(self.keys)
-        numbers = {f: _concat(v) for f, v in self.numbers.items()}
-        tag = _concat(self.tag) if self.tag else None
-        lines = self.lines
-        self.__init__(self.per_row_tag)
+        cut = self.n_rows - held
+        n_runs = self.qid_runs.size - (1 if held else 0)
+        tag_cut = cut if self.per_row_tag else n_runs
+        table = Table(name=name, qid_runs=self.qid_runs.result(n_runs),
+                      run_lengths=self.run_lengths.result(n_runs),
+                      docno=self.docno.result(cut),
+                      numbers={f: c.result(cut) for f, c in self.numbers.items()},
+                      tag=self.tag.result(tag_cut), tag_per_run=not self.per_row_tag,
+                      keys=self.keys.result(cut), lines=self.lines, checked=False)
         if held:
-            cut = docno.shape[0] - held
-            tag_cut = cut if self.per_row_tag else qid_runs.shape[0] - 1
-            self.qid_runs, self.run_lengths = [qid_runs[-1:]], [run_lengths[-1:].copy()]
-            self.docno, self.keys = [docno[cut:]], [keys[cut:]]
-            self.numbers = {f: [v[cut:]] for f, v in numbers.items()}
-            if tag is not None:
-                self.tag = [tag[tag_cut:]]
-            self.lines = _shifted(lines, cut)
-            self.n_rows = held
-            qid_runs, run_lengths = qid_runs[:-1], run_lengths[:-1]
-            docno, keys = docno[:cut], keys[:cut]
-            numbers = {f: v[:cut] for f, v in numbers.items()}
-            tag = None if tag is None else tag[:tag_cut]
-        return Table(name=name, qid_runs=qid_runs, run_lengths=run_lengths, docno=docno,
-                     numbers=numbers, tag=tag, tag_per_run=not self.per_row_tag,
-                     keys=keys, lines=lines, checked=False)
+            rest = _Parts(self.per_row_tag, self.capacity)
+            for column, mine in ((rest.qid_runs, self.qid_runs),
+                                 (rest.run_lengths, self.run_lengths), (rest.tag, self.tag)):
+                if mine.buffer is not None:
+                    column.append(mine.buffer[n_runs if mine is not self.tag else tag_cut:
+                                              mine.size].copy())
+            rest.docno.append(self.docno.buffer[cut:self.n_rows])
+            rest.keys.append(self.keys.buffer[cut:self.n_rows])
+            for f, c in self.numbers.items():
+                rest.numbers[f] = _Column(self.capacity)
+                rest.numbers[f].append(c.buffer[cut:self.n_rows])
+            rest.lines = _shifted(self.lines, cut)
+            rest.n_rows = held
+            self.__dict__.update(rest.__dict__)
+        else:
+            self.__init__(self.per_row_tag, self.capacity)
+        return table
 
 
 def _shifted(lines, cut):
@@ -689,6 +721,44 @@ def _shifted(lines, cut):
     return out
 
 
+class _Column:
+    """A column filled piece by piece into one buffer (no final concatenation, which
+    would hold the column twice): sized from an estimate of the rows, grown by
+    half when it falls short, widened when a longer string arrives."""
+
+    def __init__(self, capacity=0):
+        self.capacity = capacity
+        self.buffer = None
+        self.size = 0
+
+    def append(self, values):
+        n = values.shape[0]
+        if self.buffer is None:
+            self.buffer = np.empty(max(self.capacity, n), dtype=values.dtype)
+        else:
+            dtype = self.buffer.dtype
+            if dtype.kind == "S" and values.dtype.itemsize > dtype.itemsize:
+                dtype = values.dtype
+            if dtype != self.buffer.dtype or self.size + n > self.buffer.shape[0]:
+                grown = max(self.buffer.shape[0], (self.size + n) * 3 // 2)
+                buffer = np.empty(grown, dtype=dtype)
+                buffer[:self.size] = self.buffer[:self.size]
+                self.buffer = buffer
+        self.buffer[self.size:self.size + n] = values
+        self.size += n
+
+    def last(self):
+        return self.buffer[self.size - 1]
+
+    def result(self, stop=None):
+        stop = self.size if stop is None else stop
+        if self.buffer is None:
+            return None
+        # A view, unless most of the buffer went unused.
+        view = self.buffer[:stop]
+        return view if 2 * stop >= self.buffer.shape[0] else view.copy()
+
+
 def _concat(arrays):
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
@@ -699,15 +769,14 @@ def _concat(arrays):
 
 
 def _shared_keys(keys):
-    """Rows that may share their key with another row (a superset), cheaply:
-    rows are bucketed by the top bits of their key (keys are well mixed) in
-    about 8 buckets per row; a row alone in its bucket has a unique key."""
-    n = keys.shape[0]
-    if n < 1 << 16:
-        return np.arange(n)
-    bits = min(int(n).bit_length() + 3, 28)
-    bucket = (keys >> _U64(64 - bits)).astype(np.intp)
-    return np.flatnonzero(np.bincount(bucket, minlength=1 << bits)[bucket] > 1)
+    """Rows whose key another row has too (ascending), by one sort of the keys:
+    in the usual case, no key repeats, and that is all it costs (a bucket count
+    is no faster and needs several times the memory)."""
+    ordered = np.sort(keys)
+    repeated = ordered[1:] == ordered[:-1]
+    if not repeated.any():
+        return np.zeros(0, dtype=np.intp)
+    return np.flatnonzero(np.isin(keys, ordered[1:][repeated]))
 
 
 def first_duplicate(keys, pairs):
