@@ -24,7 +24,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def _build_parser():
+_COMMAND_HELP = {
+    "demo": "tune rankers end to end on synthetic (or your) data and plot them",
+    "compare": "compare TREC runs: paired significance tests, intervals, effect sizes",
+}
+
+
+def _build_parser(command=None):
+    """The command line's parser.  ``command``: the subcommand about to run; the
+    others get their one-line help only, so that ``skrank evaluate`` does not
+    import what ``compare`` (scipy.stats) and ``demo`` (scikit-learn) need.
+    None builds every subcommand in full."""
     from . import __version__
 
     parser = _Parser(prog="skrank", description="Ranking metrics the scikit-learn way.")
@@ -83,8 +93,11 @@ def _build_parser():
                     help="compare scores as 32-bit floats, as pytrec_eval (trec_eval 10 "
                          "reads doubles)")
 
-    _demo_parser(sub)
-    _add_compare_parser(sub)
+    for name, build in (("demo", _demo_parser), ("compare", _add_compare_parser)):
+        if command is None or command == name:
+            build(sub)
+        else:
+            sub.add_parser(name, help=_COMMAND_HELP[name])
     return parser
 
 
@@ -103,7 +116,7 @@ def _add_compare_parser(sub):
     from ._compare import CORRECTIONS, INTERVALS, TESTS
 
     cmp = sub.add_parser(
-        "compare", help="compare TREC runs: paired significance tests, intervals, effect sizes",
+        "compare", help=_COMMAND_HELP["compare"],
         description="Compare two or more TREC runs on the same qrels, query by query: "
                     "mean difference with its confidence interval, effect size, "
                     "wins/ties/losses, raw and corrected p-values (skrank.compare).",
@@ -389,7 +402,9 @@ def _print_warnings(command, caught):
 def main(argv=None, out=None):
     """Entry point of the ``skrank`` command; returns the exit status."""
     out = sys.stdout if out is None else out
-    parser = _build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    command = next((w for w in words if not w.startswith("-")), "")
+    parser = _build_parser(command)
     args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings(record=True) as caught:

@@ -117,3 +117,14 @@ def test_trec_eval_names_accepted(capsys):
     assert status == 0
     names = [line.split("\t")[0].strip() for line in out.splitlines()]
     assert names == ["recip_rank", "P_5", "ndcg_cut_10"]     # trec_eval's order, not -m's
+
+
+def test_subcommand_help_lines_match_their_full_parsers():
+    # `skrank evaluate` builds the other subcommands as one-line stubs (see _build_parser):
+    # their help must be the full parsers' help.
+    from skrank.cli import _build_parser
+
+    def helps(parser):
+        return {a.dest: a.help for a in parser._subparsers._group_actions[0]._choices_actions}
+
+    assert helps(_build_parser("evaluate")) == helps(_build_parser())

@@ -108,7 +108,7 @@ def rank_order(codes, score, docno):
     """trec_eval's order of retrieved rows: by query, score descending, then docno
     descending (``strcmp``; ``docno(rows)`` gives the docnos of some rows).
     None when the rows already are in that order."""
-    order = _block_order(codes, np.negative(score))
+    order = _order_desc(codes, score)
     s_codes, s_score = codes[order], score[order]
     tie = s_codes[1:] == s_codes[:-1]
     tie &= s_score[1:] == s_score[:-1]
@@ -148,7 +148,12 @@ def _match(run_keys, qrels_keys):
 
 
 def _block_order(codes, neg_score):
-    """Permutation sorting rows by (codes, neg_score), stable.
+    """Permutation sorting rows by (codes, neg_score), stable."""
+    return _order_desc(codes, np.negative(neg_score))
+
+
+def _order_desc(codes, score):
+    """Permutation sorting rows by code, then score descending, stable.
 
     Runs are usually written query by query, best first: then only the
     query blocks are reordered and no row is sorted.
@@ -160,19 +165,19 @@ def _block_order(codes, neg_score):
     starts = np.concatenate(([0], np.flatnonzero(change) + 1))
     block_codes = codes[starts]
     if np.bincount(block_codes).max() > 1:
-        return np.lexsort((neg_score, codes))
+        return np.lexsort((np.negative(score), codes))
     lengths = np.diff(np.append(starts, n))
-    if np.all((neg_score[1:] >= neg_score[:-1]) | change):
+    if np.all((score[1:] <= score[:-1]) | change):
         within = np.arange(n)
     else:  # the engine's segmented sort (stable: equal scores keep their order)
-        offsets = np.append(starts, n)
-        within = segmented_argsort_desc(np.negative(neg_score), offsets, stable=True)
+        within = segmented_argsort_desc(score, np.append(starts, n), stable=True)
     if np.all(block_codes[1:] > block_codes[:-1]):
         return within
     by_code = np.argsort(block_codes)
     lengths = lengths[by_code]
-    shift = starts[by_code] - (np.cumsum(lengths) - lengths)
-    return within[np.arange(n) + np.repeat(shift, lengths)]
+    rows = np.repeat(starts[by_code] - (np.cumsum(lengths) - lengths), lengths)
+    rows += np.arange(n)
+    return within[rows]
 
 
 def join_qrels_run(qrels, run, *, missing_queries="skip"):
