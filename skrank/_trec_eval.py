@@ -425,15 +425,7 @@ def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complet
         raise ValueError(f"{_FUNC}: -R must be 'qrels' or 'qrels_jg'. Got {rel_format!r} "
                          f"instead; the preference formats are not supported.")
     groups = rel_format == "qrels_jg"
-    selected = select_measures(measures or (["qrels_jg"] if groups else []))
-    for item in selected:
-        if item.measure.judgement_groups != groups and item.measure.name not in ("runid",
-                                                                                 "num_q"):
-            raise ValueError(
-                f"{_FUNC}: {item.measure.name} needs "
-                f"{'-R qrels_jg' if item.measure.judgement_groups else '-R qrels'}. Got "
-                f"-R {rel_format} instead; -R qrels_jg takes map_avgjg, P_avgjg, "
-                f"Rprec_mult_avgjg (-m qrels_jg).")
+    selected = _selected(measures, rel_format)
     from .io._read import read_qrels_table, read_run_table
 
     options = dict(level=level, complete=complete, max_ret=max_ret, judged_only=judged_only,
@@ -455,6 +447,143 @@ def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complet
                          runid=ranking.runid, all_qrels_rel=ranking.all_qrels_rel,
                          per_query=per_query, complete=complete, z=table is not None)
     return out if text else out.splitlines()
+
+
+def _selected(measures, rel_format):
+    """The selected measures, checked against the judgement format."""
+    groups = rel_format == "qrels_jg"
+    selected = select_measures(measures or (["qrels_jg"] if groups else []))
+    for item in selected:
+        if item.measure.judgement_groups != groups and item.measure.name not in ("runid",
+                                                                                 "num_q"):
+            raise ValueError(
+                f"{_FUNC}: {item.measure.name} needs "
+                f"{'-R qrels_jg' if item.measure.judgement_groups else '-R qrels'}. Got "
+                f"-R {rel_format} instead; -R qrels_jg takes map_avgjg, P_avgjg, "
+                f"Rprec_mult_avgjg (-m qrels_jg).")
+    return selected
+
+
+def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, level=1,
+                    complete=False, max_ret=None, judged_only=False, num_docs=0,
+                    zscores=None, float32_scores=False):
+    """trec_eval's output for a run read and evaluated one block of queries at a time.
+
+    ``qrels``: a path or a qrels table (held in memory); ``run``: a path or a
+    binary file object, read about ``block_bytes`` at a time.  Every query's
+    rows must come together (runs are written query by query); the per-query
+    values are those of :func:`evaluate_files` and are printed, as trec_eval
+    does, in query order once the whole run has been read, so the output is
+    the same byte for byte.  Memory holds the qrels, one block of the run and
+    the per-query values.
+    """
+    import os
+
+    from ._trec_data import run_tag, trec_ranking
+    from .io._read import iter_run_tables, read_qrels_table
+    from .io._tokenize import check_no_duplicates, decode, empty_run_table
+
+    selected = _selected(measures, "qrels")
+    if isinstance(qrels, (str, os.PathLike)):
+        qrels = read_qrels_table(qrels)
+    check_no_duplicates(qrels)
+    index = _QueryIndex(qrels)
+    if index.qids.shape[0] == 0:
+        raise ValueError(f"{_FUNC}: the qrels hold no judgement. Got an empty qrels file.")
+    table = read_zscores(zscores) if zscores is not None else None
+    options = dict(level=level, max_ret=max_ret, judged_only=judged_only,
+                   float32_scores=float32_scores)
+    seen = np.zeros(index.qids.shape[0], dtype=bool)
+    done = []           # the run's query ids of the blocks read so far (sorted)
+    parts = []          # per block: (qids, measure blocks)
+    last = (None, "")   # (largest evaluated qid, its run tag): trec_eval's runid
+    first_tag = None
+    for block in iter_run_tables(run, block_bytes):
+        if len(block) == 0:
+            continue
+        if first_tag is None:
+            first_tag = run_tag(block, None)
+        ids = block.qid_runs
+        again = np.isin(ids, np.concatenate(done)) if done else np.zeros(ids.shape[0], bool)
+        if again.any():
+            i = int(np.argmax(again))
+            row = int(block.run_lengths[:i].sum())
+            raise ValueError(
+                f"{block.name}:{block.line_of(row)}: the run is not grouped by query: query "
+                f"{str(decode(ids[i:i + 1])[0])!r} comes again after other queries. Streaming "
+                f"(--stream) reads a run one block of queries at a time; sort it by query "
+                f"first (e.g. sort -k1,1 -s run > run.sorted), or evaluate it in memory "
+                f"(--no-stream).")
+        done.append(np.unique(ids))
+        codes = index.codes_of(ids)
+        codes = np.unique(codes[codes >= 0])
+        if codes.shape[0] == 0:
+            continue  # no judged query in this block
+        seen[codes] = True
+        ranking = trec_ranking(index.subset(codes), block, complete=True, **options)
+        ranking.num_docs_in_coll = num_docs
+        parts.append((ranking.qids, measure_blocks(ranking, selected, zscores=table)))
+        if last[0] is None or index.qids[codes[-1]] > last[0]:
+            last = (index.qids[codes[-1]], ranking.runid)
+    if not done:
+        from .io._tokenize import source_name
+
+        raise ValueError(f"{source_name(run)}: no line (an empty run file)")
+    missing = np.flatnonzero(~seen)
+    if missing.shape[0]:
+        if not complete:
+            raise ValueError(
+                f"{_FUNC}: every query of the qrels must be in the run (trec_eval 10 stops "
+                f"here too). Got query {str(decode(index.qids[missing[:1]])[0])!r} "
+                f"({missing.shape[0]} in all) missing from the run. Pass -c to evaluate it "
+                f"on an empty ranking, or remove it from the qrels.")
+        # trec_eval's placeholder ranking for the queries absent from the run.
+        ranking = trec_ranking(index.subset(missing), empty_run_table(), complete=True,
+                               **options)
+        ranking.num_docs_in_coll = num_docs
+        parts.append((ranking.qids, measure_blocks(ranking, selected, zscores=table)))
+    qids = np.concatenate([q for q, _ in parts])
+    order = np.argsort(qids, kind="stable")
+    merged = [(item, np.concatenate([blocks[j][1] for _, blocks in parts])[order])
+              for j, (item, _) in enumerate(parts[0][1])]
+    runid = last[1] if last[0] is not None else (first_tag or "")
+    return trec_eval_text(qids[order].tolist(), merged, runid=runid,
+                          all_qrels_rel=qrels.numbers["rel"], per_query=per_query,
+                          complete=complete, z=table is not None)
+
+
+class _QueryIndex:
+    """A qrels table's rows by query: ``qids`` (sorted bytes) and the rows of any of them."""
+
+    def __init__(self, qrels):
+        from ._grouping import factorize_qid
+
+        self.qrels = qrels
+        codes, self.qids, _ = factorize_qid(_FUNC, qrels.qid_runs)
+        row_codes = np.repeat(codes, qrels.run_lengths)
+        self.counts = np.bincount(row_codes, minlength=self.qids.shape[0])
+        self.starts = np.cumsum(self.counts) - self.counts
+        sorted_rows = bool(np.all(row_codes[1:] >= row_codes[:-1]))
+        self.order = None if sorted_rows else np.argsort(row_codes, kind="stable")
+
+    def codes_of(self, ids):
+        """The code of each id, -1 for an id without judgements."""
+        pos = np.minimum(np.searchsorted(self.qids, ids), self.qids.shape[0] - 1)
+        return np.where(self.qids[pos] == ids, pos, -1)
+
+    def subset(self, codes):
+        """A qrels table of the queries ``codes`` (sorted), their rows in file order."""
+        from .io._tokenize import Table
+
+        counts = self.counts[codes]
+        first = np.cumsum(counts) - counts
+        rows = np.repeat(self.starts[codes] - first, counts) + np.arange(int(counts.sum()))
+        if self.order is not None:
+            rows = self.order[rows]
+        q = self.qrels
+        return Table(name=q.name, qid_runs=self.qids[codes], run_lengths=counts,
+                     docno=q.docno[rows], numbers={"rel": q.numbers["rel"][rows]},
+                     keys=q.pair_keys()[rows], checked=True)
 
 
 _AGGREGATE_WORDS = {

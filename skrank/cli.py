@@ -17,6 +17,26 @@ DEFAULT_CLI_METRICS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "rec
                        "P_5", "P_10", "recall_100", "ndcg", "ndcg_cut_10")
 
 
+# Runs larger than this are streamed unless --no-stream; blocks of this many bytes.
+_AUTO_STREAM_BYTES = 1 << 30
+_BLOCK_BYTES = 256 << 20
+
+
+def _byte_size(text):
+    """'4096', '64K', '256M', '1G' -> bytes (argparse type)."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    number, unit = (text[:-1], text[-1].upper()) if text[-1:].upper() in units else (text, "")
+    try:
+        value = int(number) * units.get(unit, 1)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"block size must be a positive number of bytes such as 4096, 64M or 1G. "
+            f"Got {text!r} instead.")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error and exit status 2."""
 
@@ -89,6 +109,14 @@ def _build_parser(command=None):
     ev.add_argument("-R", "--rel-format", default="qrels", metavar="FORMAT",
                     help="trec_eval -R: judgement format, 'qrels' (default) or 'qrels_jg' "
                          "(judgement groups, for -m qrels_jg)")
+    ev.add_argument("--stream", action=argparse.BooleanOptionalAction, default=None,
+                    help="read and evaluate the run one block of queries at a time, in "
+                         "bounded memory (trec_eval measures; the run's lines must be grouped "
+                         "by query). Default: on for a run file larger than "
+                         f"{_AUTO_STREAM_BYTES >> 30} GiB")
+    ev.add_argument("--block-size", type=_byte_size, default=_BLOCK_BYTES, metavar="BYTES",
+                    help="with --stream, bytes of the run read per block (e.g. 64M, 1G; "
+                         "default 256M)")
     ev.add_argument("--float32-scores", action="store_true",
                     help="compare scores as 32-bit floats, as pytrec_eval (trec_eval 10 "
                          "reads doubles)")
@@ -190,9 +218,50 @@ def _is_skrank_name(spec):
     return True
 
 
+def _streaming(args):
+    """Whether to stream the run: --stream, or a run file above the automatic size."""
+    import os
+
+    if args.stream is not None:
+        return args.stream
+    if args.run == "-" or args.rel_format != "qrels" or not _trec_mode(args):
+        return False
+    try:
+        return os.path.getsize(args.run) > _AUTO_STREAM_BYTES
+    except OSError:
+        return False  # reading it says what is wrong
+
+
+def _evaluate_stream(args, out):
+    from . import io
+    from ._trec_eval import evaluate_stream
+
+    if args.rel_format != "qrels":
+        raise ValueError("--stream reads -R qrels judgements only. Got -R qrels_jg; "
+                         "evaluate with --no-stream.")
+    if args.qrels == "-" and args.run == "-":
+        raise ValueError("only one of qrels and run can be read from standard input ('-')")
+    qrels = _read_file(args.qrels, "qrels", io._read.read_qrels_table)
+    run = sys.stdin.buffer if args.run == "-" else args.run
+    try:
+        text = evaluate_stream(
+            qrels, run, block_bytes=args.block_size, measures=args.metrics or [],
+            per_query=args.per_query, level=1 if args.threshold is None else int(args.threshold),
+            complete=args.complete, max_ret=args.max_retrieved, judged_only=args.judged_only,
+            num_docs=args.num_docs, zscores=args.zscores, float32_scores=args.float32_scores)
+    except FileNotFoundError:
+        raise ValueError(f"{args.run}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{args.run}: is a directory, not a run file") from None
+    out.write(text)
+
+
 def _evaluate_trec(args, out):
     from ._trec_eval import evaluate_files
 
+    if _streaming(args):
+        _evaluate_stream(args, out)
+        return
     level = 1 if args.threshold is None else int(args.threshold)
     if args.rel_format == "qrels":
         qrels, run = _read_inputs(args, common_queries=False, tables=True)
@@ -218,6 +287,8 @@ def _evaluate(args, out):
                                        ("-J", args.judged_only), ("-Z", args.zscores),
                                        ("--float32-scores", args.float32_scores),
                                        ("-R", args.rel_format != "qrels")) if on]
+    if args.stream:
+        trec_only.append("--stream")
     if trec_only:
         raise ValueError(f"{' and '.join(trec_only)} apply to trec_eval measures only "
                          f"(e.g. -m P.10, -m all_trec). Got skrank metric names or options "
@@ -303,26 +374,30 @@ def _read_inputs(args, *, common_queries, tables=False):
         readers = (_read.read_qrels_table, lambda path: _read.read_run_table(path, compact=True))
     else:
         readers = (io.read_qrels, io.read_run)
-    files = {}
-    for role, path, reader in (("qrels", args.qrels, readers[0]),
-                               ("run", args.run, readers[1])):
-        name = "<stdin>" if path == "-" else path
-        try:
-            files[role] = reader(sys.stdin.buffer if path == "-" else path)
-        except FileNotFoundError:
-            raise ValueError(f"{name}: no such file") from None
-        except IsADirectoryError:
-            raise ValueError(f"{name}: is a directory, not a {role} file") from None
-        except PermissionError:
-            raise ValueError(f"{name}: permission denied") from None
-        if len(files[role]) == 0:
-            raise ValueError(f"{name}: no line (an empty {role} file)")
-    qrels, run = files["qrels"], files["run"]
+    qrels = _read_file(args.qrels, "qrels", readers[0])
+    run = _read_file(args.run, "run", readers[1])
     if common_queries and not args.complete and np.intersect1d(qrels.qid, run.qid).size == 0:
         raise ValueError(
             f"{_shown(args.run)}: no query of the run is in {_shown(args.qrels)} (the query "
             f"ids of the two files do not match)")
     return qrels, run
+
+
+def _read_file(path, role, reader):
+    """``reader(path)`` ('-': standard input), its errors naming the file; an empty
+    file is an error."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        value = reader(sys.stdin.buffer if path == "-" else path)
+    except FileNotFoundError:
+        raise ValueError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{name}: is a directory, not a {role} file") from None
+    except PermissionError:
+        raise ValueError(f"{name}: permission denied") from None
+    if len(value) == 0:
+        raise ValueError(f"{name}: no line (an empty {role} file)")
+    return value
 
 
 def _demo_parser(sub):

@@ -615,6 +615,11 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
         yield table if table is not None else _empty(name, layout, keep)
 
 
+def empty_run_table(name="<run>"):
+    """A run table without rows."""
+    return _empty(name, RUN, ("score",))
+
+
 def _empty(name, layout, keep):
     return Table(name=name, qid_runs=np.zeros(0, dtype="S1"), run_lengths=[],
                  docno=np.zeros(0, dtype="S1"),
