@@ -242,12 +242,21 @@ def measure_blocks(ranking, selected, *, zscores=None):
     return blocks
 
 
-def trec_eval_text(qids, blocks, *, runid, all_qrels_rel, per_query=False, complete=False,
-                   z=False):
-    """trec_eval's output (one string, each line ending with a newline) for the
+def trec_eval_text(qids, blocks, **options):
+    """trec_eval's output (one string, each line ending with a newline); see
+    :func:`trec_eval_pieces`."""
+    return "".join(trec_eval_pieces(qids, blocks, **options))
+
+
+# Per-query lines are formatted for this many queries at a time (bounded memory).
+_QUERIES_PER_PIECE = 1000
+
+
+def trec_eval_pieces(qids, blocks, *, runid, all_qrels_rel, per_query=False, complete=False,
+                     z=False):
+    """trec_eval's output, piece after piece (strings of whole lines), for the
     per-query values ``blocks`` of the queries ``qids`` (see :func:`measure_blocks`)."""
     n_q = len(qids)
-    parts = []
     if per_query and n_q:
         columns = []
         for item, values in blocks:
@@ -263,8 +272,9 @@ def trec_eval_text(qids, blocks, *, runid, all_qrels_rel, per_query=False, compl
                     columns.append((f"{name:<22}\t", "int", values[:, j]))
                 else:
                     columns.append((f"{prefix}{name:<22}\t", "float", values[:, j]))
-        if columns:
-            parts.append(_per_query_text(qids, columns))
+        for lo in range(0, n_q if columns else 0, _QUERIES_PER_PIECE):
+            hi = lo + _QUERIES_PER_PIECE
+            yield _per_query_text(qids[lo:hi], [(p, k, v[lo:hi]) for p, k, v in columns])
 
     lines = []
     for item, values in blocks:
@@ -290,8 +300,7 @@ def trec_eval_text(qids, blocks, *, runid, all_qrels_rel, per_query=False, compl
                 lines.append(f"{name:<22}\tall\t{int(value)}")
             else:
                 lines.append(f"{prefix}{name:<22}\tall\t{_c_float(value)}")
-    parts.append("".join(line + "\n" for line in lines))
-    return "".join(parts)
+    yield "".join(line + "\n" for line in lines)
 
 
 def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscores=None):
@@ -413,9 +422,10 @@ def measures_help():
 
 def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complete=False,
                    max_ret=None, judged_only=False, num_docs=0, zscores=None,
-                   float32_scores=False, rel_format="qrels", text=False):
+                   float32_scores=False, rel_format="qrels", pieces=False):
     """trec_eval's output lines for a qrels and a run (paths, io objects or tables
-    read by :mod:`skrank.io`); ``text``: the output as one string instead."""
+    read by :mod:`skrank.io`); ``pieces``: the output as an iterator of strings
+    of whole lines instead."""
     import os
 
     from . import io
@@ -443,10 +453,10 @@ def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complet
     ranking.num_docs_in_coll = num_docs
     table = read_zscores(zscores) if zscores is not None else None
     blocks = measure_blocks(ranking, selected, zscores=table)
-    out = trec_eval_text([str(q) for q in ranking.qids.tolist()], blocks,
-                         runid=ranking.runid, all_qrels_rel=ranking.all_qrels_rel,
-                         per_query=per_query, complete=complete, z=table is not None)
-    return out if text else out.splitlines()
+    out = trec_eval_pieces([str(q) for q in ranking.qids.tolist()], blocks,
+                           runid=ranking.runid, all_qrels_rel=ranking.all_qrels_rel,
+                           per_query=per_query, complete=complete, z=table is not None)
+    return out if pieces else "".join(out).splitlines()
 
 
 def _selected(measures, rel_format):
@@ -467,7 +477,8 @@ def _selected(measures, rel_format):
 def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, level=1,
                     complete=False, max_ret=None, judged_only=False, num_docs=0,
                     zscores=None, float32_scores=False):
-    """trec_eval's output for a run read and evaluated one block of queries at a time.
+    """trec_eval's output (pieces of text) for a run read and evaluated one block of
+    queries at a time.
 
     ``qrels``: a path or a qrels table (held in memory); ``run``: a path or a
     binary file object, read about ``block_bytes`` at a time.  Every query's
@@ -508,7 +519,7 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
         if again.any():
             i = int(np.argmax(again))
             row = int(block.run_lengths[:i].sum())
-            raise ValueError(
+            raise NotGroupedError(
                 f"{block.name}:{block.line_of(row)}: the run is not grouped by query: query "
                 f"{str(decode(ids[i:i + 1])[0])!r} comes again after other queries. Streaming "
                 f"(--stream) reads a run one block of queries at a time; sort it by query "
@@ -547,9 +558,13 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
     merged = [(item, np.concatenate([blocks[j][1] for _, blocks in parts])[order])
               for j, (item, _) in enumerate(parts[0][1])]
     runid = last[1] if last[0] is not None else (first_tag or "")
-    return trec_eval_text(qids[order].tolist(), merged, runid=runid,
-                          all_qrels_rel=qrels.numbers["rel"], per_query=per_query,
-                          complete=complete, z=table is not None)
+    return trec_eval_pieces(qids[order].tolist(), merged, runid=runid,
+                            all_qrels_rel=qrels.numbers["rel"], per_query=per_query,
+                            complete=complete, z=table is not None)
+
+
+class NotGroupedError(ValueError):
+    """A streamed run whose lines are not grouped by query."""
 
 
 class _QueryIndex:

@@ -17,9 +17,10 @@ DEFAULT_CLI_METRICS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "rec
                        "P_5", "P_10", "recall_100", "ndcg", "ndcg_cut_10")
 
 
-# Runs larger than this are streamed unless --no-stream; blocks of this many bytes.
+# By default a run file larger than one block is streamed; one that turns out not to
+# be grouped by query is then read whole if it is below _AUTO_STREAM_BYTES.
 _AUTO_STREAM_BYTES = 1 << 30
-_BLOCK_BYTES = 256 << 20
+_BLOCK_BYTES = 32 << 20
 
 
 def _byte_size(text):
@@ -112,11 +113,13 @@ def _build_parser(command=None):
     ev.add_argument("--stream", action=argparse.BooleanOptionalAction, default=None,
                     help="read and evaluate the run one block of queries at a time, in "
                          "bounded memory (trec_eval measures; the run's lines must be grouped "
-                         "by query). Default: on for a run file larger than "
-                         f"{_AUTO_STREAM_BYTES >> 30} GiB")
+                         "by query, as runs are written). Default: streamed when the run file "
+                         "is larger than one block; a run that is not grouped by query is "
+                         f"then read whole if under {_AUTO_STREAM_BYTES >> 30} GiB. "
+                         "--no-stream reads it whole")
     ev.add_argument("--block-size", type=_byte_size, default=_BLOCK_BYTES, metavar="BYTES",
-                    help="with --stream, bytes of the run read per block (e.g. 64M, 1G; "
-                         "default 256M)")
+                    help="bytes of the run read per block when streaming (e.g. 64M, 1G; "
+                         f"default {_BLOCK_BYTES >> 20}M)")
     ev.add_argument("--float32-scores", action="store_true",
                     help="compare scores as 32-bit floats, as pytrec_eval (trec_eval 10 "
                          "reads doubles)")
@@ -218,18 +221,23 @@ def _is_skrank_name(spec):
     return True
 
 
-def _streaming(args):
-    """Whether to stream the run: --stream, or a run file above the automatic size."""
+def _run_size(args):
     import os
 
+    try:
+        return os.path.getsize(args.run) if args.run != "-" else None
+    except OSError:
+        return None  # reading it says what is wrong
+
+
+def _streaming(args):
+    """Whether to stream the run: --stream, or a run file larger than one block."""
     if args.stream is not None:
         return args.stream
-    if args.run == "-" or args.rel_format != "qrels" or not _trec_mode(args):
+    if args.rel_format != "qrels" or args.qrels == "-":
         return False
-    try:
-        return os.path.getsize(args.run) > _AUTO_STREAM_BYTES
-    except OSError:
-        return False  # reading it says what is wrong
+    size = _run_size(args)
+    return size is not None and size > args.block_size
 
 
 def _evaluate_stream(args, out):
@@ -253,15 +261,24 @@ def _evaluate_stream(args, out):
         raise ValueError(f"{args.run}: no such file") from None
     except IsADirectoryError:
         raise ValueError(f"{args.run}: is a directory, not a run file") from None
-    out.write(text)
+    for piece in text:
+        out.write(piece)
 
 
 def _evaluate_trec(args, out):
     from ._trec_eval import evaluate_files
 
     if _streaming(args):
-        _evaluate_stream(args, out)
-        return
+        from ._trec_eval import NotGroupedError
+
+        try:
+            _evaluate_stream(args, out)
+            return
+        except NotGroupedError:
+            size = _run_size(args)
+            if args.stream or size is None or size > _AUTO_STREAM_BYTES:
+                raise
+            # Streamed by default, not grouped by query, small enough: read it whole.
     level = 1 if args.threshold is None else int(args.threshold)
     if args.rel_format == "qrels":
         qrels, run = _read_inputs(args, common_queries=False, tables=True)
@@ -273,8 +290,9 @@ def _evaluate_trec(args, out):
         qrels, run, measures=args.metrics or [], per_query=args.per_query,
         level=level, complete=args.complete, max_ret=args.max_retrieved,
         judged_only=args.judged_only, num_docs=args.num_docs, zscores=args.zscores,
-        float32_scores=args.float32_scores, rel_format=args.rel_format, text=True)
-    out.write(text)
+        float32_scores=args.float32_scores, rel_format=args.rel_format, pieces=True)
+    for piece in text:
+        out.write(piece)
 
 
 def _evaluate(args, out):

@@ -225,19 +225,28 @@ def test_stream_errors(capsys, tmp_path):
     assert status == 2 and "duplicate document 'a' for query 'q1' (lines 1 and 3)" in err
 
 
-def test_stream_is_automatic_above_a_size(capsys, tmp_path, monkeypatch):
-    from skrank import cli
+def test_stream_is_automatic_above_one_block(capsys, tmp_path, monkeypatch):
+    import skrank._trec_eval as trec
 
     qrels, run = _grouped_run(tmp_path)
     calls = []
-    import skrank._trec_eval as trec
-
     stream = trec.evaluate_stream
     monkeypatch.setattr(trec, "evaluate_stream", lambda *a, **k: calls.append(1) or stream(*a, **k))
-    _cli_text(capsys, ["evaluate", "-c", qrels, run])
+    whole = _cli_text(capsys, ["evaluate", "-c", "-q", qrels, run])  # smaller than a block
     assert calls == []
-    monkeypatch.setattr(cli, "_AUTO_STREAM_BYTES", 100)
-    _cli_text(capsys, ["evaluate", "-c", qrels, run])
+    assert _cli_text(capsys, ["evaluate", "-c", "-q", "--block-size", "100", qrels, run]) == whole
     assert calls == [1]
-    _cli_text(capsys, ["evaluate", "--no-stream", "-c", qrels, run])
+    _cli_text(capsys, ["evaluate", "--no-stream", "--block-size", "100", "-c", qrels, run])
     assert calls == [1]
+    # A run not grouped by query, streamed by default: read whole instead (same output);
+    # with --stream, an error.
+    lines = Path(run).read_text().splitlines(keepends=True)
+    shuffled = tmp_path / "shuffled.txt"
+    shuffled.write_text("".join(lines[1::2] + lines[0::2]))
+    whole = _cli_text(capsys, ["evaluate", "-c", "-q", qrels, str(shuffled)])
+    assert _cli_text(capsys, ["evaluate", "-c", "-q", "--block-size", "100", qrels,
+                              str(shuffled)]) == whole
+    assert calls == [1, 1]
+    status, _, err = run_cli(capsys, ["evaluate", "--stream", "--block-size", "100", "-c", qrels,
+                                      str(shuffled)])
+    assert status == 2 and "not grouped by query" in err
