@@ -124,8 +124,10 @@ def main(argv=None):
                                                          *files]))
         commands.append(("-m ndcg@10 -m map -q", "skrank", [*skrank, "-m", "ndcg@10", "-m",
                                                              "map", "-q", *files]))
-        print(f"{args.queries * args.docs:,} run lines, {args.queries:,} queries, run file "
-              f"{size:.0f} MiB; {'trec_eval: ' + binary if binary else why}")
+        with open(folder / "run", "rb") as f:  # the files may come from an earlier call
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 24), b""))
+        print(f"{lines:,} run lines, run file {size:.0f} MiB; "
+              f"{'trec_eval: ' + binary if binary else why}")
         times = {key[:2]: [] for key in commands}
         memory = {key[:2]: [] for key in commands}
         identical = True

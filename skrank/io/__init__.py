@@ -22,6 +22,12 @@ bytes, not the file name) and parse without a Python loop per line, so a
 :func:`join_qrels_run` turns a :class:`Qrels` and a :class:`Run` into the
 ``y_true, y_score, qid, retrieved`` arrays the skrank metrics take, in
 trec_eval's ranking order.
+
+The package: ``_tokenize`` (bytes to columns, piece by piece; the pair hash and
+the one duplicate check), ``_containers`` (the public tables), ``_read`` (the
+readers) and ``_join`` (one factorisation of the query ids, one match, one
+ordering).  The command line evaluates the byte tables of ``_tokenize``
+directly, without str arrays.
 """
 
 from ._containers import Qrels, Run, TrecArrays, _rank_in_query

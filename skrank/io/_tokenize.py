@@ -540,7 +540,8 @@ class Table:
 
     @classmethod
     def of_columns(cls, name, qid, docno, numbers, tag=None):
-        qid_runs, lengths = runs_of(encode(qid))
+        qid_runs, lengths = runs_of(np.asarray(qid))
+        qid_runs = encode(qid_runs)
         return cls(name=name, qid_runs=qid_runs, run_lengths=lengths, docno=encode(docno),
                    numbers=numbers, tag=tag)
 
