@@ -571,10 +571,10 @@ class _QueryIndex:
     """A qrels table's rows by query: ``qids`` (sorted bytes) and the rows of any of them."""
 
     def __init__(self, qrels):
-        from ._grouping import factorize_qid
+        from .io._containers import factorize_ids
 
         self.qrels = qrels
-        codes, self.qids, _ = factorize_qid(_FUNC, qrels.qid_runs)
+        codes, self.qids = factorize_ids(_FUNC, qrels.qid_runs)
         row_codes = np.repeat(codes, qrels.run_lengths)
         self.counts = np.bincount(row_codes, minlength=self.qids.shape[0])
         self.starts = np.cumsum(self.counts) - self.counts

@@ -20,7 +20,7 @@ DEFAULT_CLI_METRICS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "rec
 # By default a run file larger than one block is streamed; one that turns out not to
 # be grouped by query is then read whole if it is below _AUTO_STREAM_BYTES.
 _AUTO_STREAM_BYTES = 1 << 30
-_BLOCK_BYTES = 16 << 20
+_BLOCK_BYTES = 8 << 20
 
 
 def _byte_size(text):

@@ -338,6 +338,7 @@ def test_containers_and_pandas():
     assert run.rank.tolist() == [1, 1, 2]
     assert run.tag.tolist() == ["", "", ""]
     assert repr(run) == "Run(n_rows=3, n_queries=2)"
+    assert repr(Run(qid=[], docno=[], score=[])) == "Run(n_rows=0, n_queries=0)"
     frame = run.to_pandas()
     assert list(frame.columns) == ["qid", "docno", "score", "rank", "tag"]
     assert frame["score"].tolist() == [1.0, 2.0, 3.0]

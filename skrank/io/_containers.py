@@ -10,6 +10,14 @@ from .._grouping import factorize_qid
 from ._tokenize import Table, decode
 
 
+def factorize_ids(func, ids):
+    """``(codes, sorted distinct ids)`` by the engine's one factoriser (empty ids too)."""
+    if ids.shape[0] == 0:
+        return np.zeros(0, dtype=np.intp), ids[:0]
+    codes, uniques, _ = factorize_qid(func, ids)
+    return codes, uniques
+
+
 def _str_array(cls, name, value):
     arr = np.asarray(value)
     if arr.ndim != 1:
@@ -70,7 +78,7 @@ class _Columns:
         return self.qid.shape[0]
 
     def _n_queries(self):
-        return factorize_qid(type(self).__name__, self.qid)[1].shape[0]
+        return factorize_ids(type(self).__name__, self.qid)[1].shape[0]
 
     def to_pandas(self):
         """Return the table as a :class:`pandas.DataFrame`, one column per attribute."""

@@ -4,8 +4,8 @@ retrieved rows (query, score descending, docno descending: trec_eval's)."""
 
 import numpy as np
 
-from .._grouping import factorize_qid, order_ties, segmented_argsort_desc
-from ._containers import Qrels, Run, TrecArrays, qrels_table, run_table
+from .._grouping import order_ties, segmented_argsort_desc
+from ._containers import Qrels, Run, TrecArrays, factorize_ids, qrels_table, run_table
 from ._tokenize import check_no_duplicates, decode
 
 _U64 = np.uint64
@@ -46,7 +46,7 @@ def join(qrels, run, *, missing_queries, func="join_qrels_run", columns=("score"
     # runs of equal ids (queries are contiguous in files), not of every row.
     n_qrels_runs = qrels.qid_runs.shape[0]
     run_ids = np.concatenate([qrels.qid_runs, run.qid_runs])
-    codes, qids, _ = factorize_qid(func, run_ids)
+    codes, qids = factorize_ids(func, run_ids)
     codes = codes.astype(np.int32 if qids.shape[0] < 2 ** 31 else np.intp)
     n_queries = qids.shape[0]
     q_run_codes, r_run_codes = codes[:n_qrels_runs], codes[n_qrels_runs:]
@@ -63,7 +63,7 @@ def join(qrels, run, *, missing_queries, func="join_qrels_run", columns=("score"
                 and np.array_equal(q_codes[matched[hit]], r_codes[hit])):
             matched = None
     if matched is None:  # 64-bit hash collision: match on exact docno codes
-        docno_codes, _, _ = factorize_qid(
+        docno_codes, _ = factorize_ids(
             func, np.concatenate([q_docno, _take(run.docno, r_rows)]))
         exact = (np.concatenate([q_codes, r_codes]).astype(np.int64)
                  * (int(docno_codes.max()) + 1) + docno_codes).astype(_U64)
