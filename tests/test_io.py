@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skrank import io as sio
 from skrank.io import _join, _tokenize
 from skrank.io import Qrels, Run, TrecArrays, join_qrels_run, read_qrels, read_run
 
@@ -239,7 +238,7 @@ def test_numbers_parse_like_strtod(tmp_path, monkeypatch):
     scores += [f"{x:.{int(d)}f}" for x, d in zip(rng.normal(0, 1e3, 300), rng.integers(0, 17, 300))]
     lines = [f"q Q0 d{i} {ranks[i % len(ranks)]} {sc} t\n" for i, sc in enumerate(scores)]
     path = write(tmp_path / "run.txt", "".join(lines))
-    for chunk in (sio._CHUNK_BYTES, 64):
+    for chunk in (_tokenize._CHUNK_BYTES, 64):
         monkeypatch.setattr(_tokenize, "_CHUNK_BYTES", chunk)
         run = read_run(path)
         assert run.score.tolist() == [float(x) for x in scores]  # exact, not approx
@@ -278,7 +277,7 @@ def test_too_few_fields_message(tmp_path):
 def test_bad_number_message(tmp_path, monkeypatch, line, what):
     good = "".join(f"301 Q0 d{i} {i} {i}.5 t\n" for i in range(300))
     path = write(tmp_path / "run.txt", good + line + "\n" + good.replace("301", "302"))
-    for chunk in (sio._CHUNK_BYTES, 1000):  # error in the first chunk or a later one
+    for chunk in (_tokenize._CHUNK_BYTES, 1000):  # error in the first chunk or a later one
         monkeypatch.setattr(_tokenize, "_CHUNK_BYTES", chunk)
         with pytest.raises(ValueError) as excinfo:
             read_run(path)
@@ -320,11 +319,17 @@ def test_duplicates_found_despite_hash_collisions(tmp_path, monkeypatch):
 
 
 def test_hash_ignores_array_width():
-    narrow = np.array(["ab", "abcdefghi"])
-    wide = narrow.astype("U40")
-    codes = np.array([3, 3])
-    np.testing.assert_array_equal(sio._key_hash(codes, narrow), sio._key_hash(codes, wide))
-    assert sio._key_hash(codes, narrow)[0] != sio._key_hash(codes + 1, narrow)[0]
+    # The qrels' and the run's byte columns have their own widths: equal pairs must
+    # hash alike whatever the widths, and the qid must count.
+    qid, docno = np.array([b"q1", b"q1"]), np.array([b"ab", b"abcdefghi"])
+    narrow = _tokenize._pair_hash(qid, docno)
+    np.testing.assert_array_equal(narrow, _tokenize._pair_hash(qid.astype("S17"),
+                                                               docno.astype("S40")))
+    assert narrow[0] != narrow[1]
+    assert narrow[0] != _tokenize._pair_hash(np.array([b"q2"]), docno[:1])[0]
+    # (q, "1x") and (q1, "x") are different pairs.
+    assert (_tokenize._pair_hash(np.array([b"q"]), np.array([b"1x"]))[0]
+            != _tokenize._pair_hash(np.array([b"q1"]), np.array([b"x"]))[0])
 
 
 def test_nul_bytes_rejected(tmp_path):

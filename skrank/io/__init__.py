@@ -33,7 +33,6 @@ directly, without str arrays.
 from ._containers import Qrels, Run, TrecArrays, _rank_in_query
 from ._join import join_qrels_run
 from ._read import read_qrels, read_run
-from ._tokenize import _CHUNK_BYTES, _key_hash  # noqa: F401 (tests, benchmarks)
 
 __all__ = [
     "Qrels",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._grouping import factorize_qid
+from .._validation import _check_length
 from ._tokenize import Table, decode
 
 
@@ -52,13 +53,6 @@ def _num_array(cls, name, value, dtype):
             f"{cls}: {name} must hold numbers. Got an array of dtype {arr.dtype} instead."
         )
     return arr.astype(dtype, copy=False)
-
-
-def _check_lengths(cls, **arrays):
-    lengths = {name: arr.shape[0] for name, arr in arrays.items()}
-    if len(set(lengths.values())) > 1:
-        shown = ", ".join(f"{name}={n}" for name, n in lengths.items())
-        raise ValueError(f"{cls}: all arrays must have the same length. Got {shown}.")
 
 
 def _pandas(cls):
@@ -127,7 +121,7 @@ class Qrels(_Columns):
         object.__setattr__(self, "qid", _str_array(name, "qid", self.qid))
         object.__setattr__(self, "docno", _str_array(name, "docno", self.docno))
         object.__setattr__(self, "rel", _num_array(name, "rel", self.rel, np.int64))
-        _check_lengths(name, qid=self.qid, docno=self.docno, rel=self.rel)
+        _check_length(name, [("qid", self.qid), ("docno", self.docno), ("rel", self.rel)])
 
     def __repr__(self):
         n_queries = self._n_queries()
@@ -243,8 +237,8 @@ class Run(_Columns):
         if isinstance(tag, str):
             tag = np.full(qid.shape[0], tag, dtype=f"U{max(len(tag), 1)}")
         object.__setattr__(self, "tag", _str_array(name, "tag", tag))
-        _check_lengths(name, qid=self.qid, docno=self.docno, score=self.score,
-                       rank=self.rank, tag=self.tag)
+        _check_length(name, [("qid", self.qid), ("docno", self.docno), ("score", self.score),
+                             ("rank", self.rank), ("tag", self.tag)])
 
     def __repr__(self):
         n_queries = self._n_queries()

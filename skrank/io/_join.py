@@ -5,6 +5,7 @@ retrieved rows (query, score descending, docno descending: trec_eval's)."""
 import numpy as np
 
 from .._grouping import order_ties, segmented_argsort_desc
+from .._validation import check_choice
 from ._containers import Qrels, Run, TrecArrays, factorize_ids, qrels_table, run_table
 from ._tokenize import check_no_duplicates, decode
 
@@ -239,9 +240,7 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
     if not isinstance(run, Run):
         raise TypeError(f"{func}: run must be a Run (see read_run). "
                         f"Got {type(run).__name__} instead.")
-    if missing_queries not in ("skip", "zero"):
-        raise ValueError(f"{func}: missing_queries must be one of 'skip', 'zero'. "
-                         f"Got {missing_queries!r} instead.")
+    check_choice(func, "missing_queries", missing_queries, ("skip", "zero"))
     j = join(qrels, run, missing_queries=missing_queries, func=func)
     hit = j.r_match >= 0
     r_true = np.zeros(j.r_codes.shape[0], dtype=np.float64)

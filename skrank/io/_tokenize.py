@@ -427,12 +427,6 @@ def _words(strings):
     return raw.view("<u8")
 
 
-def _key_hash(codes, strings):
-    """64-bit hash of each ``(codes[i], strings[i])`` pair (``strings`` of dtype S or U)."""
-    h = codes.astype(_U64) * _U64(0x9E3779B97F4A7C15)
-    return _fold_words(h, _words(strings))
-
-
 def _pair_hash(qid, docno):
     """64-bit hash of each (qid, docno) pair of two ``S`` arrays."""
     h = np.full(qid.shape[0], 0x9E3779B97F4A7C15, dtype=_U64)
@@ -440,11 +434,6 @@ def _pair_hash(qid, docno):
     h ^= _U64(0xD6E8FEB86659FD93)  # end of the qid
     _mix(h)
     return _fold_words(h, _words(docno))
-
-
-def pair_hash(qid, docno):
-    """The pair hash of ``S`` arrays (the one the readers give every row)."""
-    return _pair_hash(qid, docno)
 
 
 # --------------------------------------------------------------------------
@@ -525,7 +514,7 @@ class Table:
 
     def pair_keys(self):
         if self.keys is None:
-            self.keys = pair_hash(encode(self.qid()), encode(self.docno))
+            self.keys = _pair_hash(encode(self.qid()), encode(self.docno))
         return self.keys
 
     def release(self):
@@ -763,10 +752,6 @@ class _Column:
         # A view, unless most of the buffer went unused.
         view = self.buffer[:stop]
         return view if 2 * stop >= self.buffer.shape[0] else view.copy()
-
-
-def _concat(arrays):
-    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 # --------------------------------------------------------------------------
