@@ -605,3 +605,26 @@ def test_block_order_sorts_each_query_block_like_lexsort(seed):
     neg_score = rng.choice(values, codes.size)
     expected = np.lexsort((neg_score, codes))
     np.testing.assert_array_equal(_join._block_order(codes, neg_score), expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("descending", [False, True])
+def test_order_ties_sorts_each_group_stably(seed, descending):
+    # The one tie-reordering routine (trec_eval's docno order here, the engine's
+    # pessimistic/optimistic label order): oracle, Python's stable sort per group.
+    from skrank._grouping import order_ties
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    group_of = np.cumsum(rng.random(n) < 0.3)            # runs of tied rows
+    keys = rng.integers(0, 4, n)                         # repeated keys: stability shows
+    same = group_of[1:] == group_of[:-1]
+    rows, ordered = order_ties(same, keys.__getitem__, descending=descending)
+    result = np.arange(n)
+    result[rows] = ordered
+    expected = []
+    for g in np.unique(group_of):
+        members = np.flatnonzero(group_of == g).tolist()
+        expected += sorted(members, key=lambda r: -keys[r] if descending else keys[r])
+    assert result.tolist() == expected
+    assert set(rows.tolist()) == {r for r in range(n) if np.sum(group_of == group_of[r]) > 1}
