@@ -142,8 +142,8 @@ def main(argv=None):
                 if binary:
                     for tool in ("skrank", "skrank --no-stream"):
                         identical &= outputs[label, tool] == outputs[label, "trec_eval"]
-        print(f"\n| measures | command | wall (s) | vs trec_eval | peak memory (MiB) | "
-              f"x run file |\n|---|---|---|---|---|---|")
+        print("\n| measures | command | wall (s) | vs trec_eval | peak memory (MiB) | "
+              "x run file |\n|---|---|---|---|---|---|")
         for label, tool, _ in commands:
             t = statistics.median(times[label, tool])
             base = times.get((label, "trec_eval"))

@@ -98,16 +98,19 @@ def pieces(source, name, info=None):
         if info is not None:
             info["size"] = _file_size(stream)
         first = _as_bytes_read(stream, size)
-        read = lambda n: _as_bytes_read(stream, n)  # noqa: E731
+        unzipped = None
         if first[:2] == _GZIP_MAGIC:
             unzipped = gzip.GzipFile(fileobj=_Chain(first, stream), mode="rb")
 
-            def read(n):
-                try:
-                    return unzipped.read(n)
-                except (OSError, EOFError, zlib.error) as exc:
-                    raise ValueError(f"{name}: corrupt gzip data ({exc})") from exc
+        def read(n):
+            if unzipped is None:
+                return _as_bytes_read(stream, n)
+            try:
+                return unzipped.read(n)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise ValueError(f"{name}: corrupt gzip data ({exc})") from exc
 
+        if unzipped is not None:
             first = read(size)
             if info is not None:
                 info["size"] = None
