@@ -1055,6 +1055,30 @@ class Ranking:
         return self._cached(("labels_above", k), lambda: self.labels[self.groups_above(k)[1]])
 
 
+def order_ties(same, key, *, descending=False):
+    """Reorder the rows of each tie group by a key: ``(rows, ordered)``.
+
+    ``same[i]`` says that rows ``i`` and ``i + 1`` are tied (one group);
+    ``key(rows)`` gives the sort key of some rows.  ``rows`` are the rows that
+    belong to a group of two or more, in order; ``ordered`` the same rows with
+    each group sorted by key, ascending or descending, equal keys in their
+    order.  The one tie-breaking routine: the engine's pessimistic and
+    optimistic policies (key: the label) and trec_eval's order in
+    :mod:`skrank.io` (key: the docno, descending).
+    """
+    in_tie = np.zeros(same.shape[0] + 1, dtype=bool)
+    in_tie[1:] |= same
+    in_tie[:-1] |= same
+    rows = np.flatnonzero(in_tie)
+    group = np.cumsum(np.concatenate(([True], ~same)))[rows]
+    keys = key(rows)
+    if descending:  # reversed (group descending, key ascending, position descending)
+        by = np.lexsort((np.arange(rows.shape[0], 0, -1), keys, -group))[::-1]
+    else:
+        by = np.lexsort((keys, group))
+    return rows, rows[by]
+
+
 def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None):
     """Group rows by query and order each query by score with the tie policy.
 
@@ -1120,13 +1144,9 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         else:
             new_group = np.concatenate(([True], ~same))
             # Order tied rows by label: worst first (pessimistic) or best first.
-            in_tie = np.zeros(labels_sorted.shape[0], dtype=bool)
-            in_tie[1:] |= same
-            in_tie[:-1] |= same
-            rows = np.flatnonzero(in_tie)
-            group_id = np.cumsum(new_group)[rows]
-            key = labels_sorted[rows] if ties == "pessimistic" else -labels_sorted[rows]
-            labels_sorted[rows] = labels_sorted[rows[np.lexsort((key, group_id))]]
+            rows, ordered = order_ties(same, labels_sorted.__getitem__,
+                                       descending=ties == "optimistic")
+            labels_sorted[rows] = labels_sorted[ordered]
 
     if depth is None:
         # The ranking holds every retrieved row: reuse its sorted labels.
