@@ -87,7 +87,9 @@ def _unknown(name, func, trec):
         candidates = candidates + judged_names()
     if trec:
         candidates = candidates + list(_trec_stems())
-    close = difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.6)
+    # (a judged metric's own name, where judged names are not read, is no suggestion)
+    close = difflib.get_close_matches(str(name), [c for c in candidates if c != name], n=1,
+                                      cutoff=0.6)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     return InvalidParameterError(
         f"{func}: unknown metric name {name!r}.{hint} Valid names follow "

@@ -527,3 +527,12 @@ def test_evaluate_valid_option_runs(param, value):
     assert res.qid.tolist() == ["q1", "q2"]
     # cg@2 of q1: d2 (0) then d1 (2); q2: d1 (1), then d4 (unjudged, 0)
     assert res.per_query["cg@2"].tolist() == [2.0, 1.0]
+
+
+def test_no_name_suggests_itself():
+    """Where judged names are not read (a scorer name, the command line's skrank names),
+    the error lists them but never answers 'judged@10' with "Did you mean 'judged@10'?"."""
+    with pytest.raises(skrank.InvalidParameterError, match="unknown metric name") as info:
+        parse_metric_name("judged@10", func="evaluate")
+    assert "Did you mean 'judged@10'" not in str(info.value)
+    assert "judged@<k>" in str(info.value)
