@@ -149,6 +149,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     ties, no_relevant, threshold = (P.EVALUATE_OPTIONS[name].validate(func, value) for name, value
                                     in (("ties", ties), ("no_relevant", no_relevant),
                                         ("threshold", threshold)))
+    check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids)
     trec = qrels is not None or run is not None
     if trec:
         if sample_weight is not None:
@@ -164,7 +165,6 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         if exclude is not None:
             raise InvalidParameterError(f"{func}: exclude is for the 2-D form (y_true, y_score matrices); "
                              f"with qrels and run, leave the excluded documents out of the run.")
-        check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids)
         if is_dask_frame(qrels) or is_dask_frame(run):  # partition by partition on Dask
             from .dask import _evaluate_frames
 

@@ -508,10 +508,8 @@ def test_evaluate_invalid_option_raises_naming_it(param, value):
     """Checked whether or not a listed metric reads the option (cg takes neither
     no_relevant nor threshold), for arrays and for qrels with a run."""
     calls = [lambda: skrank.evaluate(qrels=_QRELS, run=_RUN, metrics=["cg@2"],
-                                     **{param.name: value})]
-    if param not in P.COLLECTION_OPTIONS:
-        calls.append(lambda: skrank.evaluate(Y, S, qid=Q, metrics=["cg@2"],
-                                             **{param.name: value}))
+                                     **{param.name: value}),
+             lambda: skrank.evaluate(Y, S, qid=Q, metrics=["cg@2"], **{param.name: value})]
     for call in calls:
         with pytest.raises(skrank.InvalidParameterError,
                            match=rf"^evaluate: {param.name}\b"):
