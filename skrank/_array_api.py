@@ -92,6 +92,12 @@ def to_numpy(x):
     return np.asarray(host)
 
 
+def keep_device(x):
+    """Predictions as an array: device arrays (PyTorch, CuPy, ...) as they are, anything
+    else through ``np.asarray``."""
+    return x if _is_foreign(x) else np.asarray(x)
+
+
 def float_dtype(xp, *arrays):
     """Floating dtype of the computation: float32 when the scores are float32
     (and no input is float64), else float64."""
@@ -454,3 +460,24 @@ def as_float(values, like=None):
     if xp is None:
         return values.astype(np.float64)
     return xp.astype(values, xp.float64 if like is None else like.dtype)
+
+
+def fill_skipped(values, kept_qids, qids):
+    """Per-query device values over all ``qids``, NaN for the queries left out
+    (``no_relevant="skip"``); ids on the host or on the device."""
+    xp = namespace(values)
+    device = device_of(values)
+    if _is_foreign(qids):
+        kept = xp.searchsorted(qids, kept_qids)  # device ids come sorted (unique_inverse)
+    else:
+        kept = xp.asarray(np.flatnonzero(np.isin(qids, kept_qids)), device=device)
+    present = xp.zeros(qids.shape[0], dtype=xp.bool, device=device)
+    # Scatter through a comparison: the standard has no index assignment of many places.
+    rank = xp.searchsorted(kept, xp.arange(qids.shape[0], device=device))
+    rank = xp.minimum(rank, xp.asarray(max(kept.shape[0] - 1, 0), device=device))
+    if kept.shape[0]:
+        present = xp.take(kept, rank) == xp.arange(qids.shape[0], device=device)
+        spread = xp.take(values, rank)
+    else:
+        spread = xp.zeros(qids.shape[0], dtype=values.dtype, device=device)
+    return xp.where(present, spread, xp.full_like(spread, float("nan")))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._aggregate import mean_over_queries
+from ._array_api import fill_skipped, to_numpy, value_range
 from ._grouping import Depth, rank_queries
 from ._inputs import (as_qrels, as_run, check_collection_options, check_query_coverage,
                       drop_identical_ids, is_dask_frame, is_matrix_form, matrix_arrays)
@@ -55,24 +56,26 @@ class Evaluation:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - exercised without pandas only
             raise ImportError("Evaluation.to_pandas needs pandas: pip install pandas") from exc
-        frame = pd.DataFrame(self.per_query, index=pd.Index(self.qid, name="qid"))
+        # Device arrays (PyTorch, CuPy, ...) are copied to the host here.
+        frame = pd.DataFrame({name: to_numpy(values) for name, values in self.per_query.items()},
+                             index=pd.Index(to_numpy(self.qid), name="qid"))
         return frame
 
     def to_dict(self):
         """Plain-Python form (for JSON): means, per-query values and counts."""
         def clean(values):  # NaN -> None, once per metric column
-            values = np.asarray(values, dtype=np.float64)
+            values = to_numpy(values).astype(np.float64)
             out = values.astype(object)
             out[np.isnan(values)] = None
             return out.tolist()
 
-        qids = [str(q) for q in self.qid.tolist()]
+        qids = [str(q) for q in to_numpy(self.qid).tolist()]
         columns = {name: clean(vals) for name, vals in self.per_query.items()}
         return {
             "mean": {name: (None if np.isnan(v) else v) for name, v in self.mean.items()},
             "per_query": {q: {name: column[i] for name, column in columns.items()}
                           for i, q in enumerate(qids)},
-            "counts": {name: vals.tolist() for name, vals in self.counts.items()},
+            "counts": {name: to_numpy(vals).tolist() for name, vals in self.counts.items()},
             "qid": qids,
         }
 
@@ -335,7 +338,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
 
     @functools.cache
     def extremes():  # computed once, for every metric that checks its labels
-        return labels.min(), labels.max()
+        return value_range(labels)
 
     for label, spec, params, policy in checked:
         spec.check_labels(func, labels, params, extremes)
@@ -354,6 +357,8 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         mean[label] = mean_over_queries(func, values, kept_weights)
         if kept_qids.shape[0] == qids.shape[0]:
             per_query[label] = values
+        elif not isinstance(values, np.ndarray):  # device values: NaN where skipped
+            per_query[label] = fill_skipped(values, kept_qids, qids)
         else:
             full = np.full(qids.shape[0], np.nan)
             full[np.isin(qids, kept_qids)] = values
@@ -385,6 +390,11 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
 
 
 def _counts(ranking, threshold):
+    if getattr(ranking, "xp", None) is not None:  # a device ranking: counts on the device
+        xp = ranking.xp
+        return {name: xp.astype(values, xp.int64) for name, values in (
+            ("num_ret", ranking.n_ranked), ("num_rel", ranking.n_relevant(threshold)),
+            ("num_rel_ret", ranking.n_relevant_ranked(threshold)))}
     return {
         "num_ret": ranking.n_ranked.astype(np.int64),
         "num_rel": ranking.n_relevant(threshold).astype(np.int64),

@@ -28,6 +28,7 @@ import numpy as np
 # From its module: this may run while sklearn.metrics itself is still being imported.
 from sklearn.metrics._scorer import make_scorer
 
+from ._array_api import keep_device
 from ._metrics import METRICS
 from ._names import canonical_name, metric_names, parse_metric_name
 from ._validation import InvalidParameterError, _describe, apply_gain, check_choice
@@ -144,7 +145,7 @@ class RankingScorer(_sklearn_scorer_class()):
         if self._response == "expected_gain":
             y_score = self._expected_gain(estimator, y_score)
         weight = {} if sample_weight is None else {"sample_weight": sample_weight}
-        return self._score_func(y_true, np.asarray(y_score), qid=qid, **weight, **self._kwargs)
+        return self._score_func(y_true, keep_device(y_score), qid=qid, **weight, **self._kwargs)
 
     def _expected_gain(self, estimator, proba):
         """Expected gain of each document under a classifier over graded labels."""
@@ -229,7 +230,7 @@ class MultiRankingScorer(RankingScorer):
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
         qid, sample_weight = self._metadata(f"make_ranking_scorer({self.labels!r})", X, kwargs)
-        y_score = np.asarray(method_caller(estimator, self._response_method, X))
+        y_score = keep_device(method_caller(estimator, self._response_method, X))
         metrics = {label: (scorer._metric, dict(scorer._kwargs))
                    for label, scorer in self._scorers.items()}
         result = self._score_func(y_true, y_score, qid=qid, metrics=metrics,
