@@ -481,3 +481,46 @@ def fill_skipped(values, kept_qids, qids):
     else:
         spread = xp.zeros(qids.shape[0], dtype=values.dtype, device=device)
     return xp.where(present, spread, xp.full_like(spread, float("nan")))
+
+
+def matrix_arrays(func, y_true, y_score, exclude):
+    """:func:`skrank._inputs.matrix_arrays` for dense device matrices and a dense boolean
+    ``exclude`` mask (device or host): the flat form with the excluded cells dropped; a
+    user left without any cell gets one unranked row of label 0.  Returns
+    ``(y_true, y_score, qid, retrieved, n_ranked)``, all on the device."""
+    xp = namespace(y_true, y_score, exclude)
+    if not (_is_foreign(y_true) and _is_foreign(y_score)) or exclude is None \
+            or not (_is_foreign(exclude) or isinstance(exclude, np.ndarray)):
+        raise TypeError(
+            f"{func}: with {type(y_score).__module__.partition('.')[0]} arrays, y_true and "
+            f"y_score must be dense 2-D arrays of that namespace and exclude a dense boolean "
+            f"mask (a sparse matrix lives on the host). Got y_true of type "
+            f"{type(y_true).__name__} and exclude of type {type(exclude).__name__} instead. "
+            f"Pass exclude as a boolean array, e.g. torch.as_tensor(exclude.toarray())."
+        )
+    device = device_of(y_score)
+    mask = xp.asarray(exclude, device=device)
+    shape = tuple(y_score.shape)
+    if mask.dtype != xp.bool or tuple(mask.shape) != shape or tuple(y_true.shape) != shape \
+            or len(shape) != 2:
+        raise ValueError(
+            f"{func}: y_true, y_score and exclude must be 2-D of the same shape, exclude "
+            f"boolean. Got shapes {tuple(y_true.shape)}, {shape} and {tuple(mask.shape)}, "
+            f"exclude of dtype {mask.dtype} instead."
+        )
+    n_users, n_items = shape
+    keep = xp.nonzero(~xp.reshape(mask, (-1,)))[0]
+    n_ranked = n_items - xp.sum(xp.astype(mask, xp.int64), axis=1)
+    empty = xp.nonzero(n_ranked == 0)[0]
+    dtype = float_dtype(xp, y_true, y_score)
+
+    def flat(values):
+        return xp.astype(xp.take(xp.reshape(values, (-1,)), keep), dtype)
+
+    zeros = xp.zeros(empty.shape[0], dtype=dtype, device=device)
+    labels = xp.concat([flat(y_true), zeros])
+    scores = xp.concat([flat(y_score), zeros])
+    qid = xp.concat([keep // n_items, xp.astype(empty, keep.dtype)])
+    retrieved = xp.concat([xp.ones(keep.shape[0], dtype=xp.bool, device=device),
+                           xp.zeros(empty.shape[0], dtype=xp.bool, device=device)])
+    return labels, scores, qid, retrieved, n_ranked

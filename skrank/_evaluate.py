@@ -384,8 +384,12 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     counts = _counts(ranking, relevant_at)
     if n_ranked is not None:
         # Every item that is not excluded is ranked, though only the leading ones are held.
-        counts["num_ret"] = n_ranked.astype(np.int64)
-        counts["num_rel_ret"] = counts["num_rel"].copy()
+        if isinstance(n_ranked, np.ndarray):
+            counts["num_ret"] = n_ranked.astype(np.int64)
+            counts["num_rel_ret"] = counts["num_rel"].copy()
+        else:  # device counts
+            counts["num_ret"] = n_ranked
+            counts["num_rel_ret"] = counts["num_rel"] + 0
     return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts, weights=weights)
 
 
