@@ -239,9 +239,9 @@ def query_weights(func, sample_weight, qid, n_queries, codes_of, host_check):
     them.  A failed check re-runs ``host_check`` on host copies for its message.
     """
     xp = namespace(sample_weight, qid)
+    device = device_of(sample_weight if _is_foreign(sample_weight) else qid)
     weights = xp.asarray(sample_weight if _is_foreign(sample_weight)
-                         else np.asarray(sample_weight, dtype=np.float64))
-    device = device_of(weights)
+                         else np.asarray(sample_weight, dtype=np.float64), device=device)
 
     def fail():
         host_check(func, to_numpy(sample_weight),

@@ -372,7 +372,13 @@ def _apply_gain_on_device(func, gain, labels, xp):
             f"an array of relevance labels to an array of gains of the same shape (with "
             f"{type(labels).__module__} arrays, an array of that namespace)."
         ) from exc
-    if not is_device_array(gains) or tuple(gains.shape) != tuple(labels.shape) \
-            or not bool(xp.all(xp.isfinite(gains))):
+    if not is_device_array(gains):
+        raise InvalidParameterError(
+            f"{func}: the gain callable must return an array of the labels' namespace "
+            f"({type(labels).__module__.partition('.')[0]}) when y_true is one. Got "
+            f"{type(gains).__name__} instead. Write it with the array's own operations "
+            f"(e.g. `lambda labels: labels ** 0.5`) rather than NumPy functions."
+        )
+    if tuple(gains.shape) != tuple(labels.shape) or not bool(xp.all(xp.isfinite(gains))):
         return apply_gain(func, gain, to_numpy(labels))  # raises the house error
     return xp.astype(gains, labels.dtype)
