@@ -297,7 +297,7 @@ class DeviceRanking:
     depth = None
 
     def __init__(self, xp, *, qids, query, labels, offsets, tie_starts, all_labels, all_query,
-                 all_offsets, ideal_labels):
+                 all_offsets):
         self.xp = xp
         self.device = device_of(labels)
         self.dtype = labels.dtype
@@ -314,7 +314,6 @@ class DeviceRanking:
         self.all_labels = all_labels
         self.all_query = all_query
         self.all_offsets = all_offsets
-        self.ideal = ideal_labels
         self.all_position = (xp.arange(all_labels.shape[0], device=self.device)
                              - xp.take(all_offsets, all_query))
         self._cache = {}
@@ -324,11 +323,9 @@ class DeviceRanking:
             self.group_size = tie_starts[1:] - starts
             self.group_query = xp.take(query, starts)
             self.group_position = xp.take(self.position, starts)
-            new_group = xp.zeros(labels.shape[0], dtype=xp.int64, device=self.device)
             # Each row's group: the number of group starts at or before it, minus one.
             self.group = xp.searchsorted(starts, xp.arange(labels.shape[0], device=self.device),
                                          side="right") - 1
-            del new_group
 
     @property
     def max_kept(self):
@@ -370,19 +367,48 @@ class DeviceRanking:
                          xp.int64)
 
     def ideal_labels(self):
-        return self.ideal
+        """Each query's judged labels in decreasing order (the ideal ranking), sorted
+        on first use: only nDCG and rbp's trec gain read it."""
+        if "ideal" not in self._cache:
+            xp = self.xp
+            order = stable_argsort(xp, self.all_labels, descending=True)
+            order = xp.take(order, stable_argsort(xp, xp.take(self.all_query, order)))
+            self._cache["ideal"] = xp.take(self.all_labels, order)
+        return self._cache["ideal"]
 
     def max_label_by_query(self):
         """Largest judged label of each query (the first of its ideal ranking)."""
-        return self.xp.take(self.ideal, self.all_offsets[:-1])
+        return self.xp.take(self.ideal_labels(), self.all_offsets[:-1])
 
 
-def _group(xp, codes, keys, n_queries, device):
+def _group(xp, codes, keys, n_queries, device, grouped=False):
     """Order of rows by (query, keys[-1], ..., keys[0]): one stable sort per key, least
-    significant first; returns ``(order, sorted codes, offsets)``."""
-    order = xp.arange(codes.shape[0], device=device)
+    significant first; returns ``(order, sorted codes, offsets)``.
+
+    Rows already grouped into queries of one size (the 2-D form, uniform lists with
+    sorted ids) are sorted row-wise as a (queries x documents) matrix: one sort per
+    key, segmented for free, and no sort by query."""
+    n = codes.shape[0]
+    if grouped:
+        offsets = xp.searchsorted(codes, xp.arange(n_queries + 1, device=device))
+        width = n // n_queries if n_queries else 0
+        if not keys:
+            return xp.arange(n, device=device), codes, offsets
+        if width * n_queries == n and bool(xp.all(offsets[1:] - offsets[:-1] == width)):
+            base = xp.reshape(xp.arange(n_queries, dtype=xp.int64, device=device) * width,
+                              (-1, 1))
+            within = xp.broadcast_to(xp.arange(width, dtype=xp.int64, device=device),
+                                     (n_queries, width))
+            for key, descending in keys:
+                block = xp.take(key, xp.reshape(within + base, (-1,)))
+                rows = xp.argsort(xp.reshape(block, (n_queries, width)), axis=1, stable=True,
+                                  descending=descending)
+                within = xp.take_along_axis(within, rows, axis=1)
+            return xp.reshape(within + base, (-1,)), codes, offsets
+    order = xp.arange(n, device=device)
     for key, descending in keys:
         order = xp.take(order, stable_argsort(xp, xp.take(key, order), descending=descending))
+    # A stable sort by query keeps the keys' order within each query.
     order = xp.take(order, stable_argsort(xp, xp.take(codes, order)))
     sorted_codes = xp.take(codes, order)
     offsets = xp.searchsorted(sorted_codes, xp.arange(n_queries + 1, device=device))
@@ -401,11 +427,13 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
     else:
         codes, qids = factorize(func, qid, device, xp)
         n_queries = qids.shape[0]
-    # The judged rows (retrieved or not), grouped by query, and their ideal order.
-    all_order, all_query, all_offsets = _group(xp, codes, [(y_true, True)], n_queries, device)
-    ideal = xp.take(y_true, all_order)
-    all_labels = ideal  # any within-query order serves R and the ideal ranking
+    # Already grouped (the 2-D form, sorted ids): the query sort is skipped.
+    grouped = shape is not None or bool(xp.all(codes[1:] >= codes[:-1]))
+    all_labels = all_query = all_offsets = None
     if retrieved is not None:
+        # The judged rows (retrieved or not), grouped by query, for R and the ideal ranking.
+        all_order, all_query, all_offsets = _group(xp, codes, [], n_queries, device, grouped)
+        all_labels = xp.take(y_true, all_order)
         kept = xp.nonzero(retrieved)[0]
         codes, y_true, y_score = (xp.take(codes, kept), xp.take(y_true, kept),
                                   xp.take(y_score, kept))
@@ -413,8 +441,11 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
     if ties in ("pessimistic", "optimistic"):  # tied rows: least / most relevant first
         keys = [(y_true, ties == "optimistic")] + keys
     # Stable sorts, least significant key first: the tie key, the score, the query.
-    order, query, offsets = _group(xp, codes, keys, n_queries, device)
+    # (Dropping unretrieved rows keeps grouped ids grouped.)
+    order, query, offsets = _group(xp, codes, keys, n_queries, device, grouped)
     labels = xp.take(y_true, order)
+    if all_labels is None:  # every judged row is ranked
+        all_labels, all_query, all_offsets = labels, query, offsets
     tie_starts = None
     if ties == "average" and labels.shape[0] > 1:
         scores = xp.take(y_score, order)
@@ -426,7 +457,7 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
                                                        device=device)])
     return DeviceRanking(xp, qids=qids, query=query, labels=labels, offsets=offsets,
                          tie_starts=tie_starts, all_labels=all_labels, all_query=all_query,
-                         all_offsets=all_offsets, ideal_labels=ideal)
+                         all_offsets=all_offsets)
 
 
 # ---------------------------------------------------------------------------
