@@ -297,7 +297,7 @@ class DeviceRanking:
     depth = None
 
     def __init__(self, xp, *, qids, query, labels, offsets, tie_starts, all_labels, all_query,
-                 all_offsets):
+                 all_offsets, new_group=None):
         self.xp = xp
         self.device = device_of(labels)
         self.dtype = labels.dtype
@@ -324,8 +324,7 @@ class DeviceRanking:
             self.group_query = xp.take(query, starts)
             self.group_position = xp.take(self.position, starts)
             # Each row's group: the number of group starts at or before it, minus one.
-            self.group = xp.searchsorted(starts, xp.arange(labels.shape[0], device=self.device),
-                                         side="right") - 1
+            self.group = xp.cumulative_sum(xp.astype(new_group, xp.int64)) - 1
 
     @property
     def max_kept(self):
@@ -446,18 +445,19 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
     labels = xp.take(y_true, order)
     if all_labels is None:  # every judged row is ranked
         all_labels, all_query, all_offsets = labels, query, offsets
-    tie_starts = None
+    tie_starts = new_group = None
     if ties == "average" and labels.shape[0] > 1:
         scores = xp.take(y_score, order)
         new_group = (scores[1:] != scores[:-1]) | (query[1:] != query[:-1])
         if not bool(xp.all(new_group)):
             first = xp.ones(1, dtype=xp.bool, device=device)
-            starts = xp.nonzero(xp.concat([first, new_group]))[0]
+            new_group = xp.concat([first, new_group])
+            starts = xp.nonzero(new_group)[0]
             tie_starts = xp.concat([starts, xp.asarray([labels.shape[0]], dtype=starts.dtype,
                                                        device=device)])
     return DeviceRanking(xp, qids=qids, query=query, labels=labels, offsets=offsets,
                          tie_starts=tie_starts, all_labels=all_labels, all_query=all_query,
-                         all_offsets=all_offsets)
+                         all_offsets=all_offsets, new_group=new_group)
 
 
 # ---------------------------------------------------------------------------
