@@ -818,7 +818,10 @@ class Ranking:
         """
         def groups():
             starts = self.tie_starts[:-1]
-            query = np.searchsorted(self.offsets, starts, side="right") - 1
+            # Groups never cross a query boundary: each query's first group is found by
+            # one search per query (not one per group), its groups are the following ones.
+            first_group = np.searchsorted(starts, self.offsets)
+            query = np.repeat(np.arange(self.n_queries), np.diff(first_group))
             return starts, np.diff(self.tie_starts), query, starts - self.offsets[query]
         return self._cached("groups", groups)
 
