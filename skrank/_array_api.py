@@ -116,7 +116,6 @@ def segment_sum(xp, values, segment_ids, offsets, n_segments):
     """Sums of ``values`` over ``n_segments`` segments; rows of a segment are contiguous
     (``offsets``) and ``segment_ids`` gives each row's segment."""
     compat = _compat()
-    device = compat.device(values)
     if compat.is_torch_array(values):
         import torch
 
@@ -126,10 +125,11 @@ def segment_sum(xp, values, segment_ids, offsets, n_segments):
         import cupy
 
         return cupy.bincount(segment_ids, weights=values, minlength=n_segments).astype(values.dtype)
-    # Generic: a cumulative sum read at the segment boundaries.
+    # Generic: a cumulative sum read at the segment boundaries (exact for integers; for
+    # floats its rounding grows with the running total, which is why the namespaces
+    # with a scatter-add use it).
     total = xp.cumulative_sum(values, include_initial=True)
-    return xp.take(total, offsets[1:]) - xp.take(total, offsets[:-1]) if n_segments else \
-        xp.zeros(0, dtype=values.dtype, device=device)
+    return xp.take(total, offsets[1:]) - xp.take(total, offsets[:-1])
 
 
 def segment_cumsum_exclusive(xp, values, segment_of_row, offsets):
@@ -259,8 +259,7 @@ def query_weights(func, sample_weight, qid, n_queries, codes_of, host_check):
         return weights
     codes, qids = codes_of(qid)
     codes = xp.asarray(codes, device=device)
-    per_query = xp.zeros(qids.shape[0], dtype=xp.float64, device=device)
-    # Any row's weight (they must agree): the last written wins, then all rows are compared.
+    # The first row's weight of each query, then every row compared with it.
     order = stable_argsort(xp, codes)
     sorted_codes = xp.take(codes, order)
     first = xp.searchsorted(sorted_codes, xp.arange(qids.shape[0], device=device))
