@@ -224,11 +224,16 @@ def _length(ids):
     return shape[0] if len(shape) == 1 else None
 
 
-def value_range(y_true):
-    """``(min, max)`` of a label array of any namespace, as Python floats."""
+def value_range(y_true, which=None):
+    """``(min, max)`` of a label array of any namespace, as Python floats; one of them
+    with ``which="min"`` or ``"max"``."""
     xp = namespace(y_true)
     if xp is None:
+        if which is not None:
+            return getattr(y_true, which)()
         return y_true.min(), y_true.max()
+    if which is not None:
+        return float(getattr(xp, which)(y_true))
     return float(xp.min(y_true)), float(xp.max(y_true))
 
 

@@ -38,6 +38,10 @@ class Evaluation:
     weights : ndarray of shape (n_queries,) or None
         The query weights from ``sample_weight``, aligned with ``qid``; None
         when every query weighs the same.
+
+    With PyTorch, CuPy or other array-API input, ``per_query``, ``counts`` and
+    ``weights`` hold arrays of that namespace on the input's device (``qid``
+    too when the ids were given as one); ``mean`` holds Python floats.
     """
 
     qid: np.ndarray

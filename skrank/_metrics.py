@@ -7,7 +7,6 @@ lines over :mod:`skrank._kernels`), its public function, and one
 and the common tests.
 """
 
-import functools
 import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -339,10 +338,18 @@ class MetricSpec:
         by default each is computed when needed."""
         if y_true.shape[0] == 0:
             return
-        if extremes is None:  # any namespace; computed once, when needed
-            extremes = functools.cache(lambda: value_range(y_true))
-        low = lambda: extremes()[0]  # noqa: E731
-        high = lambda: extremes()[1]  # noqa: E731
+        if extremes is None:  # each computed when needed (any namespace)
+            def low():
+                return value_range(y_true, "min")
+
+            def high():
+                return value_range(y_true, "max")
+        else:
+            def low():
+                return extremes()[0]
+
+            def high():
+                return extremes()[1]
         gain = params.get("gain", "linear")
         if self.labels == "nonnegative" or gain == "exponential":
             reason = ("for gain='exponential'" if gain == "exponential"
@@ -371,6 +378,10 @@ class QueryScores(NamedTuple):
     score : ndarray of shape (n_queries,)
         The metric for each query after the ``no_relevant`` policy
         (queries skipped by ``no_relevant="skip"`` are left out).
+
+    With PyTorch, CuPy or other array-API input, ``score`` is an array of that
+    namespace on the input's device, and ``qid`` too when the ids were given as
+    one (see ``docs/array_api.md``).
     """
 
     qid: np.ndarray
