@@ -193,7 +193,7 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved, host_check):
         values = xp.asarray(values, device=device)
         if not (xp.isdtype(values.dtype, ("real floating", "integral", "bool"))):
             return None
-        return xp.astype(values, dtype)
+        return xp.astype(values, dtype, copy=False)
 
     labels, scores = on_device(y_true), on_device(y_score)
     ok = labels is not None and scores is not None and labels.ndim == scores.ndim \
@@ -374,8 +374,8 @@ class DeviceRanking:
         on first use: only nDCG and rbp's trec gain read it."""
         if "ideal" not in self._cache:
             xp = self.xp
-            order = stable_argsort(xp, self.all_labels, descending=True)
-            order = xp.take(order, stable_argsort(xp, xp.take(self.all_query, order)))
+            order, _, _ = _group(xp, self.all_query, [(self.all_labels, True)], self.n_queries,
+                                 self.device, grouped=True)
             self._cache["ideal"] = xp.take(self.all_labels, order)
         return self._cache["ideal"]
 
