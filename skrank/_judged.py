@@ -211,6 +211,14 @@ def judged_per_query(metric, y_true, y_score, *, qid=None, judged=None, retrieve
                      **params):
     """Per-query values of bpref, infap or judged (``per_query_scores`` dispatches here)."""
     func = "per_query_scores"
+    from ._array_api import namespace
+
+    if namespace(y_true, y_score, qid, judged, retrieved) is not None:
+        raise TypeError(
+            f"{func}: {metric} runs on NumPy arrays only; the array-API (device) path covers "
+            f"the metrics of skrank.METRICS. Got {type(y_score).__module__.partition('.')[0]} "
+            f"arrays. Pass host arrays, e.g. tensor.cpu().numpy()."
+        )
     unknown = set(params) - {"threshold", "ties", "k"}
     if unknown:
         raise InvalidParameterError(f"{func}: got unexpected option(s) "

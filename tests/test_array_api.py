@@ -281,6 +281,15 @@ def test_a_gain_callable_must_stay_in_the_namespace():
                           qid=torch.tensor([0, 0]), gain=lambda labels: np.ones(2))
 
 
+@pytest.mark.parametrize("metric", ["bpref", "infap", "judged"])
+def test_judged_metrics_say_they_need_numpy(metric):
+    """bpref, infAP and judged@k have no device path: a clear error, not a silent copy."""
+    params = {"k": 2} if metric == "judged" else {}
+    with pytest.raises(TypeError, match="NumPy arrays only"):
+        skrank.per_query_scores(metric, torch.tensor([1.0, 0.0]), torch.tensor([0.2, 0.1]),
+                                qid=[0, 0], judged=[True, True], **params)
+
+
 def test_mixing_namespaces_is_an_error():
     with pytest.raises(TypeError, match="[Mm]ultiple namespaces"):
         skrank.ndcg_score(torch.tensor([1.0, 0.0]), Strict.put([0.3, 0.2]), qid=[0, 0])
