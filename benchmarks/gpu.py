@@ -120,12 +120,11 @@ def run(n_queries, n_docs, device, *, with_torchmetrics, rows_label):
             ndcg = RetrievalNormalizedDCG(top_k=10).to(device)
             average_precision = RetrievalMAP().to(device)
             target = t["y_true"].long()
-            for name, metric, exact in (("nDCG@10", ndcg, False), ("MAP", average_precision,
-                                                                   False)):
+            for name, metric in (("nDCG@10", ndcg), ("MAP", average_precision)):
                 def call(metric=metric):
                     return metric(t["y_score"], target if metric is ndcg else target > 0,
                                   indexes=t["qid"])
-                seconds, value = _timed(call, sync, budget=0.0, min_rep=1, max_rep=1)
+                seconds, _ = _timed(call, sync, budget=0.0, min_rep=1, max_rep=1)
                 out[f"torchmetrics {name}"] = seconds
             # Values on tie-free scores, where both orders agree.
             _, tie_free, _ = _workload(n_queries, n_docs, ties=False)

@@ -152,7 +152,7 @@ def test_matches_numpy_per_dtype_and_host_ids(ns, dtype, tol, qid_kind, spec, ti
                    device_qid=qid_kind == "int")
 
 
-def _large_ties(ns):
+def _large_ties():
     """Long queries made of long tie groups: the closed forms' binomials and sums at size."""
     rng = np.random.default_rng(7)
     sizes = rng.integers(50, 400, size=12)
@@ -165,7 +165,7 @@ def _large_ties(ns):
 @pytest.mark.parametrize("ns", NAMESPACES)
 @pytest.mark.parametrize("spec", [s for s in SPECS if "average" in s.ties], ids=lambda s: s.name)
 def test_long_tie_groups_match_numpy(ns, spec):
-    y_true, y_score, qid = _large_ties(ns)
+    y_true, y_score, qid = _large_ties()
     for k in ([None, 10, 120] if spec.k != "none" else [None]):
         params = valid_params(spec, y_true, ties="average", **({"k": k} if k else {}))
         if spec.k == "required" and k is None:
