@@ -212,6 +212,11 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved, host_check):
             xp.all(xp.isfinite(scores) | (~mask if mask is not None else False)))
     if not ok:
         _fail_on_host(func, y_true, y_score, qid, retrieved, host_check)
+    if _is_foreign(qid) and xp.isdtype(qid.dtype, "real floating") \
+            and bool(xp.any(xp.isnan(qid))):
+        from ._grouping import check_no_missing_qid
+
+        check_no_missing_qid(func, to_numpy(qid))  # raises the house error
     if labels.ndim == 2:
         shape = tuple(labels.shape)
         return xp.reshape(labels, (-1,)), xp.reshape(scores, (-1,)), None, shape, None
@@ -282,6 +287,11 @@ def factorize(func, qid, device, xp):
     """``(codes on the device, qids)``: device ids by ``unique_inverse`` (sorted ids),
     host ids by the NumPy factoriser (its order), codes then copied to the device."""
     if _is_foreign(qid):
+        if qid.shape[0] > 1 and bool(xp.all(qid[1:] >= qid[:-1])):
+            # Sorted ids (the usual layout): runs of equal ids, numbered without a sort.
+            new = xp.concat([xp.ones(1, dtype=xp.bool, device=device), qid[1:] != qid[:-1]])
+            codes = xp.cumulative_sum(xp.astype(new, xp.int64)) - 1
+            return codes, xp.take(qid, xp.nonzero(new)[0])
         qids, codes = xp.unique_inverse(qid)
         return xp.astype(codes, xp.int64), qids
     from ._grouping import factorize_qid

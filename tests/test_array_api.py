@@ -264,11 +264,12 @@ def test_invalid_input_gives_the_numpy_paths_error(ns):
         ((y_true, np.nan_to_num(y_score)), dict(qid=None)),  # 1-D without qid
         ((y_true - 3.0, np.nan_to_num(y_score)), dict(qid=qid)),  # negative labels for nDCG
         ((y_true, np.nan_to_num(y_score)), dict(qid=qid, retrieved=np.array([1, 0, 1]))),
+        ((y_true, np.nan_to_num(y_score)), dict(qid=np.array([1.0, np.nan, 2.0]))),
     ]
     for (labels, scores), kwargs in cases:
         with pytest.raises((ValueError, TypeError)) as host:
             skrank.ndcg_score(labels, scores, **kwargs)
-        device_kwargs = {name: (ns.put(value) if name == "retrieved" else value)
+        device_kwargs = {name: (ns.put(value) if isinstance(value, np.ndarray) else value)
                          for name, value in kwargs.items()}
         with pytest.raises(type(host.value)) as device:
             skrank.ndcg_score(ns.put(labels), ns.put(scores), **device_kwargs)
