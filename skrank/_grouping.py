@@ -29,7 +29,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-TIE_POLICIES = ("average", "stable", "pessimistic", "optimistic")
+from ._params import TIE_POLICIES  # noqa: F401  (declared with the ties option)
 
 # Integer grades up to this are counted, not sorted, to build the ideal ranking.
 _MAX_COUNTED_GRADE = 64
