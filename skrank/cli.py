@@ -81,9 +81,9 @@ def _build_parser(command=None):
     ev.add_argument("qrels", help="TREC qrels file (plain or gzip); - reads standard input")
     ev.add_argument("run", help="TREC run file (plain or gzip); - reads standard input")
     ev.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
-                    help=f"a skrank metric name ({metric_help()}; bpref, infap, judged@<k>, "
-                         "judged by the qrels), or a trec_eval name "
-                         "(ndcg_cut.10, P.5, recip_rank); also num_q, num_ret, num_rel, "
+                    help=f"a skrank metric name ({metric_help()}), or a trec_eval name "
+                         "(ndcg_cut.10, P.5, recip_rank); also bpref, infap, judged@<k> "
+                         "(judged by the qrels), num_q, num_ret, num_rel, "
                          "num_rel_ret. Repeatable.")
     ev.add_argument("--max-grade", type=float, default=4.0, metavar="G",
                     help="top grade of the relevance scale for err (ERR's stop probability "
