@@ -264,6 +264,35 @@ def test_radix_passes_over_many_queries(monkeypatch, digit_bits):
         _assert_grouped_like_stable_sort(ids)
 
 
+@pytest.mark.parametrize("digit_bits", [16, 3])
+@pytest.mark.parametrize("n_queries", [1, 37, 700, 70_000])
+def test_many_rows_sorted_chunk_by_chunk_equal_the_stable_sort(monkeypatch, n_queries, digit_bits):
+    # Beyond _CHUNKED_ABOVE rows each chunk is radix-sorted alone and its runs placed
+    # after the same query's rows of earlier chunks; lowered, the same code runs on
+    # chunks of 100 rows (the last one short, queries missing from some chunks, runs
+    # cut by chunk boundaries), with one and several radix passes per chunk.
+    monkeypatch.setattr(G, "_RADIX_DIGIT_BITS", digit_bits)
+    monkeypatch.setattr(G, "_CHUNK_ROWS", 100)
+    monkeypatch.setattr(G, "_CHUNKED_ABOVE", 250)
+    rng = np.random.default_rng(21)
+    n_rows = 1037 if n_queries < 70_000 else 150_000
+    codes = rng.integers(0, n_queries, n_rows)
+    codes[:300] = np.sort(codes[:300])  # long runs spanning chunk boundaries
+    for counts in (None, np.bincount(codes, minlength=n_queries)):
+        np.testing.assert_array_equal(G._group_order(codes, n_queries, counts),
+                                      np.argsort(codes, kind="stable"))
+    if n_queries > 1:
+        for ids in (codes * 3 - 7, codes * 2 ** 40):  # the lookup and the factorised path
+            _assert_grouped_like_stable_sort(ids)
+    y = rng.integers(0, 4, n_rows).astype(float)
+    s = rng.integers(0, 6, n_rows).astype(float)  # ties: input order matters for "stable"
+    regroup = np.argsort(codes, kind="stable")
+    for call in ("ndcg@10", "map@4 pessimistic", "ndcg@4 stable"):
+        fn = _SHUFFLED_CALLS[call]
+        np.testing.assert_allclose(fn(y, s, codes), fn(y[regroup], s[regroup], codes[regroup]),
+                                   rtol=1e-12, atol=1e-12)
+
+
 _SHUFFLED_CALLS = {
     "ndcg@10": lambda y, s, q: skrank.ndcg_score(y, s, qid=q, k=10),
     "ndcg_exp@5 (grade counts)": lambda y, s, q: skrank.ndcg_score(y, s, qid=q, k=5,
