@@ -150,6 +150,8 @@ def _sorted_run_offsets(func, qid):
         return np.concatenate(([0], starts, [n])).astype(np.intp)
     if qid.dtype.kind not in "iufUSbmM" or (n > 1 and not bool(np.all(qid[1:] >= qid[:-1]))):
         return None
+    if n == 0:  # no rows: no queries (not one empty query)
+        return np.zeros(1, dtype=np.intp)
     starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
     return np.concatenate(([0], starts, [n])).astype(np.intp)
 

@@ -412,3 +412,14 @@ def test_shuffled_string_ids_keyed_by_their_characters(make):
         np.testing.assert_array_equal(np.argsort(keys, kind="stable"),
                                       np.argsort(inverse.reshape(-1), kind="stable"))
     _assert_grouped_like_stable_sort(qid)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint8, float, bool, "<U3", "S2", object, "M8[s]"])
+def test_no_rows_are_no_queries(dtype):
+    # The public functions reject empty input first; the grouping itself still answers
+    # zero queries (np.unique's answer), not one empty query or an IndexError.
+    qid = np.array([], dtype=dtype)
+    _assert_like_unique(qid)
+    qids, offsets, _ = G.group_queries("f", qid)
+    assert qids.shape == (0,) and qids.dtype == qid.dtype
+    np.testing.assert_array_equal(offsets, [0])
