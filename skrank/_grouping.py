@@ -488,11 +488,12 @@ def _group_small_range(keys):
     width = int(hi) - int(lo) + 1
     if width > max(4 * keys.shape[0], 2 ** 16) or width > 2 ** 32:
         return None
-    # Wrapping arithmetic read as unsigned of the keys' width: exact, as every
-    # difference fits the offsets' type.
-    difference = keys - lo  # native byte order, the keys' width
-    offset = difference.view(f"u{difference.dtype.itemsize}").astype(
-        np.uint16 if width <= 2 ** 16 else np.uint32)
+    # Keys cast (modulo 2**16 or 2**32) to the offsets' narrow type, then the smallest
+    # subtracted there: wrapping arithmetic, exact as every difference fits that type,
+    # and no full-width temporary.
+    narrow = np.uint16 if width <= 2 ** 16 else np.uint32
+    offset = keys.astype(narrow)
+    offset -= np.asarray(lo).astype(narrow)
     counts = np.bincount(offset, minlength=width)
     present = np.flatnonzero(counts)
     qids = present.astype(keys.dtype)
