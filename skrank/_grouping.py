@@ -1105,6 +1105,28 @@ class Ranking:
         return self._cached(("labels_above", k), lambda: self.labels[self.groups_above(k)[1]])
 
 
+def _order_ties_by_label(labels, same, *, worst_first):
+    """Reorder, in place, each tie group's ``labels``: ascending (``worst_first``) or
+    descending, equal labels in their order (``same[i]``: rows i and i + 1 tie).
+
+    Only the rows of tie groups are touched, and they are sorted group by group by the
+    segmented stable sort (tie groups as its segments), not by one global sort of
+    (group, label) keys.
+    """
+    in_tie = np.zeros(labels.shape[0], dtype=bool)
+    in_tie[1:] |= same
+    in_tie[:-1] |= same
+    rows = np.flatnonzero(in_tie)
+    starts_group = np.ones(rows.shape[0], dtype=bool)  # row opens a tie group
+    starts_group[1:] = ~same[rows[1:] - 1]
+    group_offsets = np.append(np.flatnonzero(starts_group), rows.shape[0])
+    tied = labels[rows]
+    # Descending sort of the negated labels is the ascending one; both stable.
+    order = segmented_argsort_desc(np.negative(tied) if worst_first else tied, group_offsets,
+                                   stable=True)
+    labels[rows] = tied[order]
+
+
 def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None):
     """Group rows by query and order each query by score with the tie policy.
 
@@ -1168,15 +1190,8 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         if ties == "average":
             tie_starts = np.concatenate(([0], np.flatnonzero(~same) + 1, [labels_sorted.shape[0]]))
         else:
-            new_group = np.concatenate(([True], ~same))
             # Order tied rows by label: worst first (pessimistic) or best first.
-            in_tie = np.zeros(labels_sorted.shape[0], dtype=bool)
-            in_tie[1:] |= same
-            in_tie[:-1] |= same
-            rows = np.flatnonzero(in_tie)
-            group_id = np.cumsum(new_group)[rows]
-            key = labels_sorted[rows] if ties == "pessimistic" else -labels_sorted[rows]
-            labels_sorted[rows] = labels_sorted[rows[np.lexsort((key, group_id))]]
+            _order_ties_by_label(labels_sorted, same, worst_first=ties == "pessimistic")
 
     if depth is None:
         # The ranking holds every retrieved row: reuse its sorted labels.

@@ -423,3 +423,26 @@ def test_no_rows_are_no_queries(dtype):
     qids, offsets, _ = G.group_queries("f", qid)
     assert qids.shape == (0,) and qids.dtype == qid.dtype
     np.testing.assert_array_equal(offsets, [0])
+
+
+@pytest.mark.parametrize("worst_first", [True, False])
+def test_tie_groups_ordered_by_label_like_a_stable_sort_per_group(worst_first):
+    # Pessimistic/optimistic ties: each tie group's labels sorted on their own (one
+    # stable sort per group, in Python, as the oracle); groups of 2 to 300 rows span
+    # several size blocks; 0.0 and -0.0 compare equal and must keep their order (bits
+    # compared); rows outside tie groups are untouched.
+    rng = np.random.default_rng(22)
+    sizes = np.concatenate([rng.integers(1, 6, 400), rng.integers(6, 300, 20), [1, 2]])
+    rng.shuffle(sizes)
+    labels = rng.choice([0.0, -0.0, 1.0, 2.0, 0.5, 3.0], sizes.sum())
+    same = np.ones(labels.size - 1, dtype=bool)
+    same[np.cumsum(sizes)[:-1] - 1] = False  # the last row of each group
+    want, start = [], 0
+    for size in sizes:
+        group = labels[start:start + size].tolist()
+        # Python's sort is stable: equal labels (0.0 and -0.0 too) keep their order.
+        want += sorted(group) if worst_first else sorted(group, key=lambda v: -v)
+        start += size
+    got = labels.copy()
+    G._order_ties_by_label(got, same, worst_first=worst_first)
+    np.testing.assert_array_equal(got.view(np.uint64), np.array(want).view(np.uint64))
