@@ -1119,12 +1119,40 @@ def _order_ties_by_label(labels, same, *, worst_first):
     rows = np.flatnonzero(in_tie)
     starts_group = np.ones(rows.shape[0], dtype=bool)  # row opens a tie group
     starts_group[1:] = ~same[rows[1:] - 1]
-    group_offsets = np.append(np.flatnonzero(starts_group), rows.shape[0])
     tied = labels[rows]
+    counted = _sorted_by_counting(tied, starts_group, worst_first)
+    if counted is not None:
+        labels[rows] = counted
+        return
+    group_offsets = np.append(np.flatnonzero(starts_group), rows.shape[0])
     # Descending sort of the negated labels is the ascending one; both stable.
     order = segmented_argsort_desc(np.negative(tied) if worst_first else tied, group_offsets,
                                    stable=True)
     labels[rows] = tied[order]
+
+
+def _sorted_by_counting(labels, starts_group, worst_first):
+    """:func:`_order_ties_by_label`'s sorted labels when they are integer grades in
+    [0, 64] (no -0.0 among them: it would come back as 0.0): each group's grades are
+    counted (one bincount) and written back in order, no sort.  None otherwise, or
+    when the count table would outgrow the labels."""
+    with np.errstate(invalid="ignore"):
+        grades = labels.astype(np.int8)
+    if not np.array_equal(grades, labels) or grades.min() < 0 or np.signbit(labels).any():
+        return None
+    width = int(grades.max()) + 1
+    group = np.cumsum(starts_group, dtype=np.intp)
+    group -= 1
+    n_groups = int(group[-1]) + 1
+    if width > _MAX_COUNTED_GRADE + 1 or n_groups * width > 4 * labels.shape[0]:
+        return None
+    cells = group * width
+    cells += grades
+    counts = np.bincount(cells, minlength=n_groups * width).reshape(n_groups, width)
+    values = np.arange(width, dtype=labels.dtype)
+    if not worst_first:
+        counts, values = counts[:, ::-1], values[::-1]
+    return np.repeat(np.tile(values, n_groups), counts.reshape(-1))
 
 
 def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None):

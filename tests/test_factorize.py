@@ -425,8 +425,14 @@ def test_no_rows_are_no_queries(dtype):
     np.testing.assert_array_equal(offsets, [0])
 
 
+@pytest.mark.parametrize("values", [
+    [0.0, -0.0, 1.0, 2.0, 0.5, 3.0],   # fractions, -0.0: the segmented stable sort
+    [0.0, 1.0, 2.0, 3.0, 4.0],         # integer grades: counted per group
+    [0.0, 1.0, 64.0],                  # the largest counted grade
+    [0.0, 65.0, 3.0],                  # beyond it: sorted
+])
 @pytest.mark.parametrize("worst_first", [True, False])
-def test_tie_groups_ordered_by_label_like_a_stable_sort_per_group(worst_first):
+def test_tie_groups_ordered_by_label_like_a_stable_sort_per_group(worst_first, values):
     # Pessimistic/optimistic ties: each tie group's labels sorted on their own (one
     # stable sort per group, in Python, as the oracle); groups of 2 to 300 rows span
     # several size blocks; 0.0 and -0.0 compare equal and must keep their order (bits
@@ -434,7 +440,7 @@ def test_tie_groups_ordered_by_label_like_a_stable_sort_per_group(worst_first):
     rng = np.random.default_rng(22)
     sizes = np.concatenate([rng.integers(1, 6, 400), rng.integers(6, 300, 20), [1, 2]])
     rng.shuffle(sizes)
-    labels = rng.choice([0.0, -0.0, 1.0, 2.0, 0.5, 3.0], sizes.sum())
+    labels = rng.choice(values, sizes.sum())
     same = np.ones(labels.size - 1, dtype=bool)
     same[np.cumsum(sizes)[:-1] - 1] = False  # the last row of each group
     want, start = [], 0
