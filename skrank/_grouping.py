@@ -1155,6 +1155,30 @@ def _sorted_by_counting(labels, starts_group, worst_first):
     return np.repeat(np.tile(values, n_groups), counts.reshape(-1))
 
 
+def order_ties(same, key, *, descending=False):
+    """Reorder the rows of each tie group by a key: ``(rows, ordered)``.
+
+    ``same[i]`` says that rows ``i`` and ``i + 1`` are tied (one group);
+    ``key(rows)`` gives the sort key of some rows.  ``rows`` are the rows that
+    belong to a group of two or more, in order; ``ordered`` the same rows with
+    each group sorted by key, ascending or descending, equal keys in their
+    order.  For any key (trec_eval's order in :mod:`skrank.io`: the docno,
+    descending); the engine's numeric labels take :func:`_order_ties_by_label`,
+    which sorts each group alone or counts integer grades.
+    """
+    in_tie = np.zeros(same.shape[0] + 1, dtype=bool)
+    in_tie[1:] |= same
+    in_tie[:-1] |= same
+    rows = np.flatnonzero(in_tie)
+    group = np.cumsum(np.concatenate(([True], ~same)))[rows]
+    keys = key(rows)
+    if descending:  # reversed (group descending, key ascending, position descending)
+        by = np.lexsort((np.arange(rows.shape[0], 0, -1), keys, -group))[::-1]
+    else:
+        by = np.lexsort((keys, group))
+    return rows, rows[by]
+
+
 def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None):
     """Group rows by query and order each query by score with the tie policy.
 
