@@ -26,7 +26,8 @@ from itertools import chain
 import numpy as np
 
 from ._grouping import _kth_largest_by_row
-from ._validation import InvalidParameterError, _as_numeric, _describe, check_choice
+from . import _params as P
+from ._validation import InvalidParameterError, _as_numeric, _describe
 
 _QRELS_FORMS = ("a Qrels, a path to a TREC qrels file, a DataFrame with columns "
                 "query_id, doc_id, relevance (other names: skrank.io.Qrels.from_frame), "
@@ -360,11 +361,9 @@ def drop_identical_ids(run):
 
 def check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids):
     """The options about matching a ground truth with predictions (in memory and on Dask)."""
-    check_choice(func, "missing_queries", missing_queries, ("skip", "zero", "raise"))
-    check_choice(func, "unjudged_queries", unjudged_queries, ("skip", "raise"))
-    if not isinstance(ignore_identical_ids, (bool, np.bool_)):
-        raise InvalidParameterError(f"{func}: ignore_identical_ids must be True or False. "
-                                    f"Got {_describe(ignore_identical_ids)} instead.")
+    for param, value in zip(P.COLLECTION_OPTIONS,
+                            (missing_queries, unjudged_queries, ignore_identical_ids)):
+        param.validate(func, value)
 
 
 def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):

@@ -146,8 +146,77 @@ _LABEL_NOTES = {"any": "", "nonnegative": "Labels must be non-negative.",
                 "graded": "Labels must lie in ``[0, max_grade]``."}
 
 
+class Declared:
+    """What a metric's declaration derives from its ``params``: defaults, checks, the
+    public function's signature and its generated docstring.  Shared by
+    :class:`MetricSpec` (the table :data:`METRICS`) and
+    :class:`skrank._judged.JudgedSpec` (the metrics that take ``judged=``).
+
+    A subclass has ``name``, ``function``, ``params``, ``before_options`` and
+    ``after_options`` (the array arguments around the options) and ``y_true_note``.
+    """
+
+    @cached_property
+    def parameters(self):
+        """Metric options (everything after ``y_true, y_score`` but the arrays) and their
+        defaults (:data:`skrank._params.REQUIRED` for a required one)."""
+        return {p.name: p.default for p in self.params}
+
+    def param(self, name):
+        """The declaration of one of the metric's options."""
+        return next(p for p in self.params if p.name == name)
+
+    @property
+    def k(self):
+        """``"optional"``, ``"required"`` or ``"none"``: whether the metric takes a cutoff."""
+        if "k" not in self.parameters:
+            return "none"
+        return "required" if self.param("k").required else "optional"
+
+    @property
+    def ties(self):
+        """Supported tie policies; ``"average"`` only where an exact closed form exists."""
+        return self.param("ties").choices
+
+    @property
+    def takes_no_relevant(self):
+        return "no_relevant" in self.parameters
+
+    def signature_params(self):
+        """Every argument of the public function, in signature order."""
+        return (*P.POSITIONAL, *self.before_options, *self.params, *self.after_options)
+
+    def parameters_doc(self):
+        """The numpydoc Parameters entries of the public function."""
+        entries = []
+        for param in self.signature_params():
+            if param is P.Y_TRUE and self.y_true_note:
+                param = param.note(self.y_true_note)
+            entries.append(param.doc())
+        return "\n\n".join(entries)
+
+    def fill_docstring(self):
+        """Put the generated Parameters and Returns sections into the function's docstring
+        (placeholders ``{parameters}`` and ``{returns}``; ``{{``/``}}`` are literal braces)."""
+        doc = self.function.__doc__
+        fields = {"parameters": textwrap.indent(self.parameters_doc(), "    ").lstrip(),
+                  "returns": textwrap.indent(_RETURNS, "    ").lstrip()}
+        self.function.__doc__ = doc.format(**fields)
+
+    def check_params(self, func, params):
+        """Validate options; return them complete (defaults filled in)."""
+        known = self.parameters
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise InvalidParameterError(
+                f"{func}: got unexpected option(s) {', '.join(map(repr, unknown))}. "
+                f"Valid options: {', '.join(known)}."
+            )
+        return {p.name: p.validate(func, params.get(p.name, p.default)) for p in self.params}
+
+
 @dataclass(frozen=True)
-class MetricSpec:
+class MetricSpec(Declared):
     """Declaration of one metric; the single source for everything that lists metrics.
 
     Attributes
@@ -214,63 +283,13 @@ class MetricSpec:
     labels: str = "any"
     reads_to_first_relevant: bool = False
 
-    @cached_property
-    def parameters(self):
-        """Metric options (everything after ``y_true, y_score`` but the arrays) and their
-        defaults (:data:`skrank._params.REQUIRED` for a required one)."""
-        return {p.name: p.default for p in self.params}
-
-    def param(self, name):
-        """The declaration of one of the metric's options."""
-        return next(p for p in self.params if p.name == name)
+    #: The array arguments around the options (see :meth:`Declared.signature_params`).
+    before_options = P.BEFORE_OPTIONS
+    after_options = P.AFTER_OPTIONS
 
     @property
-    def k(self):
-        """``"optional"``, ``"required"`` or ``"none"``: whether the metric takes a cutoff."""
-        if "k" not in self.parameters:
-            return "none"
-        return "required" if self.param("k").required else "optional"
-
-    @property
-    def ties(self):
-        """Supported tie policies; ``"average"`` only where an exact closed form exists."""
-        return self.param("ties").choices
-
-    @property
-    def takes_no_relevant(self):
-        return "no_relevant" in self.parameters
-
-    def signature_params(self):
-        """Every argument of the public function, in signature order."""
-        return (*P.POSITIONAL, *P.BEFORE_OPTIONS, *self.params, *P.AFTER_OPTIONS)
-
-    def parameters_doc(self):
-        """The numpydoc Parameters entries of the public function."""
-        entries = []
-        for param in self.signature_params():
-            if param is P.Y_TRUE and _LABEL_NOTES[self.labels]:
-                param = param.note(_LABEL_NOTES[self.labels])
-            entries.append(param.doc())
-        return "\n\n".join(entries)
-
-    def fill_docstring(self):
-        """Put the generated Parameters and Returns sections into the function's docstring
-        (placeholders ``{parameters}`` and ``{returns}``; ``{{``/``}}`` are literal braces)."""
-        doc = self.function.__doc__
-        fields = {"parameters": textwrap.indent(self.parameters_doc(), "    ").lstrip(),
-                  "returns": textwrap.indent(_RETURNS, "    ").lstrip()}
-        self.function.__doc__ = doc.format(**fields)
-
-    def check_params(self, func, params):
-        """Validate options; return them complete (defaults filled in)."""
-        known = self.parameters
-        unknown = sorted(set(params) - set(known))
-        if unknown:
-            raise InvalidParameterError(
-                f"{func}: got unexpected option(s) {', '.join(map(repr, unknown))}. "
-                f"Valid options: {', '.join(known)}."
-            )
-        return {p.name: p.validate(func, params.get(p.name, p.default)) for p in self.params}
+    def y_true_note(self):
+        return _LABEL_NOTES[self.labels]
 
     def check_labels(self, func, y_true, params, extremes=None):
         """Check the labels for this metric.  ``extremes``, a callable giving
@@ -707,11 +726,7 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
 
     Parameters
     ----------
-    metric : str
-        A metric name in the scorer grammar: a name from :data:`skrank.METRICS`
-        (``"ndcg"``, ``"map"``, ...), with a cutoff and options when wanted
-        (``"ndcg_exp@10"``, ``"map(denominator=min)@10"``), or ``"bpref"``,
-        ``"infap"``, ``"judged@10"``.
+    {metric}
     y_true, y_score, qid, retrieved, exclude
         As in the metric's function.
     **params
@@ -733,20 +748,21 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     >>> res.qid.tolist(), res.score.tolist()
     (['q1', 'q2'], [1.0, 0.0])
     """
+    from ._judged import JUDGED_SPECS
     from ._plan import MetricCall, _parse_item, per_query
 
     judged = params.pop("judged", None)
     if not isinstance(metric, str):
         raise InvalidParameterError(
             f"per_query_scores: metric must be one of "
-            f"{', '.join(map(repr, [*METRICS, 'bpref', 'infap', 'judged']))}. "
+            f"{', '.join(map(repr, [*METRICS, *JUDGED_SPECS]))}. "
             f"Got {_describe(metric)} instead."
         )
     try:
         # A plain stem is the function's call (ERR's max_grade stays required); any
         # other name is read by the grammar every entry point shares.
-        if metric in METRICS:
-            spec = METRICS[metric]
+        if metric in METRICS or metric in JUDGED_SPECS:
+            spec = METRICS.get(metric) or JUDGED_SPECS[metric]
         else:
             spec, fixed = _parse_item(metric, "per_query_scores", False, True,
                                       cutoff_given=params.get("k") is not None)
@@ -761,7 +777,7 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
             raise
         raise InvalidParameterError(
             f"per_query_scores: metric must be one of "
-            f"{', '.join(map(repr, [*METRICS, 'bpref', 'infap', 'judged']))}. "
+            f"{', '.join(map(repr, [*METRICS, *JUDGED_SPECS]))}. "
             f"Got {_describe(metric)} instead. Names with a cutoff and options work too, "
             f"e.g. 'ndcg_exp@10' or 'map(denominator=min)@10'."
         ) from None
@@ -769,3 +785,6 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     call = MetricCall.of(spec, params, func=func)
     column = per_query(func, call, y_true, y_score, qid, retrieved, exclude, judged=judged)
     return QueryScores(column.qid, column.values)
+
+
+per_query_scores.__doc__ = P.fill_options(per_query_scores.__doc__, [P.METRIC])
