@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _params as P
 from . import _plan
+from ._array_api import fill_skipped, to_numpy
 from ._inputs import (as_qrels, as_run, check_collection_options, check_query_coverage,
                       drop_identical_ids, is_dask_frame)
 from ._validation import InvalidParameterError
@@ -33,6 +34,10 @@ class Evaluation:
     weights : ndarray of shape (n_queries,) or None
         The query weights from ``sample_weight``, aligned with ``qid``; None
         when every query weighs the same.
+
+    With PyTorch, CuPy or other array-API input, ``per_query``, ``counts`` and
+    ``weights`` hold arrays of that namespace on the input's device (``qid``
+    too when the ids were given as one); ``mean`` holds Python floats.
     """
 
     qid: np.ndarray
@@ -51,7 +56,9 @@ class Evaluation:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - exercised without pandas only
             raise ImportError("Evaluation.to_pandas needs pandas: pip install pandas") from exc
-        frame = pd.DataFrame(self.per_query, index=pd.Index(self.qid, name="qid"))
+        # Device arrays (PyTorch, CuPy, ...) are copied to the host here.
+        frame = pd.DataFrame({name: to_numpy(values) for name, values in self.per_query.items()},
+                             index=pd.Index(to_numpy(self.qid), name="qid"))
         return frame
 
     def to_dict(self):
@@ -62,18 +69,18 @@ class Evaluation:
         as strings.
         """
         def clean(values):  # NaN -> None, once per metric column
-            values = np.asarray(values, dtype=np.float64)
+            values = to_numpy(values).astype(np.float64)
             out = values.astype(object)
             out[np.isnan(values)] = None
             return out.tolist()
 
-        qids = self.qid.tolist()   # the ids themselves: 1 and "1" stay two queries
+        qids = to_numpy(self.qid).tolist()   # the ids themselves: 1 and "1" stay two queries
         columns = {name: clean(vals) for name, vals in self.per_query.items()}
         return {
             "mean": {name: (None if np.isnan(v) else v) for name, v in self.mean.items()},
             "per_query": {q: {name: column[i] for name, column in columns.items()}
                           for i, q in enumerate(qids)},
-            "counts": {name: vals.tolist() for name, vals in self.counts.items()},
+            "counts": {name: to_numpy(vals).tolist() for name, vals in self.counts.items()},
             "qid": qids,
         }
 
@@ -214,6 +221,8 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         mean[label] = column.score(func)
         if column.qid.shape[0] == qids.shape[0]:
             per_query[label] = column.values
+        elif not isinstance(column.values, np.ndarray):  # device values: NaN where skipped
+            per_query[label] = fill_skipped(column.values, column.qid, qids)
         else:  # queries left out by no_relevant="skip" hold NaN
             full = np.full(qids.shape[0], np.nan)
             full[np.isin(qids, column.qid)] = column.values
@@ -224,8 +233,12 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     counts = _counts(ranking, relevant_at)
     if prepared.n_ranked is not None:
         # Every item that is not excluded is ranked, though only the leading ones are held.
-        counts["num_ret"] = prepared.n_ranked.astype(np.int64)
-        counts["num_rel_ret"] = counts["num_rel"].copy()
+        if isinstance(prepared.n_ranked, np.ndarray):
+            counts["num_ret"] = prepared.n_ranked.astype(np.int64)
+            counts["num_rel_ret"] = counts["num_rel"].copy()
+        else:  # device counts
+            counts["num_ret"] = prepared.n_ranked
+            counts["num_rel_ret"] = counts["num_rel"] + 0
     return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts,
                       weights=prepared.weights)
 
@@ -234,6 +247,11 @@ evaluate.__doc__ = P.fill_options(evaluate.__doc__, P.EVALUATE_OPTIONS.values())
 
 
 def _counts(ranking, threshold):
+    if getattr(ranking, "xp", None) is not None:  # a device ranking: counts on the device
+        xp = ranking.xp
+        return {name: xp.astype(values, xp.int64) for name, values in (
+            ("num_ret", ranking.n_ranked), ("num_rel", ranking.n_relevant(threshold)),
+            ("num_rel_ret", ranking.n_relevant_ranked(threshold)))}
     return {
         "num_ret": ranking.n_ranked.astype(np.int64),
         "num_rel": ranking.n_relevant(threshold).astype(np.int64),

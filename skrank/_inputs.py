@@ -573,6 +573,12 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
     Returns ``(y_true, y_score, qid, retrieved, n_ranked)`` with ``n_ranked``
     the number of items each user ranks (those not excluded).
     """
+    from ._array_api import namespace
+
+    if namespace(y_true, y_score, exclude) is not None and qid is None and retrieved is None:
+        from ._array_api import matrix_arrays as matrix_arrays_on_device
+
+        return matrix_arrays_on_device(func, y_true, y_score, exclude)
     if qid is not None:
         raise ValueError(f"{func}: qid must be None when exclude or a sparse y_true is given: "
                          f"they belong to the 2-D form, one row per query. Got qid of type "

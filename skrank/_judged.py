@@ -106,6 +106,15 @@ def judged_columns(func, calls, prepared):
     """``(qids, [values of each call])`` of judged metric calls on prepared arrays: one
     trec_eval ranking per (tie policy, threshold), shared by the calls that read it."""
     arrays = prepared.arrays
+    from ._array_api import namespace
+
+    if namespace(arrays[0], arrays[1]) is not None:
+        raise TypeError(
+            f"{func}: bpref, infAP and judged@k run on NumPy arrays only; the array-API "
+            f"(device) path covers the metrics of skrank.METRICS. Got "
+            f"{type(arrays[1]).__module__.partition('.')[0]} arrays. Pass host arrays, e.g. "
+            f"tensor.cpu().numpy()."
+        )
     judged = prepared.judged
     judged = _check_judged(func, None if judged is None else np.ravel(judged),
                            arrays[0].shape[0])

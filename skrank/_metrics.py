@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import _params as P
+from ._array_api import as_float, divide_where, minimum, value_range
 from ._validation import (
     InvalidParameterError,
     _describe,
@@ -49,16 +50,16 @@ def _ndcg(ranking, *, func, k, gain):
     dcg = K.weighted_rank_sum(ranking, ranking.labels, discount, k, _gain_fn(func, gain))
     if callable(gain):
         all_gains = apply_gain(func, gain, ranking.all_labels)
-        if all_gains.size and all_gains.min() < 0:
+        low = value_range(all_gains)[0]
+        if low < 0:
             raise InvalidParameterError(
                 f"{func}: gain must map every label to a non-negative gain (nDCG is only "
-                f"bounded by 1 then). Got a gain of {all_gains.min():g} instead."
+                f"bounded by 1 then). Got a gain of {low:g} instead."
             )
     idcg = K.ideal_dcg(ranking, gain, _gain_fn(func, gain), k, discount)
     undefined = idcg <= 0
-    ratio = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~undefined)
     # DCG <= IDCG exactly; the two sums may round apart by an ulp.
-    return np.minimum(ratio, 1.0, out=ratio), undefined
+    return minimum(divide_where(dcg, idcg, ~undefined), 1.0), undefined
 
 
 def _relevant(ranking, threshold):
@@ -66,19 +67,21 @@ def _relevant(ranking, threshold):
 
 
 def _is_relevant(threshold):
-    return lambda labels: (labels >= threshold).astype(np.float64)
+    return lambda labels: as_float(labels >= threshold)
 
 
 def _precision(ranking, *, func, k, threshold, denominator):
     hits = K.weighted_rank_sum(ranking, ranking.labels, K.ones, k, _is_relevant(threshold))
-    size = float(k) if denominator == "k" else np.minimum(ranking.n_ranked, k).astype(float)
-    return np.divide(hits, size, out=np.zeros_like(hits), where=size > 0), None
+    if denominator == "k":
+        return hits / float(k), None
+    size = as_float(minimum(ranking.n_ranked, k))
+    return divide_where(hits, size, size > 0), None
 
 
 def _per_relevant(ranking, total, threshold):
     n_rel = ranking.n_relevant(threshold)
     undefined = n_rel == 0
-    return np.divide(total, n_rel, out=np.zeros_like(total), where=~undefined), undefined
+    return divide_where(total, n_rel, ~undefined), undefined
 
 
 def _recall(ranking, *, func, k, threshold):
@@ -105,9 +108,9 @@ def _mrr(ranking, *, func, k, threshold):
 def _map(ranking, *, func, k, threshold, denominator):
     total = K.average_precision_sum(ranking, threshold, k)
     n_rel = ranking.n_relevant(threshold)
-    size = n_rel if denominator == "R" or k is None else np.minimum(n_rel, k)
+    size = n_rel if denominator == "R" or k is None else minimum(n_rel, k)
     undefined = n_rel == 0
-    return np.divide(total, size, out=np.zeros_like(total), where=~undefined), undefined
+    return divide_where(total, size, ~undefined), undefined
 
 
 def _err(ranking, *, func, k, max_grade):
@@ -121,11 +124,15 @@ def _rbp(ranking, *, func, k, p, threshold, gain):
     if gain == "binary":
         values = _relevant(ranking, threshold)
     else:
-        if ranking.all_labels.size and ranking.all_labels.min() < 0:
+        if value_range(ranking.all_labels)[0] < 0:
             raise ValueError(f"{func}: y_true must be non-negative for gain={gain!r}. Got "
-                             f"min(y_true) = {ranking.all_labels.min():g} instead.")
-        values = ranking.labels.astype(np.float64)
-        if gain == "trec":
+                             f"min(y_true) = {value_range(ranking.all_labels)[0]:g} instead.")
+        values = as_float(ranking.labels)
+        if gain == "trec" and getattr(ranking, "xp", None) is not None:  # a device ranking
+            xp = ranking.xp
+            top = xp.take(ranking.max_label_by_query(), ranking.query)
+            values = values / xp.astype(xp.where(top > 1.0, top, 1.0), values.dtype)
+        elif gain == "trec":
             # trec_eval scales the grades by the query's top judged grade when it exceeds 1.
             top = np.maximum(np.maximum.reduceat(ranking.all_labels, ranking.all_offsets[:-1])
                              if ranking.all_labels.size else np.ones(0), 1.0)
@@ -295,10 +302,20 @@ class MetricSpec(Declared):
         """Check the labels for this metric.  ``extremes``, a callable giving
         ``(min, max)`` of ``y_true``, lets the metrics of one call share them;
         by default each is computed when needed."""
-        if y_true.size == 0:
+        if y_true.shape[0] == 0:
             return
-        low = (lambda: extremes()[0]) if extremes else y_true.min
-        high = (lambda: extremes()[1]) if extremes else y_true.max
+        if extremes is None:  # each computed when needed (any namespace)
+            def low():
+                return value_range(y_true, "min")
+
+            def high():
+                return value_range(y_true, "max")
+        else:
+            def low():
+                return extremes()[0]
+
+            def high():
+                return extremes()[1]
         gain = params.get("gain", "linear")
         if self.labels == "nonnegative" or gain == "exponential":
             reason = ("for gain='exponential'" if gain == "exponential"
@@ -324,6 +341,10 @@ class QueryScores(NamedTuple):
     score : ndarray of shape (n_queries,)
         The metric for each query after the ``no_relevant`` policy
         (queries skipped by ``no_relevant="skip"`` are left out).
+
+    With PyTorch, CuPy or other array-API input, ``score`` is an array of that
+    namespace on the input's device, and ``qid`` too when the ids were given as
+    one (see ``docs/array_api.md``).
     """
 
     qid: np.ndarray

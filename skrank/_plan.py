@@ -21,6 +21,7 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
+from ._array_api import value_range
 from ._aggregate import apply_no_relevant, mean_over_queries, query_weights
 from ._grouping import Depth, rank_queries
 from ._inputs import is_matrix_form, matrix_arrays
@@ -210,7 +211,7 @@ def _extremes(values):
 
     def extremes():
         if not found:
-            found.append((values.min(), values.max()))
+            found.append(value_range(values))  # any namespace
         return found[0]
 
     return extremes
