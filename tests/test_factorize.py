@@ -264,6 +264,35 @@ def test_radix_passes_over_many_queries(monkeypatch, digit_bits):
         _assert_grouped_like_stable_sort(ids)
 
 
+@pytest.mark.parametrize("digit_bits", [16, 3])
+@pytest.mark.parametrize("n_queries", [1, 37, 700, 70_000])
+def test_many_rows_sorted_chunk_by_chunk_equal_the_stable_sort(monkeypatch, n_queries, digit_bits):
+    # Beyond _CHUNKED_ABOVE rows each chunk is radix-sorted alone and its runs placed
+    # after the same query's rows of earlier chunks; lowered, the same code runs on
+    # chunks of 100 rows (the last one short, queries missing from some chunks, runs
+    # cut by chunk boundaries), with one and several radix passes per chunk.
+    monkeypatch.setattr(G, "_RADIX_DIGIT_BITS", digit_bits)
+    monkeypatch.setattr(G, "_CHUNK_ROWS", 100)
+    monkeypatch.setattr(G, "_CHUNKED_ABOVE", 250)
+    rng = np.random.default_rng(21)
+    n_rows = 1037 if n_queries < 70_000 else 150_000
+    codes = rng.integers(0, n_queries, n_rows)
+    codes[:300] = np.sort(codes[:300])  # long runs spanning chunk boundaries
+    for counts in (None, np.bincount(codes, minlength=n_queries)):
+        np.testing.assert_array_equal(G._group_order(codes, n_queries, counts),
+                                      np.argsort(codes, kind="stable"))
+    if n_queries > 1:
+        for ids in (codes * 3 - 7, codes * 2 ** 40):  # the lookup and the factorised path
+            _assert_grouped_like_stable_sort(ids)
+    y = rng.integers(0, 4, n_rows).astype(float)
+    s = rng.integers(0, 6, n_rows).astype(float)  # ties: input order matters for "stable"
+    regroup = np.argsort(codes, kind="stable")
+    for call in ("ndcg@10", "map@4 pessimistic", "ndcg@4 stable"):
+        fn = _SHUFFLED_CALLS[call]
+        np.testing.assert_allclose(fn(y, s, codes), fn(y[regroup], s[regroup], codes[regroup]),
+                                   rtol=1e-12, atol=1e-12)
+
+
 _SHUFFLED_CALLS = {
     "ndcg@10": lambda y, s, q: skrank.ndcg_score(y, s, qid=q, k=10),
     "ndcg_exp@5 (grade counts)": lambda y, s, q: skrank.ndcg_score(y, s, qid=q, k=5,
@@ -383,3 +412,43 @@ def test_shuffled_string_ids_keyed_by_their_characters(make):
         np.testing.assert_array_equal(np.argsort(keys, kind="stable"),
                                       np.argsort(inverse.reshape(-1), kind="stable"))
     _assert_grouped_like_stable_sort(qid)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint8, float, bool, "<U3", "S2", object, "M8[s]"])
+def test_no_rows_are_no_queries(dtype):
+    # The public functions reject empty input first; the grouping itself still answers
+    # zero queries (np.unique's answer), not one empty query or an IndexError.
+    qid = np.array([], dtype=dtype)
+    _assert_like_unique(qid)
+    qids, offsets, _ = G.group_queries("f", qid)
+    assert qids.shape == (0,) and qids.dtype == qid.dtype
+    np.testing.assert_array_equal(offsets, [0])
+
+
+@pytest.mark.parametrize("values", [
+    [0.0, -0.0, 1.0, 2.0, 0.5, 3.0],   # fractions, -0.0: the segmented stable sort
+    [0.0, 1.0, 2.0, 3.0, 4.0],         # integer grades: counted per group
+    [0.0, 1.0, 64.0],                  # the largest counted grade
+    [0.0, 65.0, 3.0],                  # beyond it: sorted
+])
+@pytest.mark.parametrize("worst_first", [True, False])
+def test_tie_groups_ordered_by_label_like_a_stable_sort_per_group(worst_first, values):
+    # Pessimistic/optimistic ties: each tie group's labels sorted on their own (one
+    # stable sort per group, in Python, as the oracle); groups of 2 to 300 rows span
+    # several size blocks; 0.0 and -0.0 compare equal and must keep their order (bits
+    # compared); rows outside tie groups are untouched.
+    rng = np.random.default_rng(22)
+    sizes = np.concatenate([rng.integers(1, 6, 400), rng.integers(6, 300, 20), [1, 2]])
+    rng.shuffle(sizes)
+    labels = rng.choice(values, sizes.sum())
+    same = np.ones(labels.size - 1, dtype=bool)
+    same[np.cumsum(sizes)[:-1] - 1] = False  # the last row of each group
+    want, start = [], 0
+    for size in sizes:
+        group = labels[start:start + size].tolist()
+        # Python's sort is stable: equal labels (0.0 and -0.0 too) keep their order.
+        want += sorted(group) if worst_first else sorted(group, key=lambda v: -v)
+        start += size
+    got = labels.copy()
+    G._order_ties_by_label(got, same, worst_first=worst_first)
+    np.testing.assert_array_equal(got.view(np.uint64), np.array(want).view(np.uint64))
