@@ -1105,6 +1105,18 @@ class Ranking:
         return self._cached(("labels_above", k), lambda: self.labels[self.groups_above(k)[1]])
 
 
+def _tie_rows(same):
+    """The rows in tie groups of two or more (``same[i]``: rows i and i + 1 tie), in
+    order, and whether each opens its group: what both tie orderings below start from."""
+    in_tie = np.zeros(same.shape[0] + 1, dtype=bool)
+    in_tie[1:] |= same
+    in_tie[:-1] |= same
+    rows = np.flatnonzero(in_tie)
+    starts_group = np.ones(rows.shape[0], dtype=bool)
+    starts_group[1:] = ~same[rows[1:] - 1]
+    return rows, starts_group
+
+
 def _order_ties_by_label(labels, same, *, worst_first):
     """Reorder, in place, each tie group's ``labels``: ascending (``worst_first``) or
     descending, equal labels in their order (``same[i]``: rows i and i + 1 tie).
@@ -1113,12 +1125,7 @@ def _order_ties_by_label(labels, same, *, worst_first):
     segmented stable sort (tie groups as its segments), not by one global sort of
     (group, label) keys.
     """
-    in_tie = np.zeros(labels.shape[0], dtype=bool)
-    in_tie[1:] |= same
-    in_tie[:-1] |= same
-    rows = np.flatnonzero(in_tie)
-    starts_group = np.ones(rows.shape[0], dtype=bool)  # row opens a tie group
-    starts_group[1:] = ~same[rows[1:] - 1]
+    rows, starts_group = _tie_rows(same)
     tied = labels[rows]
     counted = _sorted_by_counting(tied, starts_group, worst_first)
     if counted is not None:
@@ -1166,11 +1173,8 @@ def order_ties(same, key, *, descending=False):
     descending); the engine's numeric labels take :func:`_order_ties_by_label`,
     which sorts each group alone or counts integer grades.
     """
-    in_tie = np.zeros(same.shape[0] + 1, dtype=bool)
-    in_tie[1:] |= same
-    in_tie[:-1] |= same
-    rows = np.flatnonzero(in_tie)
-    group = np.cumsum(np.concatenate(([True], ~same)))[rows]
+    rows, starts_group = _tie_rows(same)
+    group = np.cumsum(starts_group)
     keys = key(rows)
     if descending:  # reversed (group descending, key ascending, position descending)
         by = np.lexsort((np.arange(rows.shape[0], 0, -1), keys, -group))[::-1]
