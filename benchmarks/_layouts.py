@@ -80,7 +80,7 @@ LAYOUT_PEERS = {
 SORT_LAYOUTS = tuple(LAYOUT_PEERS) + (LARGE_G, LARGE_S)
 
 
-def _peer_cases(uni, rag):
+def _peer_cases(uni, rag, log=print):
     """(case, baseline, fn, check) for the installed peers; check = (agrees, note)."""
     specs = [(P_SK_IT, T.Sklearn(True), uni, "ndcg@10"), (P_SK_AVG, T.Sklearn(False), uni, "ndcg@10"),
              (P_XGB, T.XGBoost(), uni, "ndcg@10"), (P_LGB, T.LightGBM(), uni, "ndcg@10"),
@@ -93,7 +93,9 @@ def _peer_cases(uni, rag):
             continue
         key = (type(tool).__name__, wl.name)
         if key not in natives:
+            t0 = time.perf_counter()
             natives[key] = tool.convert(wl)
+            log(f"   {tool.label} converts the {wl.name} rows: {time.perf_counter() - t0:.1f} s (not timed below)")
         prepared = tool.setup(natives[key], wl, metric)
         fn, per_repeat = tool.call(prepared, wl, metric)
         if per_repeat is not None:
@@ -113,7 +115,7 @@ def _agrees(value, reference, tol=1e-9):
     return abs(float(value) - float(reference)) <= tol * max(1.0, abs(float(reference)))
 
 
-def _cases(nq, nd, rg, *, peers=True, scorers=True):
+def _cases(nq, nd, rg, *, peers=True, scorers=True, log=print):
     """(group label, [(case, baseline case or None, fn, check or None)]) for the 1M-row comparisons."""
     import skrank
 
@@ -172,7 +174,7 @@ def _cases(nq, nd, rg, *, peers=True, scorers=True):
     if scorers:
         cases += [(c, b, f, None) for c, b, f in _scorer_cases(y, s, q)]
     if peers:
-        cases += _peer_cases(uni, rag)
+        cases += _peer_cases(uni, rag, log)
     return f"{uni.n_rows:,} rows ({nq:,} queries x {nd}; ragged: {rag.n_rows:,} rows)", cases
 
 
@@ -313,7 +315,7 @@ def run_layouts(*, queries, docs, ragged, rounds, large=None, log=print, small=T
     for kind, shape in specs:
         data = None
         if kind == "small":
-            label, cases = _cases(queries, docs, ragged, peers=peers, scorers=scorers)
+            label, cases = _cases(queries, docs, ragged, peers=peers, scorers=scorers, log=log)
         else:
             data = _large_data(*shape)
             label, cases = _large_cases(data)

@@ -483,11 +483,16 @@ def fmt_ratio(r):
 def environment(tools):
     cpu = platform.processor() or platform.machine()
     try:
+        info = {}
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
+        cpu = info.get("model name", cpu)
+        if "family" in " ".join(info) and info.get("cpu family"):
+            # A VM may name its CPU only "AMD EPYC": family and model tell the generation.
+            cpu += f" (family {info['cpu family']}, model {info.get('model', '?')}"
+            cpu += ", AVX-512)" if "avx512f" in info.get("flags", "").split() else ")"
     except OSError:
         pass
     mem = None
@@ -1096,7 +1101,8 @@ def main(argv=None):
                    target_rows=target_rows, elapsed=elapsed, plot_note=plot_note,
                    anchors=anchors, layouts=layouts)
     (out / "results.json").write_text(json.dumps(to_json({
-        "mode": cfg_name, "elapsed_s": elapsed, "environment": env, "workloads": workloads,
+        "mode": cfg_name, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "elapsed_s": elapsed,
+        "environment": env, "workloads": workloads,
         "targets": target_rows, "anchors": anchors, "paired": [[{"workload": k[0], "metric": k[1], "tool": k[2], "median_s": v}
                                             for k, v in group.items()] for group in paired],
         "records": records, "memory": memory, "fold": fold, "cold": cold, "layouts": layouts,
