@@ -50,6 +50,8 @@ P_SK_IT = "peer: sklearn ndcg_score(ignore_ties=True), 2-D"
 P_SK_AVG = "peer: sklearn ndcg_score (tie-averaged), 2-D"
 P_XGB = "peer: XGBoost eval (2 threads)"
 P_LGB = "peer: LightGBM eval_train (2 threads)"
+P_XGB1 = "peer: XGBoost eval (nthread=1)"
+P_LGB1 = "peer: LightGBM eval_train (num_threads=1)"
 P_TREC = "peer: pytrec_eval"
 P_RANX = "peer: ranx (warm)"
 P_XGB_R = "ragged peer: XGBoost eval (2 threads)"
@@ -61,8 +63,8 @@ _ANY_IDS = (P_TREC, P_RANX)  # dictionaries / a DataFrame: any id type, any row 
 # Which peers accept each layout as it is (XGBoost and LightGBM need rows grouped by
 # query and numeric ids; LightGBM refuses a query over 10,000 rows; sklearn takes 2-D).
 LAYOUT_PEERS = {
-    G: (P_XGB, P_LGB) + _ANY_IDS,
-    TWO_D: (P_SK_IT, P_SK_AVG, P_XGB, P_LGB),  # XGBoost/LightGBM: the 2-D array raveled is their input
+    G: (P_XGB, P_LGB, P_XGB1, P_LGB1) + _ANY_IDS,
+    TWO_D: (P_SK_IT, P_SK_AVG, P_XGB, P_LGB, P_XGB1, P_LGB1),  # XGBoost/LightGBM: the 2-D array raveled is their input
     S: _ANY_IDS,
     "grouped <U ids": _ANY_IDS,
     "shuffled <U ids": _ANY_IDS,
@@ -84,6 +86,7 @@ def _peer_cases(uni, rag, log=print):
     """(case, baseline, fn, check) for the installed peers; check = (agrees, note)."""
     specs = [(P_SK_IT, T.Sklearn(True), uni, "ndcg@10"), (P_SK_AVG, T.Sklearn(False), uni, "ndcg@10"),
              (P_XGB, T.XGBoost(), uni, "ndcg@10"), (P_LGB, T.LightGBM(), uni, "ndcg@10"),
+             (P_XGB1, T.XGBoost(nthread=1), uni, "ndcg@10"), (P_LGB1, T.LightGBM(num_threads=1), uni, "ndcg@10"),
              (P_TREC, T.PytrecEval(), uni, "ndcg@10"), (P_RANX, T.RanxWarm(), uni, "ndcg@10"),
              (P_XGB_R, T.XGBoost(), rag, "ndcg@10"), (P_TREC_R, T.PytrecEval(), rag, "ndcg@10"),
              (P_RANX_R, T.RanxWarm(), rag, "ndcg@10"), (P_TREC_EVAL, T.PytrecEval(), uni, T.EVALUATE)]
@@ -91,7 +94,7 @@ def _peer_cases(uni, rag, log=print):
     for case, tool, wl, metric in specs:
         if not tool.available or tool.supports(wl, metric) is not None:
             continue
-        key = (type(tool).__name__, wl.name)
+        key = (tool.key, wl.name)
         if key not in natives:
             t0 = time.perf_counter()
             natives[key] = tool.convert(wl)

@@ -115,7 +115,7 @@ def block_layouts(res):
         o = other.get(r["case"])
         L.append(f"| {r['case']} (the yardstick) | {ms(r['median_s'])} | | | | 1x | "
                  f"{ms(o['median_s']) if o else '—'} (its time) |")
-    feats = " ".join((res.get("layouts") or {}).get("dispatch", {}).get("features", []) or [])
+    feats = " ".join(((res.get("layouts") or {}).get("dispatch") or {}).get("features") or [])
     L += ["", f"*AVX-512 off*: the skrank cases and np.sort run again in a subprocess with "
               f"`NPY_DISABLE_CPU_FEATURES=\"{feats}\"`." if feats else
           "*AVX-512 off*: not measured in this run."]
@@ -213,11 +213,12 @@ def time_tests():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time-tests", action="store_true", help="time the test suite first")
+    parser.add_argument("--results", help="preview from another results.json (any mode)")
     args = parser.parse_args(argv)
     if args.time_tests:
         time_tests()
-    res = _load("results.json")
-    if res is None or res.get("mode") != "full":
+    res = json.loads(Path(args.results).read_text()) if args.results else _load("results.json")
+    if res is None or (res.get("mode") != "full" and not args.results):
         sys.exit("update_docs: benchmarks/results/results.json must come from a full run "
                  "(`python benchmarks/run.py`). Got " + ("none" if res is None else f"mode {res.get('mode')!r}") + ".")
     blocks = {"machine": lambda: block_machine(res, _load("test_suite.json")),
