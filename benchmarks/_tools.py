@@ -208,7 +208,7 @@ class NpSort(Tool):
     dists = ("numpy",)
     peer = False
     converts = False
-    conventions = "one global np.sort of the score array: not a metric, the yardstick of the 5x target"
+    conventions = "one global np.sort of the score array: not a metric, the yardstick of the 3x targets"
 
     def supports(self, wl, metric):
         return None if metric == "ndcg@10" else "yardstick shown once per workload"
