@@ -50,8 +50,9 @@ FULL = {
     "fold": (10, 100),
     "fold_calls": 2000,
     "paired_rounds": 7,
-    "rounds": 7, "budget": 2.0, "min_rep": 3, "slow": 3.0,
-    "cold": ("skrank", "ranx-cold", "ranx-cached"),
+    "rounds": 7, "budget": 2.0, "min_rep": 3, "slow": 1.0,
+    # ranx's cold starts (numba compiling, 0.5-2 min on this machine) only with --ranx-cold.
+    "cold": ("skrank",),
     "layouts_large": (100_000, 100),  # 10,000,000 rows, grouped and shuffled, against np.sort
 }
 SMOKE = {
@@ -875,9 +876,9 @@ def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, 
                      f"{fmt_time(c['first_eval_s'])} | {ratio} | {fmt_time(c['second_eval_s'])} | "
                      f"{'agrees' if c['agrees'] else '**DISAGREES**'} |")
         L.append("")
-        L.append("ranx compiles its numba kernels on first use and caches them on disk; the empty-cache "
-                 "case sets `NUMBA_CACHE_DIR` to a new directory, so it pays the compilation a user "
-                 "pays once per installation.\n")
+        L.append("ranx compiles its numba kernels on first use and caches them on disk; its rows "
+                 "(`--ranx-cold`, minutes) set `NUMBA_CACHE_DIR` to a new directory for the empty-cache "
+                 "case, so it pays the compilation a user pays once per installation.\n")
 
     L.append("## Conventions, as established by experiment, and how values were matched\n")
     L.append("| tool | conventions | skrank call it is checked against |\n|---|---|---|")
@@ -1051,12 +1052,17 @@ def main(argv=None):
     parser.add_argument("--out", help="output directory (default: benchmarks/results, or a temp dir with --smoke)")
     parser.add_argument("--tools", help="comma-separated tool keys to run (skrank is always run)")
     parser.add_argument("--no-cold", action="store_true", help="skip the fresh-process cold starts")
+    parser.add_argument("--ranx-cold", action="store_true",
+                        help="also time ranx in fresh processes, with an empty numba cache (it compiles) "
+                             "and with the cache on disk (minutes)")
     args = parser.parse_args(argv)
 
     if args.smoke and args.quick:
         parser.error("--smoke and --quick are exclusive")
     cfg_name = "smoke" if args.smoke else "quick" if args.quick else "full"
     cfg = dict({"smoke": SMOKE, "quick": QUICK, "full": FULL}[cfg_name])
+    if args.ranx_cold:
+        cfg["cold"] = cfg["cold"] + ("ranx-cold", "ranx-cached")
     if args.out:
         out = Path(args.out)
     elif cfg_name != "full":
