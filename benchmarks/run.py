@@ -899,7 +899,7 @@ def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, 
              "2 threads, 0.4 ms with `nthread=1`), and they suffer more from that load than skrank. ranx's "
              "conversion builds numba typed dictionaries and its time varies widely between runs. "
              "Within each workload's table every call is timed in the same rounds (rotated order); "
-             "a call over the repeat budget takes part in fewer rounds (at least 3, one above 3 s). "
+             "a call over the repeat budget takes part in fewer rounds (at least 3, one above 1 s). "
              "results.json also holds the minimum of each.\n")
     L.append("Docnos are `d<row number>` zero-padded, so trec_eval's docno-descending tie order is "
              "skrank's `ties='stable'` on the rows reversed. Tolerance: 1e-9 (relative above 1), "
