@@ -305,7 +305,7 @@ def disabled_avx512():
 
 
 def run_layouts(*, queries, docs, ragged, rounds, large=None, log=print, small=True,
-                peers=True, scorers=True, dispatch=False, memory=True):
+                peers=True, scorers=True, dispatch=False, memory=True, large_rounds=None):
     """Time every layout (and its peers); returns {"rows", "memory", "dispatch"}.
 
     rows: {group, case, baseline, median_s, ratio, vs_sort, check}; dispatch: the same rows from
@@ -322,8 +322,9 @@ def run_layouts(*, queries, docs, ragged, rounds, large=None, log=print, small=T
         else:
             data = _large_data(*shape)
             label, cases = _large_cases(data)
-        log(f"== layouts: {label}, {len(cases)} calls interleaved (rotated), {rounds} rounds")
-        medians = _interleave(cases, rounds)
+        n_rounds = rounds if kind == "small" else (large_rounds or rounds)
+        log(f"== layouts: {label}, {len(cases)} calls interleaved (rotated), {n_rounds} rounds")
+        medians = _interleave(cases, n_rounds)
         sort = next((medians[c[0]] for c in cases if "np.sort" in c[0]), None)
         for case, base, _, check in cases:
             t = medians[case]
@@ -344,11 +345,11 @@ def run_layouts(*, queries, docs, ragged, rounds, large=None, log=print, small=T
     features = disabled_avx512()
     other = None
     if dispatch and features:
-        other = _dispatch_subprocess(queries, docs, ragged, rounds, large, small, features, log)
+        other = _dispatch_subprocess(queries, docs, ragged, rounds, large, small, features, log, large_rounds)
     return {"rows": out, "memory": mem, "dispatch": other}
 
 
-def _dispatch_subprocess(queries, docs, ragged, rounds, large, small, features, log):
+def _dispatch_subprocess(queries, docs, ragged, rounds, large, small, features, log, large_rounds=None):
     import tempfile
 
     env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=" ".join(features))
@@ -360,6 +361,8 @@ def _dispatch_subprocess(queries, docs, ragged, rounds, large, small, features, 
                 "--no-peers", "--no-scorers", "--no-memory", "--json", path]
         if large:
             argv += ["--large", str(large[0])]
+            if large_rounds:
+                argv += ["--large-rounds", str(large_rounds)]
             if not small:
                 argv.append("--large-only")
         log(f"== layouts again with NPY_DISABLE_CPU_FEATURES='{env['NPY_DISABLE_CPU_FEATURES']}' (subprocess)")
@@ -539,6 +542,7 @@ def main():
     parser.add_argument("--ragged-median", type=int, default=40)
     parser.add_argument("--large", type=int, default=0, help="also time this many queries x docs")
     parser.add_argument("--large-only", action="store_true", help="time the --large case only")
+    parser.add_argument("--large-rounds", type=int, default=None, help="rounds of the --large case (default --rounds)")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--no-scorers", action="store_true")
     parser.add_argument("--no-memory", action="store_true")
@@ -552,7 +556,7 @@ def main():
                                  "median": args.ragged_median},
                          large=(args.large, args.docs) if args.large else None,
                          small=not args.large_only, peers=not args.no_peers, scorers=not args.no_scorers,
-                         memory=not args.no_memory, dispatch=args.dispatch)
+                         memory=not args.no_memory, dispatch=args.dispatch, large_rounds=args.large_rounds)
     if args.json:
         Path(args.json).write_text(json.dumps(result, default=float))
         return

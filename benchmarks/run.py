@@ -54,6 +54,7 @@ FULL = {
     # ranx's cold starts (numba compiling, 0.5-2 min on this machine) only with --ranx-cold.
     "cold": ("skrank",),
     "layouts_large": (100_000, 100),  # 10,000,000 rows, grouped and shuffled, against np.sort
+    "layouts_large_rounds": 3,
 }
 SMOKE = {
     "uniform": (40, 25),
@@ -1090,6 +1091,7 @@ def main(argv=None):
     cold, fold, paired, rows = (tables[k] for k in ("cold", "fold", "paired", "rows"))
     layouts = LAYOUTS.run_layouts(queries=cfg["uniform"][0], docs=cfg["uniform"][1],
                                   ragged=cfg["ragged"], rounds=max(cfg["paired_rounds"], 3),
+                                  large_rounds=cfg.get("layouts_large_rounds"),
                                   large=cfg["layouts_large"], log=log,
                                   dispatch=cfg_name == "full", peers=True)
     target_rows = LAYOUTS.layout_targets(layouts) + targets(records, memory, fold, paired, rows)
