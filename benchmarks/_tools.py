@@ -28,14 +28,6 @@ SKRANK_METRICS = {
 EVAL6 = ("ndcg@10", "ndcg_exp@10", "map", "mrr", "precision@10", "recall@10")
 EVALUATE = "evaluate(6)"
 
-_FUNCS = {
-    "ndcg": skrank.ndcg_score,
-    "dcg": skrank.dcg_score,
-    "map": skrank.map_score,
-    "mrr": skrank.mrr_score,
-    "precision": skrank.precision_at_k_score,
-}
-
 
 def median_time(fn, repeats=7):
     """Median wall time of ``fn()`` over ``repeats`` calls after one warm-up call
@@ -65,12 +57,11 @@ def skrank_value(wl, metric, *, reverse=False, **overrides):
                               no_relevant=overrides.get("no_relevant", "zero"))
         return dict(res.mean)
     name, params = SKRANK_METRICS[metric]
+    spec = skrank.METRICS[name]
     params = {**params, **overrides}
-    if name == "dcg":
+    if not spec.takes_no_relevant:  # dcg, P@k: every query is defined
         params.pop("no_relevant", None)
-    if name == "precision":
-        params.pop("no_relevant", None)
-    return float(_FUNCS[name](y, s, qid=q, **params))
+    return float(spec.function(y, s, qid=q, **params))
 
 
 def package_version(*names):

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-NO_RELEVANT_POLICIES = ("zero", "one", "skip", "nan", "raise")
+from ._params import NO_RELEVANT_POLICIES  # noqa: F401  (declared with the option)
 
 
 def apply_no_relevant(func, qids, values, undefined, no_relevant, weights=None):

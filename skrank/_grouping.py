@@ -29,7 +29,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-TIE_POLICIES = ("average", "stable", "pessimistic", "optimistic")
+from ._params import TIE_POLICIES  # noqa: F401  (declared with the ties option)
 
 # Integer grades up to this are counted, not sorted, to build the ideal ranking.
 _MAX_COUNTED_GRADE = 64
@@ -818,7 +818,10 @@ class Ranking:
         """
         def groups():
             starts = self.tie_starts[:-1]
-            query = np.searchsorted(self.offsets, starts, side="right") - 1
+            # Groups never cross a query boundary: each query's first group is found by
+            # one search per query (not one per group), its groups are the following ones.
+            first_group = np.searchsorted(starts, self.offsets)
+            query = np.repeat(np.arange(self.n_queries), np.diff(first_group))
             return starts, np.diff(self.tie_starts), query, starts - self.offsets[query]
         return self._cached("groups", groups)
 

@@ -23,7 +23,7 @@ orderings of each group, in closed form, without enumeration:
 
 import numpy as np
 
-from ._grouping import _count_by_segment, segmented_sort_desc
+from ._grouping import segmented_sort_desc
 
 
 def sum_by_query(query, values, n_queries):
@@ -212,32 +212,44 @@ def average_precision_sum(ranking, threshold, k):
         keep = slice(None) if k is None else position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
     starts, sizes, group_query, group_position = ranking.tie_groups()
-    # Relevant rows per group, counted on one-byte flags.
-    n_rel = _count_by_segment(ranking.labels >= threshold, ranking.tie_starts).astype(np.float64)
-    # Relevant documents ranked above each group: a running count over the groups of
-    # its query (groups come query after query).
-    before = np.cumsum(n_rel) - n_rel
-    first_of_query = np.flatnonzero(np.concatenate(([True], group_query[1:] != group_query[:-1])))
-    run = np.diff(np.append(first_of_query, group_query.shape[0]))
-    above = before - np.repeat(before[first_of_query], run)
+    # One running count of relevant rows gives both the relevant rows of each group and
+    # those ranked above it in its query (groups never cross a query boundary).
+    relevant_before = np.zeros(ranking.labels.shape[0] + 1, dtype=np.intp)
+    np.cumsum(ranking.labels >= threshold, out=relevant_before[1:])
+    at_start = relevant_before[ranking.tie_starts]
+    n_rel = np.diff(at_start).astype(np.float64)
+    above = (at_start[:-1] - relevant_before[ranking.offsets[:-1]][group_query]).astype(np.float64)
     # Each slot t (from 1) of a group holds a relevant document with probability r/n and
     # then adds E[hits] / rank with E[hits] = c + 1 + (r-1)(t-1)/(n-1): linear in t - 1,
     # so two sums per group over its ranks within the cutoff carry all the row work:
     # sum 1/rank, and sum (t-1)/rank = slots - first_rank * sum 1/rank (rank = first_rank
     # + t - 1), whose rounding error stays below a few ulps of the slot count.
-    position = ranking.position
-    inverse_rank = np.add(position, 1.0)
-    np.reciprocal(inverse_rank, out=inverse_rank)
     slots = sizes.astype(np.float64)
     if k is not None:
-        inverse_rank[position >= k] = 0.0
         np.clip(k - group_position, 0, sizes, out=slots, casting="unsafe")
-    sum_inverse = np.add.reduceat(inverse_rank, starts)
+    sum_inverse = np.add.reduceat(_inverse_ranks(ranking, k), starts)
     sum_offset = slots - (group_position + 1.0) * sum_inverse
     n = sizes.astype(np.float64)
     slope = (n_rel - 1.0) / np.maximum(n - 1.0, 1.0)
     terms = (n_rel / n) * ((above + 1.0) * sum_inverse + slope * sum_offset)
     return sum_by_query(group_query, terms, nq)
+
+
+def _inverse_ranks(ranking, k):
+    """``1 / (position + 1)`` of every ranked row, 0 at positions >= k (k None: no cutoff).
+
+    Built from a table over positions: tiled when every query holds as many rows
+    (no per-row index at all), else gathered by position.
+    """
+    longest = ranking.max_kept
+    table = np.arange(1.0, longest + 1.0)
+    np.reciprocal(table, out=table)
+    if k is not None:
+        table[k:] = 0.0
+    n_kept = ranking.n_kept
+    if ranking.n_queries and n_kept.min() == longest:
+        return np.tile(table, ranking.n_queries)
+    return table[ranking.position]
 
 
 def expected_reciprocal_rank(ranking, labels, max_grade, k):

@@ -1,13 +1,16 @@
 """Public metric functions, their declarations, and the one metric table.
 
-Adding a metric touches this module only: write its kernel (usually a few
-lines over :mod:`skrank._kernels`), its public function, and one
-:class:`MetricSpec` entry in :data:`METRICS`.  The table drives scorer names,
-``get_scorer_names()``, ``evaluate``, the command line, the docs' metric list
-and the common tests.
+Adding a metric touches this module: its kernel (usually a few lines over
+:mod:`skrank._kernels`), its public function (a real signature, a one-line
+body, a docstring whose Parameters come from the declarations) and one
+:class:`MetricSpec` entry in :data:`METRICS`; plus its export in
+``__init__.py`` and its oracle in ``tests/_reference.py``.  Options are
+declared in :mod:`skrank._params`.  The table drives scorer names,
+``get_scorer_names()``, ``evaluate``, the command line, the docs' metric table
+and the common tests (docs/developing.md has a worked example).
 """
 
-import inspect
+import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -16,86 +19,17 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from . import _kernels as K
-from ._aggregate import (NO_RELEVANT_POLICIES, apply_no_relevant, mean_over_queries,
-                         query_weights)
-from ._grouping import TIE_POLICIES, Depth, rank_queries
+from . import _params as P
+from ._aggregate import apply_no_relevant, mean_over_queries, query_weights
+from ._grouping import Depth, rank_queries
 from ._inputs import is_matrix_form, matrix_arrays
 from ._validation import (
     InvalidParameterError,
     _describe,
     apply_gain,
-    check_choice,
-    check_gain,
-    check_k,
     check_labels,
     check_ranking_arrays,
-    check_real,
 )
-
-# ---------------------------------------------------------------------------
-# Shared parameter documentation, substituted into the docstrings below.
-_PARAM_DOCS = {
-    "arrays": """y_true : array-like of shape (n_samples,) or (n_queries, n_documents)
-        Relevance labels.  1-D with ``qid``, or 2-D with one query per row
-        (as :func:`sklearn.metrics.ndcg_score` takes them).
-
-    y_score : array-like of the same shape as ``y_true``
-        Scores of a ranker; each query is ranked by decreasing score.""",
-    "qid": """qid : array-like of shape (n_samples,), default=None
-        Query id of each row, required with 1-D input.  Queries may have any
-        sizes, rows may come in any order, ids may be of any hashable type.""",
-    "k": """k : int >= 1 or None, default=None
-        Only the top ``k`` ranks count.  None means no cutoff.""",
-    "gain": """gain : {"linear", "exponential"} or callable, default="linear"
-        Gain of a label: ``"linear"`` is ``rel`` (scikit-learn, trec_eval),
-        ``"exponential"`` is ``2**rel - 1`` (LightGBM, XGBoost, Burges et al.),
-        a callable maps an array of labels to an array of gains.""",
-    "threshold": """threshold : float, default=1
-        A document is relevant when its label is ``>= threshold``
-        (trec_eval's ``-l``).""",
-    "ties": """ties : {"average", "stable", "pessimistic", "optimistic"}, default="average"
-        Order of documents with equal scores.  ``"average"`` gives the exact
-        expected value over all orderings of tied documents (scikit-learn's
-        default for DCG); ``"stable"`` keeps their input order (LightGBM,
-        XGBoost); ``"pessimistic"``/``"optimistic"`` put the least/most
-        relevant first.""",
-    "no_relevant": """no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
-        Value of a query without any relevant document, where the metric is
-        undefined: 0 (trec_eval, scikit-learn), 1 (LightGBM, XGBoost), left out
-        of the mean, NaN, or an error.""",
-    "retrieved": """retrieved : array-like of bool of shape (n_samples,), default=None
-        False marks a judged document the system did not retrieve: it counts
-        in the number of relevant documents, the ideal DCG and recall, but
-        occupies no rank (its score is ignored and may be NaN).  None means
-        every row was retrieved.""",
-    "exclude": """exclude : sparse matrix or array-like of bool of shape (n_queries, n_documents), default=None
-        2-D form only: documents that take no rank, e.g. the items a user
-        interacted with in training.  An excluded document is left out
-        entirely, as if its row were dropped from the flat form: it is never
-        ranked and never counts as relevant.  A scipy sparse matrix (its
-        stored nonzero entries are excluded) or a dense boolean mask.  With
-        ``exclude`` or a sparse ``y_true`` (a scipy sparse relevance matrix,
-        absent entries meaning 0), ``y_score`` stays a dense score matrix and
-        only each query's leading ranks are sorted: memory beyond the inputs
-        is about ``n_queries * k``, never a dense copy of a sparse matrix.""",
-    "sample_weight": """sample_weight : array-like of shape (n_samples,) or (n_queries,), default=None
-        Query weights: the score is ``sum(w_q * v_q) / sum(w_q)`` over the
-        queries ``q`` (those skipped by ``no_relevant="skip"`` drop out of
-        both sums).  With 1-D input one weight per row, constant within each
-        query (as scikit-learn and LightGBM take it); with 2-D input one per
-        row of the matrices.  Non-negative and finite, with a positive total.
-        None weighs every query equally.""",
-    "returns": """score : float
-        Mean over queries of the per-query values (weighted by ``sample_weight``).  Use
-        :func:`skrank.per_query_scores` for the per-query values and their
-        query ids.""",
-}
-
-
-def _doc(func):
-    func.__doc__ = func.__doc__.replace("{{", "\0").format(**_PARAM_DOCS).replace("\0", "{")
-    return func
-
 
 # ---------------------------------------------------------------------------
 # Kernels: Ranking -> (per-query values, undefined mask or None).
@@ -184,9 +118,6 @@ def _err(ranking, *, func, k, max_grade):
     return K.expected_reciprocal_rank(ranking, ranking.labels, max_grade, k), None
 
 
-_RBP_GAINS = ("binary", "linear", "trec")
-
-
 def _rbp(ranking, *, func, k, p, threshold, gain):
     def weight(positions):
         return (1.0 - p) * p ** positions
@@ -207,29 +138,16 @@ def _rbp(ranking, *, func, k, p, threshold, gain):
 
 
 # ---------------------------------------------------------------------------
-# Parameter checks, shared by name across metrics.
-
-
-def _check_max_grade(func, value):
-    return check_real(func, "max_grade", value, low=0, low_open=True)
-
-
-_PARAM_CHECKS = {
-    "k": check_k,
-    "gain": check_gain,
-    "log_base": lambda func, v: check_real(func, "log_base", v, low=1, low_open=True),
-    "threshold": lambda func, v: check_real(func, "threshold", v),
-    "p": lambda func, v: check_real(func, "p", v, low=0, high=1, low_open=True, high_open=True),
-    "max_grade": _check_max_grade,
-}
-
-
-def _check_k_required(func, k):
-    return check_k(func, k, required=True)
-
-
-# ---------------------------------------------------------------------------
 # The declarations.
+
+
+_RETURNS = """score : float
+    Mean over queries of the per-query values (weighted by ``sample_weight``).  Use
+    :func:`skrank.per_query_scores` for the per-query values and their
+    query ids."""
+
+_LABEL_NOTES = {"any": "", "nonnegative": "Labels must be non-negative.",
+                "graded": "Labels must lie in ``[0, max_grade]``."}
 
 
 @dataclass(frozen=True)
@@ -241,22 +159,40 @@ class MetricSpec:
     name : str
         Canonical name (the scorer-name stem), e.g. ``"ndcg"``.
     function : callable
-        The public function; its signature holds the parameter defaults.
+        The public function: ``function(y_true, y_score, *, qid=None, <params>,
+        retrieved=None, exclude=None, sample_weight=None)`` (a test checks its
+        signature against ``params``); its docstring's Parameters section is
+        generated from the declarations.
     kernel : callable
         ``kernel(ranking, *, func, **params) -> (values, undefined)``.
     summary : str
         One line for docs and ``--help``.
-    k : {"optional", "required", "none"}
-        Whether the metric takes a cutoff.
-    ties : tuple of str
-        Supported tie policies; ``"average"`` only where an exact closed form exists.
+    params : tuple of :class:`~skrank._params.Param`
+        The metric's options, in signature order; a variation of an option
+        (other choices, default or a note) is a ``Param.replace`` / ``Param.note``
+        of its declaration in :mod:`skrank._params`.
     bounds : (float, float) or None
         Range of the per-query values, or None when unbounded.
+    perfect : float or None
+        Value of a perfect ranking (documents by decreasing label) of a query
+        with a relevant document, with the options ``perfect_with``; None when
+        it depends on the query.
+    perfect_with : mapping
+        Options under which ``perfect`` holds at any cutoff.
+    aggregate : {"mean"}
+        How per-query values make the score.
     variants : mapping
         Scorer-name stems and the parameters they fix, e.g.
         ``{"ndcg": {}, "ndcg_exp": {"gain": "exponential"}}``.
+    aliases : mapping
+        Other stems accepted for a variant (``{"P": "precision"}``).
+    name_defaults : mapping
+        Options that a scorer name supplies when the caller does not (ERR's
+        ``max_grade=4``, gdeval's scale); unlike ``variants`` they may be overridden.
     trec_names : mapping
         trec_eval measure names that mean this metric, with the parameters they fix.
+    trec_cut : tuple of str
+        Those of ``trec_names`` that only exist with a cutoff (``ndcg_cut.10``).
     labels : {"any", "nonnegative", "graded"}
         What labels must be: any finite, >= 0, or in ``[0, max_grade]``.
     reads_to_first_relevant : bool
@@ -269,27 +205,65 @@ class MetricSpec:
     function: Callable
     kernel: Callable
     summary: str
-    k: str = "optional"
-    ties: tuple = TIE_POLICIES
+    params: tuple = ()
     bounds: tuple = (0.0, 1.0)
+    perfect: float = None
+    perfect_with: MappingProxyType = field(default_factory=dict)
+    aggregate: str = "mean"
     variants: MappingProxyType = field(default_factory=dict)
+    aliases: MappingProxyType = field(default_factory=dict)
+    name_defaults: MappingProxyType = field(default_factory=dict)
     trec_names: MappingProxyType = field(default_factory=dict)
+    trec_cut: tuple = ()
     labels: str = "any"
     reads_to_first_relevant: bool = False
 
     @cached_property
     def parameters(self):
-        """Metric options (everything after ``y_true, y_score``) and their defaults."""
-        sig = inspect.signature(self.function)
-        return {
-            name: p.default for name, p in sig.parameters.items()
-            if p.kind is p.KEYWORD_ONLY
-            and name not in ("qid", "retrieved", "exclude", "sample_weight")
-        }
+        """Metric options (everything after ``y_true, y_score`` but the arrays) and their
+        defaults (:data:`skrank._params.REQUIRED` for a required one)."""
+        return {p.name: p.default for p in self.params}
+
+    def param(self, name):
+        """The declaration of one of the metric's options."""
+        return next(p for p in self.params if p.name == name)
+
+    @property
+    def k(self):
+        """``"optional"``, ``"required"`` or ``"none"``: whether the metric takes a cutoff."""
+        if "k" not in self.parameters:
+            return "none"
+        return "required" if self.param("k").required else "optional"
+
+    @property
+    def ties(self):
+        """Supported tie policies; ``"average"`` only where an exact closed form exists."""
+        return self.param("ties").choices
 
     @property
     def takes_no_relevant(self):
         return "no_relevant" in self.parameters
+
+    def signature_params(self):
+        """Every argument of the public function, in signature order."""
+        return (*P.POSITIONAL, *P.BEFORE_OPTIONS, *self.params, *P.AFTER_OPTIONS)
+
+    def parameters_doc(self):
+        """The numpydoc Parameters entries of the public function."""
+        entries = []
+        for param in self.signature_params():
+            if param is P.Y_TRUE and _LABEL_NOTES[self.labels]:
+                param = param.note(_LABEL_NOTES[self.labels])
+            entries.append(param.doc())
+        return "\n\n".join(entries)
+
+    def fill_docstring(self):
+        """Put the generated Parameters and Returns sections into the function's docstring
+        (placeholders ``{parameters}`` and ``{returns}``; ``{{``/``}}`` are literal braces)."""
+        doc = self.function.__doc__
+        fields = {"parameters": textwrap.indent(self.parameters_doc(), "    ").lstrip(),
+                  "returns": textwrap.indent(_RETURNS, "    ").lstrip()}
+        self.function.__doc__ = doc.format(**fields)
 
     def check_params(self, func, params):
         """Validate options; return them complete (defaults filled in)."""
@@ -300,30 +274,7 @@ class MetricSpec:
                 f"{func}: got unexpected option(s) {', '.join(map(repr, unknown))}. "
                 f"Valid options: {', '.join(known)}."
             )
-        out = dict(known)
-        out.update(params)
-        for name, value in out.items():
-            if value is inspect.Parameter.empty:
-                raise InvalidParameterError(f"{func}: {name} is required. Got no value for it.")
-            if name == "ties":
-                check_choice(func, "ties", value, TIE_POLICIES)
-                if value not in self.ties:
-                    raise InvalidParameterError(
-                        f"{func}: ties={value!r} is not supported: {self.name} has no exact "
-                        f"closed-form average over the orderings of tied documents. "
-                        f"Use one of {', '.join(map(repr, self.ties))}."
-                    )
-            elif name == "no_relevant":
-                check_choice(func, "no_relevant", value, NO_RELEVANT_POLICIES)
-            elif name == "gain" and self.name == "rbp":
-                check_choice(func, "gain", value, _RBP_GAINS)
-            elif name == "denominator":
-                check_choice(func, "denominator", value, _DENOMINATORS[self.name])
-            elif name == "k" and self.k == "required":
-                out[name] = _check_k_required(func, value)
-            else:
-                out[name] = _PARAM_CHECKS[name](func, value)
-        return out
+        return {p.name: p.validate(func, params.get(p.name, p.default)) for p in self.params}
 
     def check_labels(self, func, y_true, params, extremes=None):
         """Check the labels for this metric.  ``extremes``, a callable giving
@@ -346,9 +297,6 @@ class MetricSpec:
                     f"{func}: y_true must lie in [0, max_grade] = [0, {top:g}]. Got labels in "
                     f"[{lo:g}, {hi:g}] instead. Pass the largest grade of your scale as max_grade."
                 )
-
-
-_DENOMINATORS = {"precision": ("k", "min"), "map": ("R", "min")}
 
 
 class QueryScores(NamedTuple):
@@ -436,10 +384,19 @@ def _mean(name, y_true, y_score, qid, retrieved, exclude, params, sample_weight=
 
 
 # ---------------------------------------------------------------------------
-# Public functions.
+# Public functions: real signatures (a test checks each against its declaration);
+# the Parameters sections are generated from the declarations in METRICS.
 
 
-@_doc
+def _score(name, arguments):
+    """The score of a public metric function called with ``arguments`` (its locals):
+    the arrays, and its options as declared."""
+    options = {key: value for key, value in arguments.items() if key not in P.ARRAY_ARGUMENTS}
+    return _mean(name, arguments["y_true"], arguments["y_score"], arguments["qid"],
+                 arguments["retrieved"], arguments["exclude"], options,
+                 arguments["sample_weight"])
+
+
 def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average",
              retrieved=None, exclude=None, sample_weight=None):
     """Cumulative gain: the sum of the gains of the top ``k`` documents.
@@ -448,21 +405,7 @@ def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average"
 
     Parameters
     ----------
-    {arrays}
-
-    {qid}
-
-    {k}
-
-    {gain}
-
-    {ties}
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -474,11 +417,9 @@ def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average"
     >>> cg_score([3, 2, 0, 1], [0.1, 0.9, 0.5, 0.3], qid=[1, 1, 1, 1], k=2)
     2.0
     """
-    return _mean("cg", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, gain=gain, ties=ties), sample_weight)
+    return _score("cg", locals())
 
 
-@_doc
 def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
               ties="average", retrieved=None, exclude=None, sample_weight=None):
     """Discounted cumulative gain.
@@ -489,24 +430,7 @@ def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
 
     Parameters
     ----------
-    {arrays}
-
-    {qid}
-
-    {k}
-
-    {gain}
-
-    log_base : float > 1, default=2
-        Base ``b`` of the logarithm in the discount.
-
-    {ties}
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -526,11 +450,9 @@ def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
     >>> round(dcg_score(y_true, y_score, qid=[0] * 6, gain="exponential"), 3)
     13.848
     """
-    return _mean("dcg", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, gain=gain, log_base=log_base, ties=ties), sample_weight)
+    return _score("dcg", locals())
 
 
-@_doc
 def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average",
                no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """Normalized discounted cumulative gain.
@@ -543,25 +465,7 @@ def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="averag
 
     Parameters
     ----------
-    {arrays}
-        Labels must be non-negative.
-
-    {qid}
-
-    {k}
-
-    {gain}
-
-    {ties}
-
-    {no_relevant}
-        A query is undefined when its ideal DCG is 0.
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -583,11 +487,9 @@ def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="averag
     >>> round(ndcg_score([[3, 2, 0], [1, 0, 1]], [[.1, .9, .5], [.8, .3, .2]]), 4)
     0.8705
     """
-    return _mean("ndcg", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, gain=gain, ties=ties, no_relevant=no_relevant), sample_weight)
+    return _score("ndcg", locals())
 
 
-@_doc
 def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominator="k",
                          ties="average", retrieved=None, exclude=None, sample_weight=None):
     """Precision at k: the fraction of the top ``k`` ranks holding a relevant document.
@@ -597,26 +499,7 @@ def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominat
 
     Parameters
     ----------
-    {arrays}
-
-    {qid}
-
-    k : int >= 1
-        The cutoff (required).
-
-    {threshold}
-
-    denominator : {{"k", "min"}}, default="k"
-        ``"k"`` divides by ``k`` (trec_eval, ranx); ``"min"`` by
-        ``min(k, number of retrieved documents)`` (XGBoost).
-
-    {ties}
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -631,11 +514,9 @@ def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominat
     >>> round(precision_at_k_score(y_true, y_score, qid=[0, 0, 0], k=5, denominator="min"), 4)
     0.3333
     """
-    return _mean("precision", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, threshold=threshold, denominator=denominator, ties=ties), sample_weight)
+    return _score("precision", locals())
 
 
-@_doc
 def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
                       no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """Recall at k: the fraction of a query's relevant documents in the top ``k``.
@@ -645,23 +526,7 @@ def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="a
 
     Parameters
     ----------
-    {arrays}
-
-    {qid}
-
-    {k}
-
-    {threshold}
-
-    {ties}
-
-    {no_relevant}
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -673,11 +538,9 @@ def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="a
     >>> recall_at_k_score([1, 0, 1, 1], [0.9, 0.8, 0.7, 0.1], qid=[0] * 4, k=2)
     0.3333333333333333
     """
-    return _mean("recall", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant), sample_weight)
+    return _score("recall", locals())
 
 
-@_doc
 def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
                    no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """Hit rate (success) at k: 1 if a relevant document is in the top ``k``, else 0.
@@ -687,23 +550,7 @@ def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="aver
 
     Parameters
     ----------
-    {arrays}
-
-    {qid}
-
-    {k}
-
-    {threshold}
-
-    {ties}
-
-    {no_relevant}
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -717,11 +564,9 @@ def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="aver
     >>> hit_rate_score([0, 1, 0, 0], [0.9, 0.9, 0.7, 0.1], qid=[0] * 4, k=1)
     0.5
     """
-    return _mean("hit_rate", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant), sample_weight)
+    return _score("hit_rate", locals())
 
 
-@_doc
 def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
                       no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """R-precision: precision at rank ``R``, the number of relevant documents of the query.
@@ -730,21 +575,7 @@ def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
 
     Parameters
     ----------
-    {arrays}
-
-    {qid}
-
-    {threshold}
-
-    {ties}
-
-    {no_relevant}
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -756,11 +587,9 @@ def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
     >>> r_precision_score([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], qid=[0] * 4)
     0.5
     """
-    return _mean("r_precision", y_true, y_score, qid, retrieved, exclude,
-                 dict(threshold=threshold, ties=ties, no_relevant=no_relevant), sample_weight)
+    return _score("r_precision", locals())
 
 
-@_doc
 def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R",
               ties="average", no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """Mean average precision.
@@ -771,27 +600,7 @@ def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R"
 
     Parameters
     ----------
-    {arrays}
-
-    {qid}
-
-    {k}
-
-    {threshold}
-
-    denominator : {{"R", "min"}}, default="R"
-        ``D`` above.  Only matters with a cutoff ``k``.
-
-    {ties}
-        The tie average is exact (McSherry & Najork, 2008).
-
-    {no_relevant}
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -809,12 +618,9 @@ def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R"
     >>> map_score(y_true, y_score, qid=[0] * 4, k=2, denominator="min")   # 1 / 2
     0.5
     """
-    return _mean("map", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, threshold=threshold, denominator=denominator, ties=ties,
-                      no_relevant=no_relevant), sample_weight)
+    return _score("map", locals())
 
 
-@_doc
 def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
               no_relevant="zero", retrieved=None, exclude=None, sample_weight=None):
     """Mean reciprocal rank of the first relevant document.
@@ -824,24 +630,7 @@ def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
 
     Parameters
     ----------
-    {arrays}
-
-    {qid}
-
-    {k}
-
-    {threshold}
-
-    {ties}
-        The tie average is exact (McSherry & Najork, 2008).
-
-    {no_relevant}
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -853,11 +642,9 @@ def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
     >>> mrr_score([0, 0, 1, 1, 0, 0], [3, 2, 1, 3, 2, 1], qid=[0, 0, 0, 1, 1, 1])   # (1/3 + 1) / 2
     0.6666666666666666
     """
-    return _mean("mrr", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, threshold=threshold, ties=ties, no_relevant=no_relevant), sample_weight)
+    return _score("mrr", locals())
 
 
-@_doc
 def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic",
               retrieved=None, exclude=None, sample_weight=None):
     """Expected reciprocal rank (Chapelle et al., 2009).
@@ -871,24 +658,7 @@ def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic
 
     Parameters
     ----------
-    {arrays}
-        Labels must lie in ``[0, max_grade]``.
-
-    {qid}
-
-    {k}
-
-    max_grade : float > 0
-        The top grade of the label scale (required: gdeval hard-codes 4).
-
-    ties : {{"pessimistic", "optimistic", "stable"}}, default="pessimistic"
-        Order of documents with equal scores (see :func:`ndcg_score`).
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -900,11 +670,9 @@ def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic
     >>> round(err_score([3, 2, 0], [0.1, 0.9, 0.5], qid=[0] * 3, k=3, max_grade=4), 5)
     0.30599
     """
-    return _mean("err", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, max_grade=max_grade, ties=ties), sample_weight)
+    return _score("err", locals())
 
 
-@_doc
 def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="binary",
               ties="average", retrieved=None, exclude=None, sample_weight=None):
     """Rank-biased precision (Moffat & Zobel, 2008).
@@ -915,32 +683,7 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="bi
 
     Parameters
     ----------
-    {arrays}
-
-    {qid}
-
-    {k}
-
-    p : float in (0, 1), default=0.8
-        Persistence.  trec_eval's ``rbp`` uses 0.9.
-
-    {threshold}
-        Used by ``gain="binary"`` only.
-
-    gain : {{"binary", "linear", "trec"}}, default="binary"
-        Gain of a document: ``"binary"`` is 1 for a relevant document (label
-        ``>= threshold``) and 0 otherwise (Moffat & Zobel; ir_measures);
-        ``"linear"`` is the label itself (ranx's graded RBP); ``"trec"`` is
-        the label divided by the query's highest label when that exceeds 1
-        (trec_eval 10's ``rbp``; with ``p=0.9`` it reproduces trec_eval).
-
-    {ties}
-
-    {retrieved}
-
-    {exclude}
-
-    {sample_weight}
+    {parameters}
 
     Returns
     -------
@@ -954,42 +697,70 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="bi
     >>> round(rbp_score([2, 0, 4], [3, 2, 1], qid=[0] * 3, p=0.5, gain="trec"), 4)
     0.375
     """
-    return _mean("rbp", y_true, y_score, qid, retrieved, exclude,
-                 dict(k=k, p=p, threshold=threshold, gain=gain, ties=ties), sample_weight)
+    return _score("rbp", locals())
 
 
 # ---------------------------------------------------------------------------
 # The table.  Order here is the order of every list shown to users.
 
-_LINEAR_TIES = TIE_POLICIES
+_TIES_EXACT = P.TIES.note("The tie average is exact (McSherry & Najork, 2008).")
 
 METRICS = MappingProxyType({spec.name: spec for spec in (
     MetricSpec("ndcg", ndcg_score, _ndcg, "normalized discounted cumulative gain",
-               variants={"ndcg": {}, "ndcg_exp": {"gain": "exponential"}},
-               trec_names={"ndcg": {}, "ndcg_cut": {}}, labels="nonnegative"),
-    MetricSpec("dcg", dcg_score, _dcg, "discounted cumulative gain", bounds=None,
+               params=(P.K, P.GAIN, P.TIES, P.NO_RELEVANT.note(
+                   "A query is undefined when its ideal DCG is 0.")),
+               perfect=1.0, variants={"ndcg": {}, "ndcg_exp": {"gain": "exponential"}},
+               trec_names={"ndcg": {}, "ndcg_cut": {}}, trec_cut=("ndcg_cut",),
+               labels="nonnegative"),
+    MetricSpec("dcg", dcg_score, _dcg, "discounted cumulative gain",
+               params=(P.K, P.GAIN, P.LOG_BASE, P.TIES), bounds=None,
                variants={"dcg": {}, "dcg_exp": {"gain": "exponential"}}),
-    MetricSpec("cg", cg_score, _cg, "cumulative gain", bounds=None,
+    MetricSpec("cg", cg_score, _cg, "cumulative gain",
+               params=(P.K, P.GAIN, P.TIES), bounds=None,
                variants={"cg": {}, "cg_exp": {"gain": "exponential"}}),
     MetricSpec("map", map_score, _map, "mean average precision",
-               variants={"map": {}}, trec_names={"map": {}, "map_cut": {}}),
+               params=(P.K, P.THRESHOLD, P.DENOMINATOR.replace(
+                   constraints=(P.Options(("R", "min")),), default="R",
+                   description="``D`` above.  Only matters with a cutoff ``k``.",
+                   valid=("R", "min"), invalid=("bogus", None, 3, "k")),
+                   _TIES_EXACT, P.NO_RELEVANT),
+               perfect=1.0, perfect_with={"denominator": "min"},
+               variants={"map": {}}, trec_names={"map": {}, "map_cut": {}}, trec_cut=("map_cut",)),
     MetricSpec("mrr", mrr_score, _mrr, "mean reciprocal rank",
+               params=(P.K, P.THRESHOLD, _TIES_EXACT, P.NO_RELEVANT), perfect=1.0,
                variants={"mrr": {}}, trec_names={"recip_rank": {}}, reads_to_first_relevant=True),
-    MetricSpec("precision", precision_at_k_score, _precision, "precision at k", k="required",
-               variants={"precision": {}}, trec_names={"P": {}}),
+    MetricSpec("precision", precision_at_k_score, _precision, "precision at k",
+               params=(P.K_REQUIRED, P.THRESHOLD, P.DENOMINATOR, P.TIES),
+               variants={"precision": {}}, aliases={"P": "precision"},
+               trec_names={"P": {}}, trec_cut=("P",)),
     MetricSpec("recall", recall_at_k_score, _recall, "recall at k",
-               variants={"recall": {}}, trec_names={"recall": {}}),
+               params=(P.K, P.THRESHOLD, P.TIES, P.NO_RELEVANT),
+               variants={"recall": {}}, trec_names={"recall": {}}, trec_cut=("recall",)),
     MetricSpec("hit_rate", hit_rate_score, _hit_rate, "hit rate (success) at k",
-               variants={"hit_rate": {}}, trec_names={"success": {}},
+               params=(P.K, P.THRESHOLD, P.TIES, P.NO_RELEVANT), perfect=1.0,
+               variants={"hit_rate": {}}, trec_names={"success": {}}, trec_cut=("success",),
                reads_to_first_relevant=True),
-    MetricSpec("r_precision", r_precision_score, _r_precision, "R-precision", k="none",
+    MetricSpec("r_precision", r_precision_score, _r_precision, "R-precision",
+               params=(P.THRESHOLD, P.TIES, P.NO_RELEVANT), perfect=1.0,
                variants={"r_precision": {}}, trec_names={"Rprec": {}}),
     MetricSpec("err", err_score, _err, "expected reciprocal rank",
-               ties=("pessimistic", "optimistic", "stable"),
-               variants={"err": {}}, labels="graded"),
+               params=(P.K, P.MAX_GRADE, P.TIES.replace(
+                   default="pessimistic", supported=("pessimistic", "optimistic", "stable"),
+                   unsupported="err has no exact closed-form average over the orderings of "
+                               "tied documents.",
+                   description="Order of documents with equal scores (see :func:`ndcg_score`).",
+                   valid=("pessimistic", "optimistic", "stable"),
+                   invalid=("average", "bogus", None))),
+               variants={"err": {}}, name_defaults={"max_grade": 4}, labels="graded"),
     MetricSpec("rbp", rbp_score, _rbp, "rank-biased precision",
+               params=(P.K, P.P, P.THRESHOLD.note('Used by ``gain="binary"`` only.'),
+                       P.RBP_GAIN, P.TIES),
                variants={"rbp": {}}, trec_names={"rbp": {"p": 0.9, "gain": "trec"}}),
 )})
+
+for _spec in METRICS.values():
+    _spec.fill_docstring()
+del _spec
 
 
 def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclude=None,

@@ -16,14 +16,21 @@ _NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:@(?P<k>\d+))?$")
 _TREC_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:[._](?P<k>\d+))?$")
 
 
-# trec_eval measures that only exist with a cutoff (ndcg_cut.10, P.5, ...).
-_TREC_CUT_MEASURES = ("ndcg_cut", "map_cut", "P", "recall", "success")
-
-
 def _stems(field="variants"):
     """Name stem -> (spec, fixed params), from the table's ``variants`` or ``trec_names``."""
     return {stem: (spec, dict(fixed))
             for spec in METRICS.values() for stem, fixed in getattr(spec, field).items()}
+
+
+def _aliases():
+    """Alias stem -> (spec, fixed params) of the variant it stands for (``P`` -> precision)."""
+    return {alias: (spec, dict(spec.variants[stem]))
+            for spec in METRICS.values() for alias, stem in spec.aliases.items()}
+
+
+def _trec_cut_names():
+    """trec_eval measures that only exist with a cutoff (ndcg_cut.10, P.5, ...)."""
+    return {name for spec in METRICS.values() for name in spec.trec_cut}
 
 
 def _trec_stems():
@@ -41,6 +48,13 @@ def grammar():
         else:
             parts.append(f"{stem}[@<k>]")
     return ", ".join(parts)
+
+
+def metric_help():
+    """The grammar with its aliases, for ``--help``: ``ndcg[@<k>], ...; P@<k> = precision@<k>``."""
+    aliases = [f"{alias}@<k> = {stem}@<k>" if spec.k == "required" else f"{alias} = {stem}"
+               for spec in METRICS.values() for alias, stem in spec.aliases.items()]
+    return "; ".join([grammar(), *aliases])
 
 
 def metric_names(*, cutoffs=(1, 3, 5, 10, 20, 100)):
@@ -83,17 +97,18 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
                         f"Got {name!r} of type {type(name).__name__} instead.")
     match = _NAME.match(name)
     found = None
-    if match and match["stem"] in _stems():
-        found = (*_stems()[match["stem"]], match["k"])
-    elif match and match["stem"].lower() in _stems():
-        found = (*_stems()[match["stem"].lower()], match["k"])
-    elif match and match["stem"] in ("P", "p"):
-        found = (*_stems()["precision"], match["k"])
-    elif trec:
+    stems = {**_stems(), **_aliases()}
+    if match:
+        stem = match["stem"]
+        if stem not in stems:  # names are case-insensitive: NDCG@10, p@5
+            stem = {s.lower(): s for s in stems}.get(stem.lower(), stem)
+        if stem in stems:
+            found = (*stems[stem], match["k"])
+    if found is None and trec:
         tmatch = _TREC_NAME.match(name)
         if tmatch and tmatch["stem"] in _trec_stems():
             found = (*_trec_stems()[tmatch["stem"]], tmatch["k"])
-            if tmatch["k"] is None and tmatch["stem"] in _TREC_CUT_MEASURES:
+            if tmatch["k"] is None and tmatch["stem"] in _trec_cut_names():
                 raise InvalidParameterError(
                     f"{func}: the trec_eval measure {name!r} needs a cutoff here, e.g. "
                     f"'{name}.10' (trec_eval's default list of cutoffs is not expanded)."
@@ -109,10 +124,10 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
             raise InvalidParameterError(f"{func}: the cutoff in {name!r} must be an integer >= 1.")
         params["k"] = int(k)
     elif spec.k == "required" and not cutoff_given:
-        raise InvalidParameterError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10'.")
-    if spec.name == "err":
-        # The scorer name fixes gdeval's grade scale; the function itself has no default.
-        params.setdefault("max_grade", 4)
+        raise InvalidParameterError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10' "
+                                    f"(or give the option k=10).")
+    for option, value in spec.name_defaults.items():  # e.g. err's max_grade=4 (gdeval's)
+        params.setdefault(option, value)
     return spec, params
 
 
@@ -120,11 +135,49 @@ def canonical_name(spec, params):
     """The scorer-style name of (metric, params) when one exists, else None."""
     rest = dict(params)
     k = rest.pop("k", None)
-    if spec.name == "err" and rest.get("max_grade") == 4:
-        rest.pop("max_grade")
-    defaults = spec.parameters
-    rest = {key: v for key, v in rest.items() if defaults.get(key) != v}
+    implied = {**spec.parameters, **spec.name_defaults}  # what the bare name means
+    rest = {key: v for key, v in rest.items() if key not in implied or implied[key] != v}
     for stem, fixed in spec.variants.items():
         if rest == fixed:
             return stem if k is None else f"{stem}@{k}"
     return None
+
+
+def _show_default(value):
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def metrics_markdown():
+    """The metric table of docs/metric_families.md, generated from the declarations
+    (``tests/test_declarations.py`` fails until the page holds this text)."""
+    rows = ["| function | scorer names | options (default) | trec_eval | values | "
+            "perfect ranking |",
+            "|---|---|---|---|---|---|"]
+    cut = {"optional": "[@k]", "required": "@k", "none": ""}
+    for spec in METRICS.values():
+        names = [f"`{stem}{cut[spec.k]}`" for stem in spec.variants]
+        names += [f"`{alias}{cut[spec.k]}` (alias of `{stem}`)"
+                  for alias, stem in spec.aliases.items()]
+        options = []
+        for param in spec.params:
+            if param.required:
+                implied = spec.name_defaults.get(param.name)
+                options.append(f"`{param.name}` (required" + (
+                    f"; {_show_default(implied)} in scorer names)" if implied is not None
+                    else ")"))
+            else:
+                options.append(f"`{param.name}={_show_default(param.default)}`")
+        trec = []
+        for name, fixed in spec.trec_names.items():
+            shown = f"`{name}.k`" if name in spec.trec_cut else f"`{name}`"
+            if fixed:
+                shown += " (" + ", ".join(f"{k}={_show_default(v)}" for k, v in fixed.items()) + ")"
+            trec.append(shown)
+        values = "unbounded" if spec.bounds is None else f"[{spec.bounds[0]:g}, {spec.bounds[1]:g}]"
+        perfect = "depends on the query" if spec.perfect is None else f"{spec.perfect:g}"
+        if spec.perfect_with:
+            perfect += " with " + ", ".join(f"`{k}={_show_default(v)}`"
+                                            for k, v in spec.perfect_with.items())
+        rows.append(f"| `{spec.function.__name__}` | {', '.join(names)} | {', '.join(options)} | "
+                    f"{', '.join(trec) or '-'} | {values} | {perfect} |")
+    return "\n".join(rows) + "\n"

@@ -331,7 +331,7 @@ def make_ranking_scorer(metric, *, response="predict", **params):
         return RankingScorer(metric, params, response=response)
     spec, fixed = parse_metric_name(metric, func="make_ranking_scorer",
                                     cutoff_given="k" in params)
-    overlap = sorted(set(fixed) & set(params) - {"max_grade"})
+    overlap = sorted(set(fixed) & set(params) - set(spec.name_defaults))
     if overlap:
         raise InvalidParameterError(
             f"make_ranking_scorer: {metric!r} already sets {', '.join(overlap)}; pass the "

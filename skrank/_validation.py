@@ -308,14 +308,6 @@ def check_labels(func, y_true, *, nonnegative, reason, low=None):
             )
 
 
-def check_gain(func, gain):
-    """Return a vectorised gain function for 'linear', 'exponential' or a callable."""
-    if callable(gain):
-        return gain
-    check_choice(func, "gain", gain, ("linear", "exponential"))
-    return gain
-
-
 def apply_gain(func, gain, labels):
     if gain == "linear":
         return labels

@@ -31,6 +31,8 @@ def _build_parser():
     parser.add_argument("--version", action="version", version=f"skrank {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    from ._names import metric_help
+    from ._params import NO_RELEVANT, TIES
     from ._trec_eval import measures_help
 
     ev = sub.add_parser(
@@ -48,9 +50,9 @@ def _build_parser():
     ev.add_argument("qrels", help="TREC qrels file (plain or gzip); - reads standard input")
     ev.add_argument("run", help="TREC run file (plain or gzip); - reads standard input")
     ev.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
-                    help="metric name such as ndcg@10, ndcg_exp@10, map, map@100, mrr, P@5, "
-                         "recall@100, err@10, or a trec_eval name (ndcg_cut.10, P.5, "
-                         "recip_rank); also num_q, num_ret, num_rel, num_rel_ret. Repeatable.")
+                    help=f"a skrank metric name ({metric_help()}), or a trec_eval name "
+                         "(ndcg_cut.10, P.5, recip_rank); also num_q, num_ret, num_rel, "
+                         "num_rel_ret. Repeatable.")
     ev.add_argument("--max-grade", type=float, default=4.0, metavar="G",
                     help="top grade of the relevance scale for err (ERR's stop probability "
                          "is (2**rel - 1) / 2**G); default 4, as gdeval")
@@ -61,11 +63,12 @@ def _build_parser():
     ev.add_argument("-c", "--complete", action="store_true",
                     help="count queries in the qrels but missing from the run as 0 "
                          "(trec_eval -c); default: leave them out")
-    ev.add_argument("--ties", default="trec",
-                    choices=["trec", "average", "stable", "pessimistic", "optimistic"],
+    ev.add_argument("--ties", default="trec", choices=["trec", *TIES.choices],
                     help="order of tied scores; default 'trec' (docno descending, "
                          "as trec_eval)")
-    ev.add_argument("--no-relevant", default="zero", choices=["zero", "one", "skip", "nan"],
+    # 'raise' is the API's: the command line prints every query instead of failing
+    ev.add_argument("--no-relevant", default="zero",
+                    choices=[c for c in NO_RELEVANT.choices if c != "raise"],
                     help="value of queries without a relevant document (default zero)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of the table")
     ev.add_argument("-M", "--max-retrieved", type=int, default=None, metavar="N",

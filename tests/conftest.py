@@ -56,13 +56,9 @@ PARAM_VALUES = {
     "max_grade": ["label_max", "label_max+1"],
 }
 
-#: denominator choices, by the default of the metric's ``denominator`` option.
-DENOMINATORS = {"k": ["k", "min"], "R": ["R", "min"]}
-
-
 @functools.lru_cache(maxsize=None)
 def _defaults(name):
-    """spec.parameters, cached (inspect.signature is slow and hypothesis calls this a lot)."""
+    """spec.parameters, cached (hypothesis calls this a lot)."""
     return skrank.METRICS[name].parameters
 
 
@@ -110,10 +106,8 @@ def takes_dcg_gain(spec):
 
 def _values_of(spec, name):
     default = _defaults(spec.name)[name]
-    if name == "gain" and not takes_dcg_gain(spec):
-        return ["binary", "linear", "trec"]
-    if name == "denominator":
-        return DENOMINATORS.get(default, [default])
+    if (name == "gain" and not takes_dcg_gain(spec)) or name == "denominator":
+        return list(spec.param(name).choices)  # the metric's own choices (rbp, map, P@k)
     if name == "k" and spec.k == "required":
         return [v for v in PARAM_VALUES["k"] if v is not None]
     if name in PARAM_VALUES:

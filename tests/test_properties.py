@@ -26,9 +26,6 @@ except ImportError:  # pragma: no cover - depends on pytest's rootdir / import m
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
-#: metrics whose value is 1 for a perfect ranking of a query with a relevant document
-PERFECT_IS_ONE = {"ndcg", "map", "mrr", "r_precision", "hit_rate"}
-
 
 # --------------------------------------------------------------------------------------
 # strategies
@@ -161,7 +158,7 @@ def test_bounds_and_invariances(spec, ties, data):
 def _perfect_cases():
     out = []
     for spec in SPECS:
-        if spec.name not in PERFECT_IS_ONE:
+        if spec.perfect is None:
             continue
         for ties in spec.ties:
             out.append(pytest.param(spec, ties, id=f"{spec.name}-{ties}"))
@@ -171,19 +168,18 @@ def _perfect_cases():
 @pytest.mark.parametrize("spec, ties", _perfect_cases())
 @SETTINGS
 @given(data=st.data())
-def test_perfect_ranking_scores_one(spec, ties, data):
+def test_perfect_ranking_scores_the_declared_perfect_value(spec, ties, data):
     y, _, qid, _, _ = data.draw(ranking_inputs(spec, ties, unretrieved=False))
     params = {"ties": ties, "no_relevant": "nan"}
     if spec.k != "none":
         params["k"] = data.draw(st.sampled_from([None, 1, 2, 5]))
-    if spec.name == "map" and params["k"] is not None:
-        params["denominator"] = "min"  # AP@k of a perfect ranking is 1 only with D = min(R, k)
+    params.update(spec.perfect_with)  # e.g. AP@k of a perfect ranking is 1 with D = min(R, k)
     params = valid_params(spec, y, **params)
     # y_score = y_true (tied documents have equal labels), or any increasing map of it
     y_score = data.draw(st.sampled_from([y, 2 * y + 0.5, np.exp(y)]))
     for q, value in _per_query(spec, y, y_score, qid, **params).items():
         if (y[qid == q] >= 1).any():
-            assert_close(value, 1.0, what=f"qid {q}")
+            assert_close(value, spec.perfect, what=f"qid {q}")
         else:
             assert math.isnan(value)
 

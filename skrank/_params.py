@@ -1,0 +1,419 @@
+"""The options of skrank's metrics, each declared once as data.
+
+A :class:`Param` holds an option's constraints, default, documentation and
+example values.  From it come the option's check (:meth:`Param.validate`, one
+wording and one error type), its numpydoc entry (:meth:`Param.doc`), its
+choices for the command line (:attr:`Param.choices`) and the common tests
+(``valid`` and ``invalid`` examples, run against every function that takes the
+option).  A metric that varies an option (other choices, another default, a
+note) says so in its declaration with :meth:`Param.replace` or
+:meth:`Param.note`; see ``METRICS`` in :mod:`skrank._metrics`.
+
+The constraint classes follow scikit-learn's ``Interval`` and ``StrOptions``
+(and ir_measures' ``ParamInfo``) in spirit; they are skrank's own.
+"""
+
+import inspect
+from dataclasses import dataclass, field, replace
+from numbers import Integral, Real
+
+import numpy as np
+
+from ._validation import InvalidParameterError, _describe
+
+#: Default of an option that has none (the caller must pass it).
+REQUIRED = inspect.Parameter.empty
+
+
+# ---------------------------------------------------------------------------
+# Constraints: what an option may be.  Each says whether it accepts a value,
+# how to convert it, and how to describe itself in an error and in a docstring.
+
+
+class Constraint:
+    def accepts(self, value):
+        raise NotImplementedError
+
+    def convert(self, value):
+        return value
+
+    def right_type(self, value):
+        """Whether ``value`` has the type this constraint wants (maybe out of range)."""
+        return self.accepts(value)
+
+    def expected(self, value):
+        """Phrase for ``<name> must be <expected>``, given the received value."""
+        raise NotImplementedError
+
+    def type_doc(self):
+        """Fragment of the numpydoc type line."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class NoneValue(Constraint):
+    """None, with what it means (``"no cutoff"``) for the error message."""
+
+    meaning: str = ""
+
+    def accepts(self, value):
+        return value is None
+
+    def expected(self, value):
+        return f"None ({self.meaning})" if self.meaning else "None"
+
+    def type_doc(self):
+        return "None"
+
+
+@dataclass(frozen=True)
+class Options(Constraint):
+    """One of a few strings, in the order they are listed to users."""
+
+    values: tuple
+
+    def accepts(self, value):
+        return isinstance(value, str) and value in self.values
+
+    def expected(self, value):
+        return "one of " + ", ".join(map(repr, self.values))
+
+    def type_doc(self):
+        return "{" + ", ".join(f'"{v}"' for v in self.values) + "}"
+
+
+@dataclass(frozen=True)
+class IsCallable(Constraint):
+    """A callable (described in the option's hint, not in the list of choices)."""
+
+    def accepts(self, value):
+        return callable(value)
+
+    def expected(self, value):
+        return "a callable"
+
+    def type_doc(self):
+        return "callable"
+
+
+def _is_bool(value):
+    return isinstance(value, (bool, np.bool_))
+
+
+@dataclass(frozen=True)
+class Interval(Constraint):
+    """A finite number of type ``kind`` (:class:`numbers.Integral` or
+    :class:`numbers.Real`) between ``low`` and ``high`` (None: unbounded);
+    ``closed`` is ``"both"``, ``"left"``, ``"right"`` or ``"neither"``."""
+
+    kind: type
+    low: float = None
+    high: float = None
+    closed: str = "both"
+
+    def right_type(self, value):
+        return not _is_bool(value) and isinstance(value, self.kind)
+
+    def convert(self, value):
+        return int(value) if self.kind is Integral else float(value)
+
+    def accepts(self, value):
+        if not self.right_type(value):
+            return False
+        value = self.convert(value)
+        if not np.isfinite(value):
+            return False
+        left = self.closed in ("both", "left")
+        right = self.closed in ("both", "right")
+        if self.low is not None and (value < self.low if left else value <= self.low):
+            return False
+        return self.high is None or (value <= self.high if right else value < self.high)
+
+    def _bound_text(self):
+        if self.kind is Integral and self.high is None and self.closed in ("both", "left"):
+            return f">= {self.low:g}"
+        left = "[" if self.closed in ("both", "left") and self.low is not None else "("
+        right = "]" if self.closed in ("both", "right") and self.high is not None else ")"
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        return f"in {left}{lo}, {hi}{right}"
+
+    def expected(self, value):
+        if self.kind is Integral:
+            return f"an int {self._bound_text()}"
+        if not self.right_type(value):
+            return "a real number"
+        return f"a finite number {self._bound_text()}"
+
+    def type_doc(self):
+        name = "int" if self.kind is Integral else "float"
+        if self.low is None and self.high is None:
+            return name
+        if self.high is None:
+            op = ">=" if self.closed in ("both", "left") else ">"
+            return f"{name} {op} {self.low:g}"
+        return f"{name} {self._bound_text()}"
+
+
+# ---------------------------------------------------------------------------
+# Param
+
+
+@dataclass(frozen=True)
+class Param:
+    """One option: its constraints, default and documentation, declared once.
+
+    Attributes
+    ----------
+    name : str
+    constraints : tuple of Constraint
+        The value must satisfy one of them.  Empty: documented only (array
+        arguments, checked with the arrays).
+    default : object
+        :data:`REQUIRED` when the caller must pass it.
+    description : str
+        The numpydoc description (indented by :meth:`doc`).
+    type_text : str or None
+        The numpydoc type, when the constraints do not say it (array arguments).
+    hint : str
+        Appended to the error message: the likely fix, or what else is accepted.
+    supported : tuple or None
+        Values that the constraints accept but a metric does not (ERR has no
+        tie average); None: every accepted value.
+    unsupported : str
+        Why the others are not supported (for the error message).
+    none_is_missing : bool
+        None reads as "not given" (the cutoff of a metric that needs one, where
+        elsewhere None means no cutoff): the message says the option is required.
+    valid, invalid : tuple
+        Example values for the common tests: each valid one runs, each
+        invalid one raises :class:`~skrank.InvalidParameterError` naming the option.
+
+    Examples
+    --------
+    >>> from numbers import Real
+    >>> from skrank._params import Interval, Param
+    >>> alpha = Param("alpha", (Interval(Real, 0, 1, closed="neither"),), default=0.5,
+    ...               description="Mixing weight.")
+    >>> alpha.validate("f", 0.25)
+    0.25
+    >>> print(alpha.doc())
+    alpha : float in (0, 1), default=0.5
+        Mixing weight.
+    >>> alpha.validate("f", 1)
+    Traceback (most recent call last):
+    ...
+    skrank.InvalidParameterError: f: alpha must be a finite number in (0, 1). Got 1.0 instead.
+    """
+
+    name: str
+    constraints: tuple = ()
+    default: object = None
+    description: str = ""
+    type_text: str = None
+    hint: str = ""
+    supported: tuple = None
+    unsupported: str = ""
+    none_is_missing: bool = False
+    valid: tuple = field(default=(), compare=False)
+    invalid: tuple = field(default=(), compare=False)
+
+    @property
+    def required(self):
+        return self.default is REQUIRED
+
+    @property
+    def choices(self):
+        """The strings the option takes (for the command line's ``choices=``), in order."""
+        if self.supported is not None:
+            return tuple(self.supported)
+        options = [c.values for c in self.constraints if isinstance(c, Options)]
+        return tuple(v for group in options for v in group)
+
+    def replace(self, **changes):
+        """The same option with some fields changed (a metric's variation)."""
+        return replace(self, **changes)
+
+    def note(self, text):
+        """The same option with a metric-specific sentence added to its description."""
+        return replace(self, description=f"{self.description}\n{text}")
+
+    def validate(self, func, value):
+        """Return the value converted (ints for Integral, floats for Real), or raise
+        :class:`~skrank.InvalidParameterError` in skrank's wording."""
+        if value is REQUIRED:
+            raise InvalidParameterError(f"{func}: {self.name} is required. Got no value for it.")
+        for constraint in self.constraints:
+            if constraint.accepts(value):
+                if self.supported is not None and value not in self.supported:
+                    raise InvalidParameterError(
+                        f"{func}: {self.name}={value!r} is not supported: {self.unsupported} "
+                        f"Use one of {', '.join(map(repr, self.supported))}.")
+                return constraint.convert(value)
+        shown = [c for c in self.constraints if not isinstance(c, IsCallable)] or self.constraints
+        expected = " or ".join(c.expected(value) for c in shown)
+        typed = [c for c in shown if not isinstance(c, NoneValue) and c.right_type(value)]
+        got = repr(typed[0].convert(value)) if typed else _describe(value)
+        if value is None and self.none_is_missing:
+            message, got = f"{self.name} is required and must be {expected}.", "None"
+        else:
+            message = f"{self.name} must be {expected}."
+        hint = f" {self.hint}" if self.hint else ""
+        raise InvalidParameterError(f"{func}: {message} Got {got} instead.{hint}")
+
+    def type_doc(self):
+        if self.type_text is not None:
+            return self.type_text
+        parts = [c.type_doc() for c in self.constraints
+                 if not isinstance(c, NoneValue)]
+        if any(isinstance(c, NoneValue) for c in self.constraints):
+            parts.append("None")
+        if self.supported is not None:
+            parts = ["{" + ", ".join(f'"{v}"' for v in self.supported) + "}"]
+        return " or ".join(parts)
+
+    def doc(self):
+        """The option's numpydoc entry (name, type, default, indented description)."""
+        head = f"{self.name} : {self.type_doc()}"
+        if not self.required:
+            default = f'"{self.default}"' if isinstance(self.default, str) else repr(self.default)
+            head += f", default={default}"
+        body = "\n".join(f"    {line}" if line else "" for line in self.description.splitlines())
+        return f"{head}\n{body}"
+
+
+# ---------------------------------------------------------------------------
+# The declarations.  Order of the sections below: the array arguments, then the
+# options as the public functions list them.
+
+TIE_POLICIES = ("average", "stable", "pessimistic", "optimistic")
+NO_RELEVANT_POLICIES = ("zero", "one", "skip", "nan", "raise")
+GAINS = ("linear", "exponential")
+
+Y_TRUE = Param(
+    "y_true", type_text="array-like of shape (n_samples,) or (n_queries, n_documents)",
+    default=REQUIRED,
+    description="Relevance labels.  1-D with ``qid``, or 2-D with one query per row\n"
+                "(as :func:`sklearn.metrics.ndcg_score` takes them).")
+
+Y_SCORE = Param(
+    "y_score", type_text="array-like of the same shape as ``y_true``", default=REQUIRED,
+    description="Scores of a ranker; each query is ranked by decreasing score.")
+
+QID = Param(
+    "qid", type_text="array-like of shape (n_samples,)",
+    description="Query id of each row, required with 1-D input.  Queries may have any\n"
+                "sizes, rows may come in any order, ids may be of any hashable type.")
+
+K = Param(
+    "k", (NoneValue("no cutoff"), Interval(Integral, 1)),
+    description="Only the top ``k`` ranks count.  None means no cutoff.",
+    valid=(None, 1, 3, np.int64(2)), invalid=(0, -1, 1.5, 2.0, True, "3"))
+
+#: The cutoff of a metric that needs one (precision).
+K_REQUIRED = K.replace(constraints=(Interval(Integral, 1),), default=REQUIRED,
+                       none_is_missing=True,
+                       description="The cutoff (required).", valid=(1, 3),
+                       invalid=(0, None, 1.5, True))
+
+GAIN = Param(
+    "gain", (Options(GAINS), IsCallable()), default="linear",
+    description='Gain of a label: ``"linear"`` is ``rel`` (scikit-learn, trec_eval),\n'
+                '``"exponential"`` is ``2**rel - 1`` (LightGBM, XGBoost, Burges et al.),\n'
+                "a callable maps an array of labels to an array of gains.",
+    hint="A callable mapping an array of labels to an array of gains is accepted too.",
+    valid=("linear", "exponential", np.sqrt), invalid=("bogus", None, 3, "Linear"))
+
+#: RBP's gains (a document's value, not a transformation of its label).
+RBP_GAIN = Param(
+    "gain", (Options(("binary", "linear", "trec")),), default="binary",
+    description='Gain of a document: ``"binary"`` is 1 for a relevant document (label\n'
+                '``>= threshold``) and 0 otherwise (Moffat & Zobel; ir_measures);\n'
+                '``"linear"`` is the label itself (ranx\'s graded RBP); ``"trec"`` is\n'
+                "the label divided by the query's highest label when that exceeds 1\n"
+                "(trec_eval 10's ``rbp``; with ``p=0.9`` it reproduces trec_eval).",
+    valid=("binary", "linear", "trec"), invalid=("exponential", None, 3, np.sqrt))
+
+LOG_BASE = Param(
+    "log_base", (Interval(Real, 1, None, closed="neither"),), default=2,
+    description="Base ``b`` of the logarithm in the discount.",
+    valid=(2, 10, 1.5, np.e), invalid=(1, 0.5, -2, np.nan, np.inf, "2", None, True))
+
+P = Param(
+    "p", (Interval(Real, 0, 1, closed="neither"),), default=0.8,
+    description="Persistence.  trec_eval's ``rbp`` uses 0.9.",
+    valid=(0.5, 0.9, np.float32(0.5)), invalid=(0, 1, 1.5, -0.2, np.nan, "0.5", None, True))
+
+THRESHOLD = Param(
+    "threshold", (Interval(Real),), default=1,
+    description="A document is relevant when its label is ``>= threshold``\n"
+                "(trec_eval's ``-l``).",
+    valid=(1, 2, 0.5, np.int64(1)), invalid=(np.nan, np.inf, -np.inf, "1", None, True, [1]))
+
+DENOMINATOR = Param(
+    "denominator", (Options(("k", "min")),), default="k",
+    description='``"k"`` divides by ``k`` (trec_eval, ranx); ``"min"`` by\n'
+                "``min(k, number of retrieved documents)`` (XGBoost).",
+    valid=("k", "min"), invalid=("bogus", None, 3, "R"))
+
+MAX_GRADE = Param(
+    "max_grade", (Interval(Real, 0, None, closed="neither"),), default=REQUIRED,
+    description="The top grade of the label scale (required: gdeval hard-codes 4).",
+    valid=(4, 4.5, 10), invalid=(0, -1, np.nan, np.inf, "4", None, True))
+
+TIES = Param(
+    "ties", (Options(TIE_POLICIES),), default="average",
+    description='Order of documents with equal scores.  ``"average"`` gives the exact\n'
+                "expected value over all orderings of tied documents (scikit-learn's\n"
+                'default for DCG); ``"stable"`` keeps their input order (LightGBM,\n'
+                'XGBoost); ``"pessimistic"``/``"optimistic"`` put the least/most\n'
+                "relevant first.",
+    valid=TIE_POLICIES, invalid=("bogus", None, 3, "trec", "Average"))
+
+NO_RELEVANT = Param(
+    "no_relevant", (Options(NO_RELEVANT_POLICIES),), default="zero",
+    description="Value of a query without any relevant document, where the metric is\n"
+                "undefined: 0 (trec_eval, scikit-learn), 1 (LightGBM, XGBoost), left out\n"
+                "of the mean, NaN, or an error.",
+    valid=("zero", "one", "skip", "nan"), invalid=("bogus", None, 3, 0))
+
+RETRIEVED = Param(
+    "retrieved", type_text="array-like of bool of shape (n_samples,)",
+    description="False marks a judged document the system did not retrieve: it counts\n"
+                "in the number of relevant documents, the ideal DCG and recall, but\n"
+                "occupies no rank (its score is ignored and may be NaN).  None means\n"
+                "every row was retrieved.")
+
+EXCLUDE = Param(
+    "exclude",
+    type_text="sparse matrix or array-like of bool of shape (n_queries, n_documents)",
+    description="2-D form only: documents that take no rank, e.g. the items a user\n"
+                "interacted with in training.  An excluded document is left out\n"
+                "entirely, as if its row were dropped from the flat form: it is never\n"
+                "ranked and never counts as relevant.  A scipy sparse matrix (its\n"
+                "stored nonzero entries are excluded) or a dense boolean mask.  With\n"
+                "``exclude`` or a sparse ``y_true`` (a scipy sparse relevance matrix,\n"
+                "absent entries meaning 0), ``y_score`` stays a dense score matrix and\n"
+                "only each query's leading ranks are sorted: memory beyond the inputs\n"
+                "is about ``n_queries * k``, never a dense copy of a sparse matrix.")
+
+SAMPLE_WEIGHT = Param(
+    "sample_weight", type_text="array-like of shape (n_samples,) or (n_queries,)",
+    description="Query weights: the score is ``sum(w_q * v_q) / sum(w_q)`` over the\n"
+                'queries ``q`` (those skipped by ``no_relevant="skip"`` drop out of\n'
+                "both sums).  With 1-D input one weight per row, constant within each\n"
+                "query (as scikit-learn and LightGBM take it); with 2-D input one per\n"
+                "row of the matrices.  Non-negative and finite, with a positive total.\n"
+                "None weighs every query equally.")
+
+#: The arguments every metric function takes around its options, in signature order:
+#: ``f(y_true, y_score, *, qid=None, <options>, retrieved=None, exclude=None,
+#: sample_weight=None)``.
+POSITIONAL = (Y_TRUE, Y_SCORE)
+BEFORE_OPTIONS = (QID,)
+AFTER_OPTIONS = (RETRIEVED, EXCLUDE, SAMPLE_WEIGHT)
+ARRAY_ARGUMENTS = frozenset(p.name for p in (*POSITIONAL, *BEFORE_OPTIONS, *AFTER_OPTIONS))
+
+#: Every option declared here, by name (a metric may vary one, e.g. RBP's gain).
+OPTIONS = {p.name: p for p in (K, GAIN, LOG_BASE, P, THRESHOLD, DENOMINATOR, MAX_GRADE, TIES,
+                               NO_RELEVANT)}

@@ -1,0 +1,384 @@
+"""Every list of metrics and options follows the declarations (skrank._params, skrank.METRICS).
+
+* Each public metric function's signature and Parameters section are its declaration's.
+* Public names, scorer names, the command line's choices and help, and the docs'
+  metric table hold exactly the declared metrics, both ways.
+* Common tests generated from each option's valid and invalid example values, run
+  through every metric function that takes the option, ``per_query_scores``,
+  ``evaluate`` and the scorers: an invalid value raises InvalidParameterError naming
+  the option, a valid one runs.
+"""
+
+import inspect
+import re
+from numbers import Integral, Real
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import BaseEstimator, RegressorMixin
+
+import skrank
+from skrank import _params as P
+from skrank._names import canonical_name, metrics_markdown, parse_metric_name
+
+try:  # works whether or not tests/ is a package
+    from tests.conftest import SPECS, spec_id, valid_params
+except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
+    from conftest import SPECS, spec_id, valid_params
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+Y = [2.0, 0.0, 1.0, 1.0, 0.0]
+S = [0.3, 0.2, 0.1, 0.5, 0.4]
+Q = [0, 0, 0, 1, 1]
+
+
+# --------------------------------------------------------------------------------------
+# Signatures and docstrings
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=spec_id)
+def test_signature_is_the_declaration(spec):
+    """Names, order, kinds and defaults of the public function's arguments."""
+    got = list(inspect.signature(spec.function).parameters.values())
+    declared = spec.signature_params()
+    assert [p.name for p in got] == [p.name for p in declared]
+    for param, decl in zip(got, declared):
+        positional = decl in P.POSITIONAL
+        assert param.kind is (param.POSITIONAL_OR_KEYWORD if positional
+                              else param.KEYWORD_ONLY), param.name
+        expected = inspect.Parameter.empty if positional else decl.default
+        assert param.default is expected or param.default == expected, param.name
+
+
+def _doc_parameter_names(doc):
+    section = doc.split("Parameters\n    ----------\n", 1)[1].split("\n    Returns\n", 1)[0]
+    return re.findall(r"^    (\w+) :", section, flags=re.M)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=spec_id)
+def test_docstring_parameters_are_the_declarations(spec):
+    doc = spec.function.__doc__
+    names = list(inspect.signature(spec.function).parameters)
+    assert _doc_parameter_names(doc) == names
+    for param in spec.params:
+        entry = param.doc().replace("\n", "\n    ")
+        assert entry in doc, (spec.name, param.name)
+    assert "{parameters}" not in doc and "{returns}" not in doc
+
+
+def test_every_option_of_a_metric_is_a_declared_option():
+    """A metric may vary an option (choices, default, note), never invent one."""
+    for spec in SPECS:
+        for param in spec.params:
+            assert param.name in P.OPTIONS, (spec.name, param.name)
+            base = P.OPTIONS[param.name]
+            assert param.constraints, (spec.name, param.name)
+            assert type(param.constraints[0]) in {type(c) for c in base.constraints}
+
+
+# --------------------------------------------------------------------------------------
+# Param and its constraints
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("constraint, type_doc, bad, message", [
+    (P.Interval(Real, 0, 1, closed="left"), "float in [0, 1)", 1.0,
+     "f: x must be a finite number in [0, 1). Got 1.0 instead."),
+    (P.Interval(Real, 0, 1, closed="right"), "float in (0, 1]", 0,
+     "f: x must be a finite number in (0, 1]. Got 0.0 instead."),
+    (P.Interval(Real, None, 5), "float in (-inf, 5]", 6, "in (-inf, 5]. Got 6.0 instead."),
+    (P.Interval(Real, 2, None, closed="neither"), "float > 2", "a",
+     "f: x must be a real number. Got 'a' (type str) instead."),
+    (P.Interval(Integral, 0), "int >= 0", -1, "f: x must be an int >= 0. Got -1 instead."),
+    (P.Interval(Integral, 0), "int >= 0", 1.0,
+     "f: x must be an int >= 0. Got 1.0 (type float) instead."),
+    (P.Options(("a", "b")), '{"a", "b"}', "c",
+     "f: x must be one of 'a', 'b'. Got 'c' (type str) instead."),
+])
+def test_constraint_wording(constraint, type_doc, bad, message):
+    param = P.Param("x", (constraint,), default=None, description="An option.")
+    assert param.type_doc() == type_doc
+    with pytest.raises(skrank.InvalidParameterError) as info:
+        param.validate("f", bad)
+    assert message in str(info.value)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
+
+
+def test_param_doc_and_choices():
+    param = P.Param("x", (P.NoneValue("off"), P.Options(("a", "b"))), default="a",
+                    description="First line.\nSecond line.")
+    assert param.doc() == 'x : {"a", "b"} or None, default="a"\n    First line.\n    Second line.'
+    assert param.choices == ("a", "b")
+    assert param.validate("f", None) is None
+    with pytest.raises(skrank.InvalidParameterError, match=r"f: x must be None \(off\) or one "
+                                                           r"of 'a', 'b'\. Got 3 \(type int\)"):
+        param.validate("f", 3)
+    required = param.replace(default=P.REQUIRED)
+    assert required.doc().startswith('x : {"a", "b"} or None\n')
+    with pytest.raises(skrank.InvalidParameterError, match=r"f: x is required\. Got no value"):
+        required.validate("f", P.REQUIRED)
+    restricted = param.replace(supported=("b",), unsupported="f has no a.")
+    assert restricted.choices == ("b",)
+    with pytest.raises(skrank.InvalidParameterError,
+                       match=r"f: x='a' is not supported: f has no a\. Use one of 'b'\."):
+        restricted.validate("f", "a")
+
+
+def test_conversion():
+    assert type(P.K.validate("f", np.int64(3))) is int
+    assert type(P.THRESHOLD.validate("f", np.int32(2))) is float
+    assert P.GAIN.validate("f", np.sqrt) is np.sqrt
+
+
+@pytest.mark.parametrize("name", sorted(P.OPTIONS))
+def test_examples_of_each_declared_option(name):
+    """Each option has examples both ways, and they mean what they say on the Param."""
+    param = P.OPTIONS[name]
+    assert param.valid and param.invalid, name
+    for value in param.valid:
+        param.validate("f", value)
+    for value in param.invalid:
+        with pytest.raises(skrank.InvalidParameterError, match=rf"^f: {name}\b"):
+            param.validate("f", value)
+
+
+def test_shared_choice_lists_are_the_declarations():
+    from skrank._aggregate import NO_RELEVANT_POLICIES
+    from skrank._grouping import TIE_POLICIES
+
+    assert P.TIES.choices == TIE_POLICIES
+    assert P.NO_RELEVANT.choices == NO_RELEVANT_POLICIES
+    assert P.GAIN.choices == ("linear", "exponential")
+
+
+# --------------------------------------------------------------------------------------
+# Common tests generated from the examples, through every entry point
+# --------------------------------------------------------------------------------------
+
+
+class _FirstColumn(RegressorMixin, BaseEstimator):
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.asarray(X)[:, 0]
+
+
+def _entry_points(spec, options):
+    """(name, call) running the metric with these options through each entry point."""
+    X = np.asarray(S)[:, None]
+
+    def scorer():
+        scorer = skrank.make_ranking_scorer(spec.name, **options)
+        with sklearn.config_context(enable_metadata_routing=True):
+            return scorer(_FirstColumn(), X, np.asarray(Y), qid=Q)
+
+    return [
+        ("function", lambda: spec.function(Y, S, qid=Q, **options)),
+        ("per_query_scores", lambda: skrank.per_query_scores(spec.name, Y, S, qid=Q, **options)),
+        ("evaluate", lambda: skrank.evaluate(Y, S, qid=Q, metrics=[(spec.name, options)])),
+        ("scorer", scorer),
+    ]
+
+
+def _example_cases(which):
+    return [pytest.param(spec, param.name, value, id=f"{spec.name}-{param.name}-{value!r}")
+            for spec in SPECS for param in spec.params for value in getattr(param, which)]
+
+
+@pytest.mark.parametrize("spec, name, value", _example_cases("invalid"))
+def test_invalid_example_raises_naming_the_option(spec, name, value):
+    options = {**valid_params(spec, Y), name: value}
+    for entry, call in _entry_points(spec, options):
+        with pytest.raises(skrank.InvalidParameterError) as info:
+            call()
+        assert re.search(rf"\b{name}\b", str(info.value)), (entry, str(info.value))
+
+
+@pytest.mark.parametrize("spec, name, value", _example_cases("valid"))
+def test_valid_example_runs(spec, name, value):
+    options = {**valid_params(spec, Y), name: value}
+    expected = spec.function(Y, S, qid=Q, **options)
+    assert isinstance(expected, float)
+    for entry, call in _entry_points(spec, options)[1:]:
+        result = call()
+        got = {"per_query_scores": lambda r: float(np.mean(r.score)),
+               "evaluate": lambda r: next(iter(r.mean.values())),
+               "scorer": float}[entry](result)
+        assert got == pytest.approx(expected, rel=1e-12, nan_ok=True), entry
+
+
+# --------------------------------------------------------------------------------------
+# Names: public functions, scorer names, aliases, trec_eval names
+# --------------------------------------------------------------------------------------
+
+
+def test_public_metric_functions_are_the_declared_ones():
+    from skrank._judged import JUDGED_METRICS  # bpref, infap, judged: they take judged=
+
+    public = {name for name in skrank.__all__ if name.endswith("_score")}
+    declared = {spec.function.__name__ for spec in SPECS}
+    assert public - {f.__name__ for f in JUDGED_METRICS.values()} == declared
+    for spec in SPECS:
+        assert getattr(skrank, spec.function.__name__) is spec.function
+
+
+def _cut_forms(spec):
+    return {"optional": {False, True}, "required": {True}, "none": {False}}[spec.k]
+
+
+def test_scorer_names_are_the_declared_variants():
+    """get_scorer_names() both ways against the variants, each name parsing back to its
+    declaration (scikit-learn's own names, "recall" and "precision", stay scikit-learn's)."""
+    sklearn_names = set(sklearn.metrics.get_scorer_names())
+    listed = {}
+    for name in skrank.get_scorer_names():
+        stem, _, cut = name.partition("@")
+        listed.setdefault(stem, set()).add(bool(cut))
+        spec, params = parse_metric_name(name)
+        assert stem in spec.variants, name
+        assert {k: v for k, v in params.items() if k != "k"} == {
+            **spec.variants[stem], **spec.name_defaults}
+    declared = {stem: spec for spec in SPECS for stem in spec.variants}
+    assert set(listed) == set(declared)
+    for stem, spec in declared.items():
+        expected = _cut_forms(spec) - ({False} if stem in sklearn_names else set())
+        assert listed[stem] == expected, stem
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=spec_id)
+def test_scorer_name_computes_the_declared_function(spec):
+    rng = np.random.default_rng(3)
+    qid = np.repeat([1, 2, 3], [5, 6, 4])
+    y = rng.integers(0, 4, size=qid.size).astype(float)
+    X = rng.random((qid.size, 1))
+    for stem, fixed in spec.variants.items():
+        for alias in [stem, *[a for a, s in spec.aliases.items() if s == stem]]:
+            name = alias if spec.k == "none" else f"{alias}@3"
+            options = {**spec.name_defaults, **fixed, **({} if spec.k == "none" else {"k": 3})}
+            expected = spec.function(y, X[:, 0], qid=qid, **options)
+            with sklearn.config_context(enable_metadata_routing=True):
+                got = skrank.get_scorer(name)(_FirstColumn(), X, y, qid=qid)
+            assert got == pytest.approx(expected, rel=1e-12), name
+            assert canonical_name(spec, options) == (stem if spec.k == "none" else f"{stem}@3")
+
+
+def test_name_defaults_may_be_overridden_and_variants_not():
+    scorer = skrank.make_ranking_scorer("err", k=5, max_grade=3)
+    X = np.asarray([[.9], [.5], [.1]])
+    with sklearn.config_context(enable_metadata_routing=True):
+        got = scorer(_FirstColumn(), X, np.asarray([3.0, 0.0, 1.0]), qid=[0, 0, 0])
+    assert got == pytest.approx(skrank.err_score([3, 0, 1], [.9, .5, .1], qid=[0] * 3, k=5,
+                                                 max_grade=3))
+    with pytest.raises(skrank.InvalidParameterError, match="already sets gain"):
+        skrank.make_ranking_scorer("ndcg_exp", gain="linear")
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.trec_names], ids=spec_id)
+def test_trec_names_and_their_cutoffs(spec):
+    assert set(spec.trec_cut) <= set(spec.trec_names)
+    for name, fixed in spec.trec_names.items():
+        if name in spec.variants:
+            pass  # a skrank name too ("recall", "rbp"): skrank's meaning, see cli._trec_meaning
+        elif name in spec.trec_cut:
+            with pytest.raises(skrank.InvalidParameterError, match="needs a cutoff"):
+                parse_metric_name(name, trec=True)
+        else:
+            got, params = parse_metric_name(name, trec=True)
+            assert got is spec and {k: v for k, v in params.items()
+                                    if k not in spec.name_defaults} == fixed
+        if spec.k != "none":
+            got, params = parse_metric_name(f"{name}.10", trec=True)
+            assert got is spec and params["k"] == 10
+
+
+# --------------------------------------------------------------------------------------
+# The command line and the docs
+# --------------------------------------------------------------------------------------
+
+
+def _evaluate_action(dest):
+    from skrank.cli import _build_parser
+
+    parser = _build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return next(a for a in sub.choices["evaluate"]._actions if a.dest == dest)
+
+
+def test_cli_choices_are_the_declared_ones():
+    assert list(_evaluate_action("ties").choices) == ["trec", *P.TIES.choices]
+    assert set(_evaluate_action("no_relevant").choices) == set(P.NO_RELEVANT.choices) - {"raise"}
+
+
+def test_cli_metric_help_names_exactly_the_declared_metrics():
+    text = _evaluate_action("metrics").help
+    skrank_part = text.split("), or a trec_eval name", 1)[0]
+    stems = set(re.findall(r"\b([A-Za-z_]+)(?:\[?@<k>\]?)", skrank_part))
+    stems |= set(re.findall(r"(?:\(|, )([A-Za-z_]+)(?=[,;)])", skrank_part))
+    declared = {stem for spec in SPECS for stem in [*spec.variants, *spec.aliases]}
+    assert stems == declared
+
+
+def _metric_table_rows():
+    text = (DOCS / "metric_families.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = lines.index(metrics_markdown().splitlines()[0])
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line)
+    return text, rows
+
+
+def test_docs_metric_table_is_generated_from_the_declarations():
+    """docs/metric_families.md holds metrics_markdown()'s output (paste it there when a
+    declaration changes), and its rows are exactly the declared metrics."""
+    text, rows = _metric_table_rows()
+    assert metrics_markdown() in text
+    functions = [re.match(r"\| `(\w+)`", row)[1] for row in rows]
+    assert functions == [spec.function.__name__ for spec in SPECS]
+
+
+def test_trec_eval_measure_table_agrees_with_the_trec_names():
+    """The trec_eval measures whose "skrank on arrays" column (docs/trec_eval.md) names a
+    declared metric are exactly the declared trec_names; cut measures are the trec_cut."""
+    from skrank._trec_measures import TREC_MEASURES
+
+    stems = {stem: spec for spec in SPECS for stem in spec.variants}
+    described = {}
+    for measure in TREC_MEASURES.values():
+        match = re.match(r"[a-z_]+", measure.skrank or "")
+        if match and match[0] in stems:
+            described[measure.name] = stems[match[0]]
+    assert described == {name: spec for spec in SPECS for name in spec.trec_names}
+    for name, spec in described.items():
+        assert (TREC_MEASURES[name].kind == "cut_long") == (name in spec.trec_cut), name
+
+
+@pytest.mark.parametrize("param", [P.TIES, P.NO_RELEVANT], ids=lambda p: p.name)
+def test_user_guide_option_tables_are_the_declared_choices(param):
+    """docs/metrics.md's table of each policy: its rows are the option's choices, in the
+    declared order, with the declared default marked."""
+    lines = (DOCS / "metrics.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| `{param.name}=` |"))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line.split("|")[1].strip())
+    assert [re.match(r'`"(\w+)"`', row)[1] for row in rows] == list(param.choices)
+    assert [row for row in rows if "(default)" in row] == [f'`"{param.default}"` (default)']
+
+
+def test_command_line_docs_list_the_declared_choices():
+    """docs/metric_families.md's table of `skrank evaluate` options: --ties and
+    --no-relevant list the command line's choices (read from the declarations)."""
+    text = (DOCS / "metric_families.md").read_text(encoding="utf-8")
+    for flag, dest in (("--ties", "ties"), ("--no-relevant", "no_relevant")):
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{flag}` |"))
+        documented = re.findall(r"`(\w+)`", row.split("|")[2])
+        assert documented == list(_evaluate_action(dest).choices), flag
