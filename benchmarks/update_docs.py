@@ -56,7 +56,7 @@ def block_machine(res, tests):
     env = res["environment"]
     v = env["versions"]
     load = env.get("load_at_start"), env.get("load_at_end")
-    lines = [f"Measured on {res.get('date', '?')}: {env['cpu']}, {env['cores']} cores, "
+    lines = [f"Measured in a run that ended {res.get('date', '?')}, on {env['cpu']}, {env['cores']} cores, "
              f"{env['memory_bytes'] / 2**30:.0f} GiB, {env['platform']}; Python {v['python']}, "
              f"numpy {v['numpy']}, scipy {v['scipy']}, scikit-learn {v.get('sklearn', '?')}."
              + (f" The machine was shared with other work (load average {load[0][0]:.1f} at the start of the "
@@ -67,7 +67,7 @@ def block_machine(res, tests):
     if tests:
         lines.append(f"The test suite (`{tests['command']}`) took {_minutes(tests['seconds'])} "
                      f"({tests['date']}, load average {tests['load_average'][0]:.1f} at its start, "
-                     f"{tests['summary']}).")
+                     f"{re.sub(r' in [0-9.]+s.*$', '', tests['summary'])}).")
     else:
         lines.append("The test suite's time has not been measured on this machine "
                      "(`python benchmarks/update_docs.py --time-tests`).")
