@@ -82,7 +82,7 @@ LAYOUT_PEERS = {
 SORT_LAYOUTS = tuple(LAYOUT_PEERS) + (LARGE_G, LARGE_S)
 
 
-def _peer_cases(uni, rag, log=print):
+def _peer_cases(uni, rag, log=print, peer_keys=None):
     """(case, baseline, fn, check) for the installed peers; check = (agrees, note)."""
     specs = [(P_SK_IT, T.Sklearn(True), uni, "ndcg@10"), (P_SK_AVG, T.Sklearn(False), uni, "ndcg@10"),
              (P_XGB, T.XGBoost(), uni, "ndcg@10"), (P_LGB, T.LightGBM(), uni, "ndcg@10"),
@@ -93,6 +93,8 @@ def _peer_cases(uni, rag, log=print):
     natives, out = {}, []
     for case, tool, wl, metric in specs:
         if not tool.available or tool.supports(wl, metric) is not None:
+            continue
+        if peer_keys is not None and tool.key not in peer_keys:
             continue
         key = (tool.key, wl.name)
         if key not in natives:
@@ -118,7 +120,7 @@ def _agrees(value, reference, tol=1e-9):
     return abs(float(value) - float(reference)) <= tol * max(1.0, abs(float(reference)))
 
 
-def _cases(nq, nd, rg, *, peers=True, scorers=True, log=print):
+def _cases(nq, nd, rg, *, peers=True, scorers=True, log=print, peer_keys=None):
     """(group label, [(case, baseline case or None, fn, check or None)]) for the 1M-row comparisons."""
     import skrank
 
@@ -177,7 +179,7 @@ def _cases(nq, nd, rg, *, peers=True, scorers=True, log=print):
     if scorers:
         cases += [(c, b, f, None) for c, b, f in _scorer_cases(y, s, q)]
     if peers:
-        cases += _peer_cases(uni, rag, log)
+        cases += _peer_cases(uni, rag, log, peer_keys)
     return f"{uni.n_rows:,} rows ({nq:,} queries x {nd}; ragged: {rag.n_rows:,} rows)", cases
 
 
@@ -311,9 +313,10 @@ def disabled_avx512():
 
 
 def run_layouts(*, queries, docs, ragged, rounds, large=None, log=print, small=True,
-                peers=True, scorers=True, dispatch=False, memory=True, large_rounds=None):
+                peers=True, scorers=True, dispatch=False, memory=True, large_rounds=None, peer_keys=None):
     """Time every layout (and its peers); returns {"rows", "memory", "dispatch"}.
 
+    peer_keys: the tool keys (_tools) of the peers to time (None: every installed one).
     rows: {group, case, baseline, median_s, ratio, vs_sort, check}; dispatch: the same rows from
     a subprocess with numpy's AVX-512 paths disabled (skrank cases and np.sort only), or None.
     """
@@ -324,7 +327,8 @@ def run_layouts(*, queries, docs, ragged, rounds, large=None, log=print, small=T
     for kind, shape in specs:
         data = None
         if kind == "small":
-            label, cases = _cases(queries, docs, ragged, peers=peers, scorers=scorers, log=log)
+            label, cases = _cases(queries, docs, ragged, peers=peers, scorers=scorers, log=log,
+                                  peer_keys=peer_keys)
         else:
             data = _large_data(*shape)
             label, cases = _large_cases(data)

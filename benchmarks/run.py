@@ -1093,7 +1093,8 @@ def main(argv=None):
                                   ragged=cfg["ragged"], rounds=max(cfg["paired_rounds"], 3),
                                   large_rounds=cfg.get("layouts_large_rounds"),
                                   large=cfg["layouts_large"], log=log,
-                                  dispatch=cfg_name == "full", peers=True)
+                                  dispatch=cfg_name == "full", peers=True,
+                                  peer_keys={t.key for t in tools} if args.tools else None)
     target_rows = LAYOUTS.layout_targets(layouts) + targets(records, memory, fold, paired, rows)
     anchors = (physical_anchors(cfg, rows) if cfg_name != "quick" and any(not t["met"] for t in target_rows)
                else None)
