@@ -406,7 +406,8 @@ LAYOUT_GOALS = (
     ("ties: evaluate(), 6 metrics", 2.0, "evaluate() of 6 metrics within 2x of nDCG@10 (tied scores)"),
     (EVAL_TIE_FREE, 2.0, "evaluate() of 6 metrics within 2x of nDCG@10 (tie-free)"),
     (SCORER_MULTI, 1.2, "the multi-metric scorer of 3 metrics within 1.2x of one metric's scorer"),
-    (SCORER_SK_DICT, 1.2, "scikit-learn's dict of 3 skrank scorers within 1.2x of one metric's scorer (issue 11)"),
+    (SCORER_SK_DICT, 1.2, "scikit-learn's dict scoring= of 3 skrank scorers within 1.2x of one "
+                          "metric's scorer (issue 11: they check and rank each fold once)"),
 )
 # Ratios between two non-baseline cases: (case, reference case, goal, what the goal says).
 PAIR_GOALS = (

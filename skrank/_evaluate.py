@@ -1,18 +1,14 @@
 """Many metrics over one grouping pass, with per-query results."""
 
-import functools
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import _plan
 from ._aggregate import mean_over_queries
-from ._grouping import Depth, rank_queries
 from ._inputs import (as_qrels, as_run, check_collection_options, check_query_coverage,
-                      drop_identical_ids, is_dask_frame, is_matrix_form, matrix_arrays)
-from ._metrics import ranking_depth, run_kernel, weights_of_queries
-from ._names import canonical_name, parse_metric_name
-from ._validation import InvalidParameterError, _describe, check_ranking_arrays
+                      drop_identical_ids, is_dask_frame)
+from ._validation import InvalidParameterError
 
 DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
 
@@ -59,14 +55,19 @@ class Evaluation:
         return frame
 
     def to_dict(self):
-        """Plain-Python form (for JSON): means, per-query values and counts."""
+        """Plain-Python form: means, per-query values and counts.
+
+        ``per_query`` is keyed by the query ids themselves (as Python scalars), so
+        ids ``1`` and ``"1"`` stay two entries; ``json.dumps`` writes int keys
+        as strings.
+        """
         def clean(values):  # NaN -> None, once per metric column
             values = np.asarray(values, dtype=np.float64)
             out = values.astype(object)
             out[np.isnan(values)] = None
             return out.tolist()
 
-        qids = [str(q) for q in self.qid.tolist()]
+        qids = self.qid.tolist()   # the ids themselves: 1 and "1" stay two queries
         columns = {name: clean(vals) for name, vals in self.per_query.items()}
         return {
             "mean": {name: (None if np.isnan(v) else v) for name, v in self.mean.items()},
@@ -82,72 +83,17 @@ class Evaluation:
 
 
 def _resolve_metrics(metrics, *, trec=False):
-    """Normalise ``metrics`` to a list of (label, spec, params)."""
-    func = "evaluate"
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    try:
-        items = list(metrics.items()) if isinstance(metrics, dict) else [(None, m)
-                                                                        for m in metrics]
-    except TypeError:
-        raise InvalidParameterError(
-            f"{func}: metrics must be a metric name, a list of names or (name, params) pairs, "
-            f"or a dict of label -> name or pair. Got {_describe(metrics)} instead.") from None
-    resolved = []
-    for label, item in items:
-        judged_metric = _judged_metric(item)
-        if judged_metric is not None:
-            if any(label == other for other, _, _ in resolved):
-                raise ValueError(f"{func}: metric {label or item!r} is listed twice.")
-            resolved.append((label or item if isinstance(item, str) else label or item[0],
-                             *judged_metric))
-            continue
-        if isinstance(item, str):
-            spec, params = parse_metric_name(item, func=func, trec=trec)
-            label = label or item
-        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
-            name, params = item
-            spec, base = parse_metric_name(name, func=func, trec=trec,
-                                           cutoff_given=params.get("k") is not None)
-            params = {**base, **params}
-            options = ", ".join(f"{k}={v!r}" for k, v in params.items())
-            label = label or canonical_name(spec, params) or f"{spec.name}({options})"
+    """``metrics`` -> list of (label, spec, options the item sets itself)."""
+    labelled = _plan.resolve("evaluate", metrics, trec=trec)
+    items = (list(metrics.values()) if isinstance(metrics, dict)
+             else [metrics] if isinstance(metrics, str) else list(metrics))
+    out = []
+    for (label, call), item in zip(labelled, items):
+        if isinstance(item, _plan.MetricCall):
+            out.append((label, call.spec, call.options))
         else:
-            raise InvalidParameterError(
-                f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
-                f"(name, params_dict) such as ('ndcg', {{'k': 10, 'gain': 'exponential'}}). "
-                f"Got {_describe(item)} instead."
-            )
-        if any(label == other for other, _, _ in resolved):
-            raise InvalidParameterError(f"{func}: metric {label!r} is listed twice.")
-        resolved.append((label, spec, params))
-    if not resolved:
-        raise InvalidParameterError(f"{func}: metrics must name at least one metric. Got none.")
-    return resolved
-
-
-_JUDGED = re.compile(r"^(?P<stem>bpref|infap|infAP|judged)(?:@(?P<k>\d+))?$")
-
-
-def _judged_metric(item):
-    """("judged", params) for bpref, infap and judged@k (the metrics that take judged=)."""
-    name, params = (item, {}) if isinstance(item, str) else (
-        item if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict)
-        else (None, None))
-    match = _JUDGED.match(name) if isinstance(name, str) else None
-    if match is None:
-        return None
-    stem = match["stem"].lower()
-    params = dict(params)
-    if match["k"] is not None:
-        params["k"] = int(match["k"])
-    if stem == "judged" and "k" not in params:
-        raise InvalidParameterError("evaluate: judged needs a cutoff: write e.g. 'judged@10'. "
-                                    "Got 'judged' without one instead.")
-    return _JUDGED_SPEC, (stem, params)
-
-
-_JUDGED_SPEC = object()   # marks bpref/infap/judged@k in the resolved list
+            out.append((label, *_plan._parse_item(item, "evaluate", trec, True)))
+    return out
 
 
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
@@ -164,9 +110,11 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         rank).  Leave them out to evaluate ``qrels`` and ``run`` instead.
     metrics : list of str, or dict of label -> str or (str, dict), default=DEFAULT_METRICS
         Metric names in the scorer grammar (``"ndcg_exp@10"``, ``"map"``,
-        ``"precision@5"``; trec_eval names such as ``"ndcg_cut.10"`` are
-        accepted too), or ``(name, params)`` pairs for other options, e.g.
-        ``("map", {"k": 10, "denominator": "min"})``.
+        ``"precision@5"``, ``"map(denominator=min)@10"``; trec_eval names
+        such as ``"ndcg_cut.10"`` are accepted too), or ``(name, params)``
+        pairs, e.g. ``("map", {"k": 10, "denominator": "min"})``.  A name
+        (or a dict key) is its metric's label as written; a pair is labelled
+        by its canonical name, here ``"map(denominator=min)@10"``.
     ties : str, default=None
         Tie policy for every metric that does not set its own in a
         ``(name, params)`` pair; None uses each metric's default
@@ -291,97 +239,34 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         if not trec:
             raise InvalidParameterError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
         # Rows already come in trec_eval's order; a stable sort keeps it.
-        ties_policy = "stable"
-    else:
-        ties_policy = ties
+        ties = "stable"
 
-    resolved = _resolve_metrics(metrics, trec=True)
-    checked = []
-    depths = {}  # per tie policy: how far down any of its metrics reads
-    judged_metrics = [(label, params) for label, spec, params in resolved
-                      if spec is _JUDGED_SPEC]
-    resolved = [item for item in resolved if item[1] is not _JUDGED_SPEC]
-    if not resolved:  # the counts need one ranking
-        resolved = [(None, *parse_metric_name("map", func=func))]
-    for label, spec, params in resolved:
-        params = dict(params)
-        if ties_policy is not None and "ties" in spec.parameters:
-            params.setdefault("ties", ties_policy)
-        if "no_relevant" in spec.parameters:
-            params.setdefault("no_relevant", no_relevant)
-        if threshold is not None and "threshold" in spec.parameters:
-            params.setdefault("threshold", threshold)
-        params = spec.check_params(func, params)
-        policy = params.get("ties", "stable")
-        depth = ranking_depth(spec, params)
-        depths[policy] = Depth.union(depths.get(policy, depth), depth)
-        checked.append((label, spec, params, policy))
-
-    n_ranked = n_users = None
-    if not trec and is_matrix_form(y_true, exclude):
-        n_users = np.shape(y_score)[0]
-        # One reduction of the matrices, deep enough for every metric of the call.
-        depth = functools.reduce(Depth.union, depths.values())
-        y_true, y_score, qid, retrieved, n_ranked = matrix_arrays(
-            func, y_true, y_score, qid, retrieved, exclude, depth)
-    arrays = check_ranking_arrays(func, y_true, y_score, qid, retrieved)
-    labels_for_gain = arrays
-    weights = weights_of_queries(func, sample_weight, arrays[2], arrays[3], n_users)
-    if trec:
-        # Negative judgements mean "unjudged in pool": gain 0, never relevant.
-        labels_for_gain = (np.maximum(arrays[0], 0.0), *arrays[1:])
-
-    labels = labels_for_gain[0]
-
-    @functools.cache
-    def extremes():  # computed once, for every metric that checks its labels
-        return labels.min(), labels.max()
-
-    for label, spec, params, policy in checked:
-        spec.check_labels(func, labels, params, extremes)
-
-    # One ranking per tie policy, shared by its metrics.
-    rankings = {policy: rank_queries(func, *labels_for_gain, policy, depth)
-                for policy, depth in depths.items()}
+    calls = _plan.resolve(func, metrics, trec=True,
+                          defaults=dict(ties=ties, no_relevant=no_relevant, threshold=threshold))
+    p = _plan.plan(func, calls, ranking_for_counts=True)
+    prepared = _plan.prepare(p, y_true, y_score, qid, retrieved, exclude, sample_weight,
+                             judged=judged, negative_is_unjudged=trec)
+    table = _plan.execute(p, prepared)
+    qids = table.qid
     per_query, mean = {}, {}
-    qids = None
-    for label, spec, params, policy in checked:
-        ranking = rankings[policy]
-        qids = ranking.qids
-        if label is None:
-            continue
-        kept_qids, values, kept_weights = run_kernel(spec, func, ranking, params, weights)
-        mean[label] = mean_over_queries(func, values, kept_weights)
-        if kept_qids.shape[0] == qids.shape[0]:
-            per_query[label] = values
-        else:
+    for label, column in table.columns.items():
+        mean[label] = mean_over_queries(func, column.values, column.weights)
+        if column.qid.shape[0] == qids.shape[0]:
+            per_query[label] = column.values
+        else:  # queries left out by no_relevant="skip" hold NaN
             full = np.full(qids.shape[0], np.nan)
-            full[np.isin(qids, kept_qids)] = values
+            full[np.isin(qids, column.qid)] = column.values
             per_query[label] = full
 
-    for label, (stem, params) in judged_metrics:
-        from ._judged import judged_per_query
-
-        params = dict(params)
-        if ties_policy is not None:
-            params.setdefault("ties", ties_policy)
-        if threshold is not None and stem != "judged":
-            params.setdefault("threshold", threshold)
-        res = judged_per_query(stem, y_true, y_score, qid=qid, judged=judged,
-                               retrieved=retrieved, **params)
-        per_query[label] = res.score
-        mean[label] = mean_over_queries(func, res.score, weights)
-    per_query = {label: per_query[label] for label, _, _ in _resolve_metrics(metrics, trec=True)}
-    mean = {label: mean[label] for label in per_query}
-
-    ranking = next(iter(rankings.values()))
+    ranking = next(iter(table.rankings.values()))
     relevant_at = 1.0 if threshold is None else float(threshold)
     counts = _counts(ranking, relevant_at)
-    if n_ranked is not None:
+    if prepared.n_ranked is not None:
         # Every item that is not excluded is ranked, though only the leading ones are held.
-        counts["num_ret"] = n_ranked.astype(np.int64)
+        counts["num_ret"] = prepared.n_ranked.astype(np.int64)
         counts["num_rel_ret"] = counts["num_rel"].copy()
-    return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts, weights=weights)
+    return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts,
+                      weights=prepared.weights)
 
 
 def _counts(ranking, threshold):

@@ -72,6 +72,10 @@ def factorize_qid(func, qid):
     the order of ``qids`` (no regrouping needed).  Query ids come out sorted
     when they are orderable, else in order of first appearance.
     """
+    offsets = _sorted_object_runs(qid)
+    if offsets is not None:
+        codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+        return codes, qid[offsets[:-1]], True
     plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: factorised as numpy ids, handed back as objects
         codes, qids, grouped = factorize_qid(func, plain)
@@ -135,10 +139,30 @@ def _sorted_run_offsets(func, qid):
     dtype (the common layout, found without sorting), else None."""
     check_no_missing_qid(func, qid)
     n = qid.shape[0]
+    if qid.dtype.kind in "US" and n > 1 and qid.dtype.itemsize % 4 == 0:
+        # Strings: runs found on the raw characters as integer words (comparing
+        # strings row by row is several times slower), order checked on one id per run.
+        if n > _ROW_PROBE and _sorted_run_offsets(func, qid[:_ROW_PROBE]) is None:
+            return None  # ids in random order: told from the first rows
+        starts = _string_run_starts(qid)
+        if not _increasing(qid, np.concatenate(([0], starts))):
+            return None
+        return np.concatenate(([0], starts, [n])).astype(np.intp)
     if qid.dtype.kind not in "iufUSbmM" or (n > 1 and not bool(np.all(qid[1:] >= qid[:-1]))):
         return None
     starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
     return np.concatenate(([0], starts, [n])).astype(np.intp)
+
+
+def _string_run_starts(qid):
+    """Rows (from 1) whose string differs from the row before, compared as words."""
+    width = qid.dtype.itemsize
+    unit = np.uint64 if width % 8 == 0 else np.uint32
+    words = np.ascontiguousarray(qid).view(unit).reshape(qid.shape[0], -1)
+    differs = words[1:, 0] != words[:-1, 0]
+    for column in range(1, words.shape[1]):
+        differs |= words[1:, column] != words[:-1, column]
+    return np.flatnonzero(differs) + 1
 
 
 def _factorize_unsorted(func, qid):
@@ -203,6 +227,57 @@ def _known_codes(qid):
     if entry is None or entry[0]() is not qid:
         return None
     return entry[1], entry[2]
+
+
+def _sorted_object_runs(qid):
+    """Offsets of the runs of equal ids when ``qid`` is an object array of ids already
+    grouped and sorted (the runs' ids all ``str`` or all ``int``, increasing), else None.
+
+    One elementwise comparison of neighbours finds the runs, and only one id per run
+    is type-checked and ordered: no conversion of every id.  A row equal to a ``str``
+    is a string; a row equal to an ``int`` (``1.0``, ``True``) is the same query for
+    np.unique too, and no missing id equals its neighbour.
+    """
+    n = qid.shape[0]
+    if qid.dtype.kind != "O" or n < 2 or _known_codes(qid) is not None:
+        return None
+    if n > _ROW_PROBE and _sorted_object_runs(qid[:_ROW_PROBE]) is None:
+        return None  # ids in random order: told from the first rows
+    try:
+        with np.errstate(all="ignore"):  # NaN ids compare unequal quietly (an error later)
+            differs = qid[1:] != qid[:-1]
+    except Exception:  # ids whose comparison raises: left to the general path
+        return None
+    if differs.dtype != bool or differs.shape != (n - 1,):
+        return None
+    offsets = np.concatenate(([0], np.flatnonzero(differs) + 1, [n])).astype(np.intp)
+    # The order first, on a few runs, then the types: ids in random order leave here
+    # after a few comparisons, not a pass over every id.
+    try:
+        with np.errstate(all="ignore"):
+            if not _increasing(qid, offsets[:-1], check_types=True):
+                return None
+    except Exception:  # ids without an order between them, decimal NaN, ...: general path
+        return None
+    return offsets
+
+
+# Ids are checked for sorted runs on their first rows, then on the first runs, before
+# every row: ids in random order are told apart at that cost.
+_ROW_PROBE = 4096
+_ORDER_PROBE = 64
+
+
+def _increasing(qid, firsts, check_types=False):
+    """Whether ``qid[firsts]`` strictly increases (and, with ``check_types``, whether
+    those ids are all ``str`` or all ``int``), probing a prefix before the rest."""
+    probe = qid[firsts[:_ORDER_PROBE]]
+    if not bool(np.all(probe[1:] > probe[:-1])):
+        return False
+    ids = qid[firsts]
+    if check_types and set(map(type, ids.tolist())) not in ({str}, {int}):
+        return False
+    return bool(np.all(ids[1:] > ids[:-1]))
 
 
 def _plain_object_ids(qid):
@@ -343,6 +418,9 @@ def _factorize_hashed(keys):
 def group_queries(func, qid):
     """Return ``(qids, offsets, order)``: rows ``order[offsets[q]:offsets[q+1]]`` are
     query ``qids[q]``; ``order`` is None when the rows are already grouped."""
+    offsets = _sorted_object_runs(qid)
+    if offsets is not None:
+        return qid[offsets[:-1]], offsets, None
     plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: grouped as numpy ids, handed back as objects
         qids, offsets, order = group_queries(func, plain)
@@ -350,10 +428,75 @@ def group_queries(func, qid):
     offsets = _sorted_run_offsets(func, qid)
     if offsets is not None:  # the common case: rows sorted by query, no regrouping
         return qid[offsets[:-1]], offsets, None
+    if qid.dtype.kind in "iu":
+        found = _group_small_range(qid)
+        if found is not None:
+            return found
+    if qid.dtype.kind in "US":
+        keys = _string_character_keys(qid)
+        found = None if keys is None else _group_small_range(keys)
+        if found is not None:
+            _, offsets, order = found
+            return qid[order[offsets[:-1]]], offsets, order
     codes, qids, grouped = _factorize_unsorted(func, qid)
     offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
     np.cumsum(np.bincount(codes, minlength=qids.shape[0]), out=offsets[1:])
     return qids, offsets, None if grouped else _group_order(codes, qids.shape[0])
+
+
+def _string_character_keys(qid):
+    """Integer keys ordered as the fixed-width strings ``qid`` are, from the characters
+    each position holds: a position's characters are numbered in order (a bincount of
+    that column), and the numbers combine as digits of a mixed-radix number.  Ids such
+    as "q00042" vary in a few positions over few characters, so the keys span a small
+    range (then grouped by lookup); None when they would span more than 2**32 values
+    or 4 per row."""
+    n = qid.shape[0]
+    if qid.dtype.itemsize == 0:
+        return None
+    unit = np.uint8 if qid.dtype.kind == "S" else np.uint32
+    chars = np.ascontiguousarray(qid, dtype=qid.dtype.newbyteorder("=")).view(unit).reshape(n, -1)
+    limit = min(max(4 * n, 2 ** 16), 2 ** 32)
+    keys = np.zeros(n, dtype=np.int64)
+    span = 1
+    for position in range(chars.shape[1]):
+        column = chars[:, position]
+        if n == 0 or column.min() == column.max():  # the same character on every row
+            continue
+        present = np.bincount(column) > 0
+        base = int(np.count_nonzero(present))
+        span *= base
+        if span > limit:
+            return None
+        number = np.cumsum(present, dtype=np.int64)
+        number -= 1
+        keys *= base
+        keys += number[column]
+    return keys
+
+
+def _group_small_range(keys):
+    """:func:`group_queries` for unsorted integer ids of a small range (at most 65,536
+    values, or 4 per row, and below 2**32) without factorising: the offsets from the
+    key minus the smallest (one bincount over the range), the order from stable radix
+    passes over the same offsets (ids in increasing order are query codes in
+    increasing order).  None for a wider range."""
+    lo, hi = keys.min(), keys.max()
+    width = int(hi) - int(lo) + 1
+    if width > max(4 * keys.shape[0], 2 ** 16) or width > 2 ** 32:
+        return None
+    # Wrapping arithmetic read as unsigned of the keys' width: exact, as every
+    # difference fits the offsets' type.
+    difference = keys - lo  # native byte order, the keys' width
+    offset = difference.view(f"u{difference.dtype.itemsize}").astype(
+        np.uint16 if width <= 2 ** 16 else np.uint32)
+    counts = np.bincount(offset, minlength=width)
+    present = np.flatnonzero(counts)
+    qids = present.astype(keys.dtype)
+    qids += lo
+    offsets = np.zeros(present.shape[0] + 1, dtype=np.intp)
+    np.cumsum(counts[present], out=offsets[1:])
+    return qids, offsets, _group_order(offset, width)
 
 
 def _top_rows(offsets, k):
@@ -387,18 +530,33 @@ def _count_by_segment(mask, offsets):
     return np.diff(cumulative[offsets])
 
 
+# Bits sorted per radix pass: numpy's stable sort of 16-bit integers is a radix sort,
+# O(n).  (Lowered in the tests, so that several passes run on a few rows.)
+_RADIX_DIGIT_BITS = 16
+
+
 def _group_order(codes, n_queries):
-    """Stable permutation that makes each query's rows contiguous."""
-    if n_queries <= np.iinfo(np.uint16).max + 1:
-        # numpy's stable sort is a radix sort for 16-bit integers: O(n).
-        return np.argsort(codes.astype(np.uint16), kind="stable")
-    if n_queries <= 2 ** 32:
-        # Two stable 16-bit radix passes (low half, then high half): still O(n), where
-        # one stable sort of the full codes is a comparison sort, several times slower.
-        order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
-        high = (codes >> 16).astype(np.uint16)[order]
-        return order[np.argsort(high, kind="stable")]
-    return np.argsort(codes, kind="stable")
+    """Stable permutation that makes each query's rows contiguous.
+
+    ``codes`` are non-negative integers below ``n_queries``.  Up to 2**32 queries:
+    stable 16-bit radix passes, least significant digit first (two passes above
+    65,536 queries): still O(n), where one stable sort of the full codes is a
+    comparison sort, several times slower.
+    """
+    bits = max(int(n_queries - 1).bit_length(), 1)
+    if bits > 32:
+        return np.argsort(codes, kind="stable")
+    digit = _RADIX_DIGIT_BITS
+    mask = (1 << digit) - 1
+    order = None
+    for shift in range(0, bits, digit):
+        key = codes if shift == 0 else codes >> shift
+        key = key.astype(np.uint16) if digit == 16 else (key & mask).astype(np.uint16)
+        if order is None:
+            order = np.argsort(key, kind="stable")
+        else:
+            order = order[np.argsort(key[order], kind="stable")]
+    return order
 
 
 def _size_blocks(offsets, include=None):
@@ -677,10 +835,16 @@ class Ranking:
         and the ideal ranking).
     retrieved_labels, retrieved_offsets : ndarray
         Labels of every retrieved row, grouped by query in input order.
+
+    ``all_labels`` may be given as None with ``regroup=(labels, order)``: every
+    row is retrieved and ``all_labels`` is ``labels[order]``, gathered only if a
+    metric asks for it (counts per query are taken on one-byte flags gathered
+    instead: a random gather of full-width labels is the costliest step of
+    ranking rows that arrive in random order).
     """
 
     def __init__(self, *, qids, labels, offsets, depth, tie_starts, all_labels, all_offsets,
-                 retrieved_labels, retrieved_offsets):
+                 retrieved_labels, retrieved_offsets, regroup=None):
         self.qids = qids
         self.n_queries = qids.shape[0]
         self.labels = labels
@@ -689,11 +853,31 @@ class Ranking:
         self.n_kept = np.diff(offsets)
         self.n_ranked = np.diff(retrieved_offsets)
         self.tie_starts = tie_starts
-        self.all_labels = all_labels
+        self._all_labels = all_labels
         self.all_offsets = all_offsets
-        self.retrieved_labels = retrieved_labels
+        self._retrieved_labels = retrieved_labels
         self.retrieved_offsets = retrieved_offsets
+        self._regroup = regroup
         self._cache = {}
+
+    @property
+    def all_labels(self):
+        if self._all_labels is None:
+            source, order = self._regroup
+            self._all_labels = self._retrieved_labels = source[order]
+        return self._all_labels
+
+    @property
+    def retrieved_labels(self):
+        return self.all_labels if self._retrieved_labels is None else self._retrieved_labels
+
+    def _all_labels_map(self, fn):
+        """``fn(all_labels)`` for an elementwise ``fn``, gathering ``fn``'s (narrower)
+        result instead of the labels when they are not grouped yet."""
+        if self._all_labels is None:
+            source, order = self._regroup
+            return fn(source)[order]
+        return fn(self._all_labels)
 
     def _cached(self, key, make):
         if key not in self._cache:
@@ -711,7 +895,7 @@ class Ranking:
 
     @property
     def all_query(self):
-        if self.all_labels is self.labels:
+        if self._all_labels is self.labels:
             return self.query
         return self._cached("all_query", lambda: np.repeat(np.arange(self.n_queries),
                                                            np.diff(self.all_offsets)))
@@ -736,12 +920,13 @@ class Ranking:
             if grades is not None:  # already counted by grade: no pass over the labels
                 first = max(int(np.ceil(threshold)), 0)
                 return grades[:, first:].sum(axis=1, dtype=np.intp)
-            return _count_by_segment(self.all_labels >= threshold, self.all_offsets)
+            return _count_by_segment(self._all_labels_map(lambda labels: labels >= threshold),
+                                     self.all_offsets)
         return self._cached(("n_relevant", threshold), count)
 
     def n_relevant_ranked(self, threshold):
         """Relevant documents among the retrieved ones, per query (held or not)."""
-        if self.retrieved_labels is self.all_labels:
+        if self._retrieved_labels is self._all_labels:
             return self.n_relevant(threshold)
         return _count_by_segment(self.retrieved_labels >= threshold, self.retrieved_offsets)
 
@@ -750,13 +935,22 @@ class Ranking:
         return self._cached(("relevant", threshold),
                             lambda: (self.labels >= threshold).astype(np.float64))
 
+    def relevant_before(self, threshold):
+        """Running count of ranked rows with label >= threshold: entry i counts the
+        rows before row i (``n_kept_total + 1`` entries, from 0)."""
+        def count():
+            counts = np.zeros(self.labels.shape[0] + 1, dtype=np.intp)
+            np.cumsum(self.labels >= threshold, out=counts[1:])
+            return counts
+        return self._cached(("relevant_before", threshold), count)
+
     def relevant_rows(self, threshold):
         """``(rows, query, position)`` of the ranked rows with label >= threshold."""
         def find():
             is_relevant = self.labels >= threshold
             rows = np.flatnonzero(is_relevant)
             # Rows come query after query: their queries follow from the counts.
-            if self.labels is self.all_labels:  # every judged row is ranked and held
+            if self.labels is self._all_labels:  # every judged row is ranked and held
                 counts = self.n_relevant(threshold)
             else:
                 counts = _count_by_segment(is_relevant, self.offsets)
@@ -769,7 +963,7 @@ class Ranking:
         label is an integer grade in [0, 64]; None otherwise (the ideal ranking is then
         found by sorting)."""
         def count():
-            labels = self.all_labels
+            labels = self._all_labels if self._all_labels is not None else self._regroup[0]
             if labels.size == 0:
                 return None
             # One cast and one comparison over the labels: a label that is not an
@@ -781,6 +975,8 @@ class Ranking:
             top = int(grades.max())
             if grades.min() < 0 or top > _MAX_COUNTED_GRADE:
                 return None
+            if self._all_labels is None:  # one-byte grades gathered, not the labels
+                grades = grades[self._regroup[1]]
             width = top + 1
             starts = self.all_offsets[:-1]
             sizes = np.diff(self.all_offsets)
@@ -820,10 +1016,67 @@ class Ranking:
             starts = self.tie_starts[:-1]
             # Groups never cross a query boundary: each query's first group is found by
             # one search per query (not one per group), its groups are the following ones.
-            first_group = np.searchsorted(starts, self.offsets)
-            query = np.repeat(np.arange(self.n_queries), np.diff(first_group))
+            query = np.repeat(np.arange(self.n_queries), np.diff(self._first_groups()))
             return starts, np.diff(self.tie_starts), query, starts - self.offsets[query]
         return self._cached("groups", groups)
+
+    def _first_groups(self):
+        """Index of each query's first tie group (then the number of groups)."""
+        return self._cached("first_groups",
+                            lambda: np.searchsorted(self.tie_starts[:-1], self.offsets))
+
+    def groups_above(self, cutoff):
+        """``(groups, rows, first_out)`` for the tie groups starting at a position below
+        ``cutoff`` (an int, or one per query), in order: their indices, their ranked
+        rows one group after another, and where each group's rows begin in ``rows``.
+
+        Found by one search per query, so a full ranking read to a small cutoff costs
+        ``O(n_queries * cutoff)``, not a pass over every group.
+        """
+        def find():
+            first = self._first_groups()
+            reach = self.offsets[:-1] + np.minimum(cutoff, self.n_kept)
+            end = np.searchsorted(self.tie_starts[:-1], reach)
+            counts = end - first[:-1]
+            before = np.cumsum(counts) - counts
+            n_live = int(counts.sum())
+            groups = np.repeat(first[:-1] - before, counts) + np.arange(n_live)
+            starts = self.tie_starts[groups]
+            sizes = self.tie_starts[groups + 1] - starts
+            first_out = np.cumsum(sizes) - sizes
+            rows = np.repeat(starts - first_out, sizes) + np.arange(int(sizes.sum()))
+            return groups, rows, first_out
+        if np.ndim(cutoff):
+            return find()
+        return self._cached(("groups_above", int(cutoff)), find)
+
+    def labels_above(self, k):
+        """Labels of the rows of :meth:`groups_above` ``(k)`` (shared by the metrics)."""
+        return self._cached(("labels_above", k), lambda: self.labels[self.groups_above(k)[1]])
+
+
+def order_ties(same, key, *, descending=False):
+    """Reorder the rows of each tie group by a key: ``(rows, ordered)``.
+
+    ``same[i]`` says that rows ``i`` and ``i + 1`` are tied (one group);
+    ``key(rows)`` gives the sort key of some rows.  ``rows`` are the rows that
+    belong to a group of two or more, in order; ``ordered`` the same rows with
+    each group sorted by key, ascending or descending, equal keys in their
+    order.  The one tie-breaking routine: the engine's pessimistic and
+    optimistic policies (key: the label) and trec_eval's order in
+    :mod:`skrank.io` (key: the docno, descending).
+    """
+    in_tie = np.zeros(same.shape[0] + 1, dtype=bool)
+    in_tie[1:] |= same
+    in_tie[:-1] |= same
+    rows = np.flatnonzero(in_tie)
+    group = np.cumsum(np.concatenate(([True], ~same)))[rows]
+    keys = key(rows)
+    if descending:  # reversed (group descending, key ascending, position descending)
+        by = np.lexsort((np.arange(rows.shape[0], 0, -1), keys, -group))[::-1]
+    else:
+        by = np.lexsort((keys, group))
+    return rows, rows[by]
 
 
 def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None):
@@ -833,6 +1086,7 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     queries are then ranked only that deep (see :func:`segmented_top_order`).
     """
     all_labels, all_offsets = None, None
+    group_order = None  # set when the labels are regrouped lazily (see Ranking)
     if shape is not None:
         n_queries, n_docs = shape
         qids = np.arange(n_queries)
@@ -842,6 +1096,11 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         qids, offsets, order = group_queries(func, qid)
         if order is None:
             labels_g, scores_g, keep = y_true, y_score, retrieved
+        elif retrieved is None and not (depth is not None and depth.first_relevant):
+            # Rows in random order: only the scores are gathered before ranking; the
+            # labels of the ranked rows are gathered through the composed order below.
+            group_order, keep = order, None
+            labels_g, scores_g = None, y_score[order]
         else:
             labels_g, scores_g = y_true[order], y_score[order]
             keep = None if retrieved is None else retrieved[order]
@@ -867,7 +1126,7 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         order = segmented_argsort_desc(scores_g, offsets, stable=stable)
     else:
         order, offsets = top
-    labels_sorted = labels_g[order]
+    labels_sorted = labels_g[order] if group_order is None else y_true[group_order[order]]
     tie_starts = None
     if ties == "stable":  # input order already decides ties: no tie groups needed
         same = np.zeros(0, dtype=bool)
@@ -880,18 +1139,14 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
             boundaries = boundaries[(boundaries > 0) & (boundaries < scores_sorted.shape[0])]
             same[boundaries - 1] = False
     if same.any():
-        new_group = np.concatenate(([True], ~same))
         if ties == "average":
-            tie_starts = np.append(np.flatnonzero(new_group), labels_sorted.shape[0])
+            tie_starts = np.concatenate(([0], np.flatnonzero(~same) + 1, [labels_sorted.shape[0]]))
         else:
+            new_group = np.concatenate(([True], ~same))
             # Order tied rows by label: worst first (pessimistic) or best first.
-            in_tie = np.zeros(labels_sorted.shape[0], dtype=bool)
-            in_tie[1:] |= same
-            in_tie[:-1] |= same
-            rows = np.flatnonzero(in_tie)
-            group_id = np.cumsum(new_group)[rows]
-            key = labels_sorted[rows] if ties == "pessimistic" else -labels_sorted[rows]
-            labels_sorted[rows] = labels_sorted[rows[np.lexsort((key, group_id))]]
+            rows, ordered = order_ties(same, labels_sorted.__getitem__,
+                                       descending=ties == "optimistic")
+            labels_sorted[rows] = labels_sorted[ordered]
 
     if depth is None:
         # The ranking holds every retrieved row: reuse its sorted labels.
@@ -900,4 +1155,5 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         all_labels, all_offsets = retrieved_labels, retrieved_offsets
     return Ranking(qids=qids, labels=labels_sorted, offsets=offsets, depth=depth,
                    tie_starts=tie_starts, all_labels=all_labels, all_offsets=all_offsets,
-                   retrieved_labels=retrieved_labels, retrieved_offsets=retrieved_offsets)
+                   retrieved_labels=retrieved_labels, retrieved_offsets=retrieved_offsets,
+                   regroup=None if all_labels is not None else (y_true, group_order))

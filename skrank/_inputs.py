@@ -375,10 +375,10 @@ def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
     ``unjudged_queries``: queries of the run absent from the qrels (``"skip"``:
     left out, ``"raise"``).
     """
-    from .io import _factorize
+    from .io._containers import factorize_ids
 
-    judged = _factorize(qrels.qid)[0]
-    ranked = _factorize(run.qid)[0]
+    judged = factorize_ids(func, qrels.qid)[1]
+    ranked = factorize_ids(func, run.qid)[1]
     missing = judged[~np.isin(judged, ranked)]
     unjudged = ranked[~np.isin(ranked, judged)]
     if judged.size == 0:

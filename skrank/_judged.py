@@ -8,24 +8,54 @@ the arrays are turned into trec_eval's relevance codes and the kernels of
 :mod:`skrank._trec_measures` compute them.
 """
 
+from dataclasses import dataclass
+from types import MappingProxyType
+
 import numpy as np
 
-from ._aggregate import mean_over_queries
-from ._metrics import weights_of_queries
 from ._grouping import rank_queries
-from ._metrics import QueryScores
 from ._trec_data import NONPOOL, UNJUDGED, TrecRanking
 from ._trec_measures import _bpref, _k_infap
-from ._validation import (
-    InvalidParameterError,
-    _describe,
-    check_choice,
-    check_k,
-    check_ranking_arrays,
-    check_real,
-)
+from ._validation import InvalidParameterError, _describe, check_choice, check_k, check_real
 
 JUDGED_TIES = ("pessimistic", "optimistic", "stable")
+
+
+@dataclass(frozen=True)
+class JudgedSpec:
+    """Declaration of a metric that takes ``judged=`` (its options and their checks), so
+    that :class:`skrank._plan.MetricCall` and the plan treat it as any other metric."""
+
+    name: str
+    parameters: MappingProxyType
+    k: str = "none"
+
+    @property
+    def variants(self):
+        return {self.name: {}}
+
+    def check_params(self, func, params):
+        """Validate options; return them complete (defaults filled in)."""
+        unknown = set(params) - set(self.parameters)
+        if unknown:
+            raise InvalidParameterError(f"{func}: got unexpected option(s) "
+                                        f"{', '.join(map(repr, sorted(unknown)))} for {self.name}.")
+        out = {**self.parameters, **params}
+        for name, value in out.items():
+            if name == "ties":
+                check_choice(func, "ties", value, JUDGED_TIES)
+            elif name == "threshold":
+                out[name] = check_real(func, "threshold", value)
+            elif name == "k":
+                out[name] = check_k(func, value, required=True)
+        return out
+
+
+JUDGED_SPECS = MappingProxyType({spec.name: spec for spec in (
+    JudgedSpec("bpref", MappingProxyType({"threshold": 1, "ties": "pessimistic"})),
+    JudgedSpec("infap", MappingProxyType({"threshold": 1, "ties": "pessimistic"})),
+    JudgedSpec("judged", MappingProxyType({"k": None, "ties": "pessimistic"}), k="required"),
+)})
 
 
 def _check_judged(func, judged, n):
@@ -42,18 +72,11 @@ def _check_judged(func, judged, n):
     return arr
 
 
-def _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, ties,
-                   sample_weight=None):
-    """trec_eval's view of arrays: the relevance code of each ranked document, and
-    the query weights (None without ``sample_weight``)."""
-    check_choice(func, "ties", ties, JUDGED_TIES)
-    threshold = check_real(func, "threshold", threshold)
-    y_true, y_score, qid, shape, retrieved = check_ranking_arrays(func, y_true, y_score, qid,
-                                                                  retrieved)
-    judged = _check_judged(func, None if judged is None else np.ravel(judged), y_true.shape[0])
+def _codes_ranking(func, arrays, judged, threshold, ties):
+    """trec_eval's view of checked arrays: the relevance code of each ranked document."""
+    y_true, y_score, qid, shape, retrieved = arrays
     # A negative label is "in the pool but unjudged", judged=False "not in the pool".
     codes = np.where(judged, np.where(y_true < 0, UNJUDGED, y_true), NONPOOL).astype(np.float64)
-    weights = weights_of_queries(func, sample_weight, qid, shape)
     ranking = rank_queries(func, codes, y_score, qid, shape, retrieved, ties)
     n_q = ranking.n_queries
     query = ranking.query
@@ -68,20 +91,40 @@ def _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, tie
                             minlength=n_q).astype(np.int64)
     r.num_nonrel = np.bincount(all_query[counted & (labels < threshold)],
                                minlength=n_q).astype(np.int64)
-    return r, weights
+    return r
 
 
-def _per_query(func, kind, y_true, y_score, qid, judged, retrieved, threshold, ties, k=None,
-               sample_weight=None):
-    r, weights = _codes_ranking(func, y_true, y_score, qid, judged, retrieved, threshold, ties,
-                                sample_weight)
-    if kind == "bpref":
-        values = _bpref(r)
-    elif kind == "infap":
-        values = _k_infap(r, ())
-    else:
-        values = r.count(r.rel >= 0, k) / float(k)
-    return QueryScores(r.qids, values), weights
+def judged_columns(func, calls, prepared):
+    """``(qids, [values of each call])`` of judged metric calls on prepared arrays: one
+    trec_eval ranking per (tie policy, threshold), shared by the calls that read it."""
+    arrays = prepared.arrays
+    judged = prepared.judged
+    judged = _check_judged(func, None if judged is None else np.ravel(judged),
+                           arrays[0].shape[0])
+    rankings, out = {}, []
+    for call in calls:
+        params = call.options
+        threshold = params.get("threshold", 1)
+        key = (params["ties"], threshold)
+        if key not in rankings:
+            rankings[key] = _codes_ranking(func, arrays, judged, threshold, params["ties"])
+        r = rankings[key]
+        if call.metric == "bpref":
+            out.append(_bpref(r))
+        elif call.metric == "infap":
+            out.append(_k_infap(r, ()))
+        else:
+            k = params["k"]
+            out.append(r.count(r.rel >= 0, k) / float(k))
+    qids = next(iter(rankings.values())).qids
+    return qids, out
+
+
+def _mean(func, metric, y_true, y_score, qid, judged, retrieved, sample_weight, **params):
+    from ._plan import MetricCall, mean
+
+    call = MetricCall.of(JUDGED_SPECS[metric], params, func=func)
+    return mean(func, call, y_true, y_score, qid, retrieved, None, sample_weight, judged=judged)
 
 
 def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
@@ -131,10 +174,8 @@ def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
     ...             judged=[True, False, True, True])
     0.5
     """
-    func = "bpref_score"
-    res, weights = _per_query(func, "bpref", y_true, y_score, qid, judged, retrieved,
-                              threshold, ties, sample_weight=sample_weight)
-    return mean_over_queries(func, res.score, weights)
+    return _mean("bpref_score", "bpref", y_true, y_score, qid, judged, retrieved, sample_weight,
+                 threshold=threshold, ties=ties)
 
 
 def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
@@ -162,10 +203,8 @@ def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
     >>> round(infap_score([1, 0, 1], [3, 2, 1], qid=[0] * 3), 4)    # = AP when all judged
     0.8333
     """
-    func = "infap_score"
-    res, weights = _per_query(func, "infap", y_true, y_score, qid, judged, retrieved,
-                              threshold, ties, sample_weight=sample_weight)
-    return mean_over_queries(func, res.score, weights)
+    return _mean("infap_score", "infap", y_true, y_score, qid, judged, retrieved, sample_weight,
+                 threshold=threshold, ties=ties)
 
 
 def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessimistic",
@@ -197,28 +236,8 @@ def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessim
     ...                   judged=[True, False, True])
     0.5
     """
-    func = "judged_at_k_score"
-    k = check_k(func, k, required=True)
-    res, weights = _per_query(func, "judged", y_true, y_score, qid, judged, None, 1, ties, k=k,
-                              sample_weight=sample_weight)
-    return mean_over_queries(func, res.score, weights)
+    return _mean("judged_at_k_score", "judged", y_true, y_score, qid, judged, None,
+                 sample_weight, k=k, ties=ties)
 
 
 JUDGED_METRICS = {"bpref": bpref_score, "infap": infap_score, "judged": judged_at_k_score}
-
-
-def judged_per_query(metric, y_true, y_score, *, qid=None, judged=None, retrieved=None,
-                     **params):
-    """Per-query values of bpref, infap or judged (``per_query_scores`` dispatches here)."""
-    func = "per_query_scores"
-    unknown = set(params) - {"threshold", "ties", "k"}
-    if unknown:
-        raise InvalidParameterError(f"{func}: got unexpected option(s) "
-                                    f"{', '.join(map(repr, sorted(unknown)))} for {metric}.")
-    ties = params.get("ties", "pessimistic")
-    if metric == "judged":
-        k = check_k(func, params.get("k"), required=True)
-        return _per_query(func, "judged", y_true, y_score, qid, judged, retrieved, 1, ties,
-                          k=k)[0]
-    return _per_query(func, metric, y_true, y_score, qid, judged, retrieved,
-                      params.get("threshold", 1), ties)[0]

@@ -79,21 +79,31 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     np.cumsum(weight(np.arange(longest)), out=cumulative[1:])
     limit = longest if cutoff is None else np.minimum(
         cutoff if np.ndim(cutoff) == 0 else cutoff[group_query], longest).astype(np.intp)
-    spanned = (cumulative[np.minimum(group_pos + sizes, limit)]
-               - cumulative[np.minimum(group_pos, limit)])
-    live = group_pos < limit  # groups starting at or below the cutoff add nothing
-    if live.all():
+    live = None
+    if cutoff is not None and not (np.ndim(cutoff) == 0 and cutoff >= ranking.max_kept):
+        # Groups starting at or below the cutoff add nothing: found by one search per
+        # query, not a pass over every group (a full ranking read to a cutoff, as in
+        # evaluate with MAP and nDCG@10, holds many more groups than the cutoff reads).
+        live, rows, first_out = ranking.groups_above(cutoff)
+        if live.size == 0:
+            return np.zeros(nq)
+    if live is None or live.size == starts.size:
+        spanned = (cumulative[np.minimum(group_pos + sizes, limit)]
+                   - cumulative[np.minimum(group_pos, limit)])
         means = np.add.reduceat(transform(row_values), starts) / sizes
         return sum_by_query(group_query, means * spanned, nq)
-    if not live.any():
-        return np.zeros(nq)
-    # A full ranking read to a cutoff (evaluate with MAP and nDCG@10): only the rows of
-    # the groups above the cutoff are gathered and transformed, in the same order.
-    live_starts, live_sizes = starts[live], sizes[live]
-    first_out = np.cumsum(live_sizes) - live_sizes
-    rows = np.repeat(live_starts - first_out, live_sizes) + np.arange(first_out[-1] + live_sizes[-1])
-    means = np.add.reduceat(transform(row_values[rows]), first_out) / live_sizes
-    return sum_by_query(group_query[live], means * spanned[live], nq)
+    # Only the live groups' rows are gathered and transformed, in the same order.
+    live_pos, live_sizes = group_pos[live], sizes[live]
+    if np.ndim(limit):
+        limit = limit[live]
+    spanned = (cumulative[np.minimum(live_pos + live_sizes, limit)]
+               - cumulative[np.minimum(live_pos, limit)])
+    if row_values is ranking.labels and np.ndim(cutoff) == 0:
+        values = ranking.labels_above(int(cutoff))
+    else:
+        values = row_values[rows]
+    means = np.add.reduceat(transform(values), first_out) / live_sizes
+    return sum_by_query(group_query[live], means * spanned, nq)
 
 
 def ones(positions):
@@ -174,30 +184,47 @@ def reciprocal_rank(ranking, threshold, k):
     """Expected 1 / rank of the first relevant document (0 beyond the cutoff)."""
     nq = ranking.n_queries
     value = np.zeros(nq)
-    rel_rows, q, position = ranking.relevant_rows(threshold)
-    if rel_rows.size == 0:
-        return value
-    is_first = np.concatenate(([True], q[1:] != q[:-1]))
-    first = rel_rows[is_first]
     if ranking.tie_starts is None:
+        rel_rows, q, position = ranking.relevant_rows(threshold)
+        if rel_rows.size == 0:
+            return value
+        is_first = np.concatenate(([True], q[1:] != q[:-1]))
         pos = position[is_first]
         within = pos < (np.inf if k is None else k)
         value[q[is_first][within]] = 1.0 / (pos[within] + 1.0)
         return value
+    from scipy.special import gammaln  # lazily: 0.2 s of every `import skrank`
+
     starts, sizes, group_query, group_pos = ranking.tie_groups()
-    # The tie group of each query's first relevant row.
+    # Each query's first relevant row, found on the running count of relevant rows by
+    # one search per query: the row where the count first exceeds the query's start.
+    count = ranking.relevant_before(threshold)
+    at_start = count[ranking.offsets]
+    query = np.flatnonzero(at_start[1:] > at_start[:-1])
+    first = np.searchsorted(count, at_start[query] + 1) - 1
+    # The tie group of each query's first relevant row; groups starting at or below
+    # the cutoff add nothing.
     group = np.searchsorted(starts, first, side="right") - 1
+    if k is not None:
+        group = group[group_pos[group] < k]
     n = sizes[group]
-    r = np.add.reduceat(ranking.relevant(threshold), starts)[group]
+    r = (count[ranking.tie_starts[group + 1]] - count[starts[group]]).astype(np.float64)
     s = group_pos[group]
-    # One term per offset j = 1..n of those groups: P(first relevant at j) / (s + j).
+    # One term per offset j = 1..n of those groups: P(first relevant at j) / (s + j),
+    # P = C(n - j, r - 1) / C(n, r); the factors that depend on the group alone are
+    # computed once per group.
     offsets = np.repeat(np.arange(n.size), n)
     j = np.arange(offsets.size) - np.repeat(np.cumsum(n) - n, n) + 1.0
     nn, rr, ss = n[offsets].astype(np.float64), r[offsets], s[offsets]
     ok = (j <= nn - rr + 1) & (ss + j <= (np.inf if k is None else k))
-    log_p = _log_comb(nn[ok] - j[ok], rr[ok] - 1) - _log_comb(nn[ok], rr[ok])
+    log_choose_group = _log_comb(n.astype(np.float64), r)
+    log_fact_group = gammaln((r - 1) + 1.0)
+    term_group = offsets[ok]
+    remaining, chosen = nn[ok] - j[ok], rr[ok] - 1
+    log_p = ((gammaln(remaining + 1.0) - log_fact_group[term_group]
+              - gammaln(remaining - chosen + 1.0)) - log_choose_group[term_group])
     terms = np.exp(log_p) / (ss[ok] + j[ok])
-    return sum_by_query(group_query[group][offsets[ok]], terms, nq)
+    return sum_by_query(group_query[group][term_group], terms, nq)
 
 
 def average_precision_sum(ranking, threshold, k):
@@ -214,8 +241,7 @@ def average_precision_sum(ranking, threshold, k):
     starts, sizes, group_query, group_position = ranking.tie_groups()
     # One running count of relevant rows gives both the relevant rows of each group and
     # those ranked above it in its query (groups never cross a query boundary).
-    relevant_before = np.zeros(ranking.labels.shape[0] + 1, dtype=np.intp)
-    np.cumsum(ranking.labels >= threshold, out=relevant_before[1:])
+    relevant_before = ranking.relevant_before(threshold)
     at_start = relevant_before[ranking.tie_starts]
     n_rel = np.diff(at_start).astype(np.float64)
     above = (at_start[:-1] - relevant_before[ranking.offsets[:-1]][group_query]).astype(np.float64)

@@ -20,15 +20,11 @@ import numpy as np
 
 from . import _kernels as K
 from . import _params as P
-from ._aggregate import apply_no_relevant, mean_over_queries, query_weights
-from ._grouping import Depth, rank_queries
-from ._inputs import is_matrix_form, matrix_arrays
 from ._validation import (
     InvalidParameterError,
     _describe,
     apply_gain,
     check_labels,
-    check_ranking_arrays,
 )
 
 # ---------------------------------------------------------------------------
@@ -315,72 +311,14 @@ class QueryScores(NamedTuple):
     score: np.ndarray
 
 
-def _prepare(spec, func, y_true, y_score, qid, retrieved, params, exclude=None,
-             sample_weight=None):
-    params = spec.check_params(func, params)
-    n_users = None
-    if is_matrix_form(y_true, exclude):
-        n_users = np.shape(y_score)[0]
-        y_true, y_score, qid, retrieved, _ = matrix_arrays(
-            func, y_true, y_score, qid, retrieved, exclude, ranking_depth(spec, params))
-    y_true, y_score, qid, shape, retrieved = check_ranking_arrays(
-        func, y_true, y_score, qid, retrieved
-    )
-    spec.check_labels(func, y_true, params)
-    weights = weights_of_queries(func, sample_weight, qid, shape, n_users)
-    return params, (y_true, y_score, qid, shape, retrieved), weights
-
-
-def weights_of_queries(func, sample_weight, qid, shape, n_users=None):
-    """Per-query weights (in the ranking's query order) from checked arrays, or None.
-    ``shape`` is the dense 2-D form's, ``n_users`` the sparse/exclude 2-D form's rows."""
-    if sample_weight is None:
-        return None
-    if shape is not None or n_users is not None:
-        return query_weights(func, sample_weight, n_queries=n_users or shape[0])
-    return query_weights(func, sample_weight, qid=qid)
-
-
-def ranking_depth(spec, params):
-    """How far down the rankings the metric reads with these options (a
-    :class:`~skrank._grouping.Depth`; None: to the end)."""
-    k = params.get("k") if spec.k != "none" else None
-    if k is not None:
-        return Depth(k=k)
-    if spec.reads_to_first_relevant:
-        return Depth(first_relevant=(params["threshold"],))
-    return None
-
-
-def run_kernel(spec, func, ranking, params, weights=None):
-    """Per-query values of one metric on a ranking, after the no_relevant policy:
-    ``(qids, values, weights)`` (``weights``, the query weights, filtered alike)."""
-    if ranking.depth is not None:
-        needed = ranking_depth(spec, params)
-        if not ranking.depth.covers(needed):
-            raise RuntimeError(f"{func}: internal error: {spec.name} reads {needed} of a "
-                               f"ranking held to {ranking.depth}.")
-    kernel_params = {k: v for k, v in params.items() if k not in ("ties", "no_relevant")}
-    values, undefined = spec.kernel(ranking, func=func, **kernel_params)
-    return apply_no_relevant(func, ranking.qids, values, undefined,
-                             params.get("no_relevant", "zero"), weights)
-
-
-def _per_query(name, y_true, y_score, qid, retrieved, params, func=None, exclude=None,
-               sample_weight=None):
-    spec = METRICS[name]
-    func = func or spec.function.__name__
-    params, arrays, weights = _prepare(spec, func, y_true, y_score, qid, retrieved, params,
-                                       exclude, sample_weight)
-    ranking = rank_queries(func, *arrays, params["ties"], ranking_depth(spec, params))
-    return run_kernel(spec, func, ranking, params, weights)
-
-
 def _mean(name, y_true, y_score, qid, retrieved, exclude, params, sample_weight=None):
-    func = METRICS[name].function.__name__
-    _, values, weights = _per_query(name, y_true, y_score, qid, retrieved, params, func,
-                                    exclude, sample_weight)
-    return mean_over_queries(func, values, weights)
+    """A metric function's value: its call planned and executed (see :mod:`skrank._plan`)."""
+    from ._plan import MetricCall, mean
+
+    spec = METRICS[name]
+    func = spec.function.__name__
+    return mean(func, MetricCall.of(spec, params, func=func), y_true, y_score, qid, retrieved,
+                exclude, sample_weight)
 
 
 # ---------------------------------------------------------------------------
@@ -770,7 +708,10 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     Parameters
     ----------
     metric : str
-        A metric name from :data:`skrank.METRICS` (``"ndcg"``, ``"map"``, ...).
+        A metric name in the scorer grammar: a name from :data:`skrank.METRICS`
+        (``"ndcg"``, ``"map"``, ...), with a cutoff and options when wanted
+        (``"ndcg_exp@10"``, ``"map(denominator=min)@10"``), or ``"bpref"``,
+        ``"infap"``, ``"judged@10"``.
     y_true, y_score, qid, retrieved, exclude
         As in the metric's function.
     **params
@@ -792,16 +733,39 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     >>> res.qid.tolist(), res.score.tolist()
     (['q1', 'q2'], [1.0, 0.0])
     """
-    if metric in ("bpref", "infap", "judged"):  # metrics that take judged=
-        from ._judged import judged_per_query
+    from ._plan import MetricCall, _parse_item, per_query
 
-        return judged_per_query(metric, y_true, y_score, qid=qid, retrieved=retrieved, **params)
-    if not isinstance(metric, str) or metric not in METRICS:
+    judged = params.pop("judged", None)
+    if not isinstance(metric, str):
         raise InvalidParameterError(
             f"per_query_scores: metric must be one of "
             f"{', '.join(map(repr, [*METRICS, 'bpref', 'infap', 'judged']))}. "
             f"Got {_describe(metric)} instead."
         )
-    qids, values, _ = _per_query(metric, y_true, y_score, qid, retrieved, params,
-                                 exclude=exclude)
-    return QueryScores(qids, values)
+    try:
+        # A plain stem is the function's call (ERR's max_grade stays required); any
+        # other name is read by the grammar every entry point shares.
+        if metric in METRICS:
+            spec = METRICS[metric]
+        else:
+            spec, fixed = _parse_item(metric, "per_query_scores", False, True,
+                                      cutoff_given=params.get("k") is not None)
+            overlap = sorted(set(fixed) & set(params) - {"max_grade"})
+            if overlap:
+                raise InvalidParameterError(
+                    f"per_query_scores: {metric!r} already sets {', '.join(overlap)}; pass the "
+                    f"plain metric name ({spec.name!r}) with the options instead.")
+            params = {**fixed, **params}
+    except InvalidParameterError as exc:
+        if not str(exc).startswith("per_query_scores: unknown metric name"):
+            raise
+        raise InvalidParameterError(
+            f"per_query_scores: metric must be one of "
+            f"{', '.join(map(repr, [*METRICS, 'bpref', 'infap', 'judged']))}. "
+            f"Got {_describe(metric)} instead. Names with a cutoff and options work too, "
+            f"e.g. 'ndcg_exp@10' or 'map(denominator=min)@10'."
+        ) from None
+    func = spec.function.__name__ if spec.name in METRICS else "per_query_scores"
+    call = MetricCall.of(spec, params, func=func)
+    column = per_query(func, call, y_true, y_score, qid, retrieved, exclude, judged=judged)
+    return QueryScores(column.qid, column.values)

@@ -1,8 +1,10 @@
 """Metric names: ``"ndcg_exp@10"`` <-> (metric, parameters).
 
-The grammar is ``<stem>[@<k>]``.  Stems come from the metric table's
-``variants`` (``ndcg``, ``ndcg_exp``, ``map``, ...); ``k`` is any integer
->= 1.  trec_eval's measure names (``ndcg_cut.10``, ``P_5``, ``recip_rank``)
+The grammar is ``<stem>[(<option>=<value>, ...)][@<k>]``.  Stems come
+from the metric table's ``variants`` (``ndcg``, ``ndcg_exp``, ``map``, ...);
+``k`` is any integer >= 1; the options in parentheses are the metric's other
+options (``map(denominator=min)@10``, ``ndcg(ties=stable)``), as
+:class:`skrank._plan.MetricCall` writes them.  trec_eval's measure names (``ndcg_cut.10``, ``P_5``, ``recip_rank``)
 are accepted as aliases by :func:`parse_metric_name` with ``trec=True``.
 """
 
@@ -12,7 +14,10 @@ import re
 from ._metrics import METRICS
 from ._validation import InvalidParameterError
 
-_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:@(?P<k>\d+))?$")
+_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:\((?P<options>[^()]*)\))?"
+                   r"(?:@(?P<k>\d+))?$")
+_OPTION = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>\S(?:.*\S)?)\s*$")
+_QUOTED = re.compile(r"^(?P<q>['\"])(?P<text>.*)(?P=q)$")
 _TREC_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:[._](?P<k>\d+))?$")
 
 
@@ -116,6 +121,18 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
     if found is None:
         raise _unknown(name, func, trec)
     spec, params, k = found
+    if match is not None and match["options"] is not None:
+        for option, value in _parse_options(name, match["options"], func).items():
+            if option == "k":
+                raise InvalidParameterError(
+                    f"{func}: the cutoff in {name!r} must be written after '@', e.g. "
+                    f"'{match['stem']}@{value}'. Got it among the options instead.")
+            if option in params:
+                raise InvalidParameterError(
+                    f"{func}: {match['stem']!r} already sets {option}={params[option]!r}, so "
+                    f"{name!r} sets it twice. Use the plain metric name "
+                    f"({spec.name!r}) with the option.")
+            params[option] = value
     if k is not None:
         if spec.k == "none":
             raise InvalidParameterError(f"{func}: {spec.name} takes no cutoff, so {name!r} is not valid. "
@@ -129,6 +146,35 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
     for option, value in spec.name_defaults.items():  # e.g. err's max_grade=4 (gdeval's)
         params.setdefault(option, value)
     return spec, params
+
+
+def _option_value(text):
+    """An option's value as written: quoted text is a string, else an int, a float, or a word."""
+    quoted = _QUOTED.match(text)
+    if quoted:
+        return quoted["text"]
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _parse_options(name, text, func):
+    """``"denominator=min, ties=stable"`` -> ``{"denominator": "min", "ties": "stable"}``."""
+    options = {}
+    for part in text.split(","):
+        found = _OPTION.match(part)
+        if found is None:
+            raise InvalidParameterError(
+                f"{func}: the options in {name!r} must be name=value pairs separated by "
+                f"commas, e.g. 'map(denominator=min)@10'. Got {part.strip()!r} instead.")
+        if found["name"] in options:
+            raise InvalidParameterError(
+                f"{func}: option {found['name']} is given twice in {name!r}.")
+        options[found["name"]] = _option_value(found["value"])
+    return options
 
 
 def canonical_name(spec, params):

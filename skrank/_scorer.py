@@ -22,14 +22,16 @@ scikit-learn moves these internals, importing skrank still works, a warning
 says the strings are unavailable, and ``skrank.get_scorer(name)`` still works.
 """
 
+import functools
 import warnings
 
 import numpy as np
 # From its module: this may run while sklearn.metrics itself is still being imported.
 from sklearn.metrics._scorer import make_scorer
 
+from . import _plan
 from ._metrics import METRICS
-from ._names import canonical_name, metric_names, parse_metric_name
+from ._names import metric_names, parse_metric_name
 from ._validation import InvalidParameterError, _describe, apply_gain, check_choice
 
 _RESPONSES = ("predict", "expected_gain")
@@ -89,11 +91,16 @@ class RankingScorer(_sklearn_scorer_class()):
     # set_score_request by a method accepting only the listed names, request it.
     __metadata_request__score = {"qid": True, "sample_weight": None}
 
-    def __init__(self, metric, params, *, response="predict", name=None):
+    def __init__(self, metric, params, *, response="predict", name=None, call=None):
         if callable(metric):
             func, self._metric = metric, getattr(metric, "__name__", "custom")
+            self._plan = None
         else:
             func, self._metric = METRICS[metric].function, metric
+            if call is None:
+                call = _plan.MetricCall.of(METRICS[metric], params, func=func.__name__)
+            # Validated once here; each fold only executes it.
+            self._plan = _plan.single(func.__name__, call)
         response_method = "predict_proba" if response == "expected_gain" else "predict"
         super().__init__(func, 1, dict(params), response_method)
         self._response = response
@@ -143,8 +150,12 @@ class RankingScorer(_sklearn_scorer_class()):
         y_score = method_caller(estimator, self._response_method, X)
         if self._response == "expected_gain":
             y_score = self._expected_gain(estimator, y_score)
-        weight = {} if sample_weight is None else {"sample_weight": sample_weight}
-        return self._score_func(y_true, np.asarray(y_score), qid=qid, **weight, **self._kwargs)
+        if self._plan is None:  # a callable metric
+            weight = {} if sample_weight is None else {"sample_weight": sample_weight}
+            return self._score_func(y_true, np.asarray(y_score), qid=qid, **weight,
+                                    **self._kwargs)
+        table = _execute(self._plan, method_caller, y_true, y_score, qid, sample_weight)
+        return table.means(self._plan.func)["value"]
 
     def _expected_gain(self, estimator, proba):
         """Expected gain of each document under a classifier over graded labels."""
@@ -207,12 +218,14 @@ class MultiRankingScorer(RankingScorer):
     def __init__(self, metrics, scorers):
         from ._evaluate import evaluate
 
-        # The score function is never called per metric; evaluate gives sample_weight support.
+        # The score function is never called: the plan of all the metrics is executed.
         super(RankingScorer, self).__init__(evaluate, 1, {}, "predict")
         self._response = "predict"
         self._name = None
         self._metrics = metrics      # as given (normalised), for the repr
         self._scorers = scorers      # label -> RankingScorer, validated at construction
+        self._plan = _plan.plan("evaluate", [
+            (label, scorer._plan.steps[0].call) for label, scorer in scorers.items()])
 
     @property
     def name(self):
@@ -229,12 +242,49 @@ class MultiRankingScorer(RankingScorer):
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
         qid, sample_weight = self._metadata(f"make_ranking_scorer({self.labels!r})", X, kwargs)
-        y_score = np.asarray(method_caller(estimator, self._response_method, X))
-        metrics = {label: (scorer._metric, dict(scorer._kwargs))
-                   for label, scorer in self._scorers.items()}
-        result = self._score_func(y_true, y_score, qid=qid, metrics=metrics,
-                                  sample_weight=sample_weight)
-        return {label: result.mean[label] for label in self._scorers}
+        y_score = method_caller(estimator, self._response_method, X)
+        table = _execute(self._plan, method_caller, y_true, y_score, qid, sample_weight)
+        return table.means("evaluate")
+
+
+def _sklearn_call_cache(method_caller):
+    """The cache scikit-learn's multi-metric scorer (a dict ``scoring=``) keeps for one
+    call on one estimator and one X, or None (a single scorer, or another scikit-learn)."""
+    if isinstance(method_caller, functools.partial) and method_caller.args:
+        cache = method_caller.args[0]
+        if isinstance(cache, dict):
+            return cache
+    return None
+
+
+class _Shared:
+    """Checked arrays and rankings shared by the skrank scorers of one dict ``scoring=``."""
+
+    def __init__(self, inputs, prepared):
+        self.inputs = inputs      # held so that the ids in the key stay theirs
+        self.prepared = prepared
+        self.rankings = {}
+        self.extremes = _plan._extremes(prepared.gain_arrays[0])
+
+
+def _execute(p, method_caller, y_true, y_score, qid, sample_weight):
+    """Run a scorer's plan on one fold.  Inside scikit-learn's multi-metric scorer, the
+    skrank scorers of the dict check the arrays and rank them once for all of them: the
+    first builds complete rankings into scikit-learn's per-call cache, the others read them."""
+    cache = _sklearn_call_cache(method_caller)
+    if cache is None:
+        prepared = _plan.prepare(p, y_true, np.asarray(y_score), qid,
+                                 sample_weight=sample_weight)
+        return _plan.execute(p, prepared)
+    inputs = (y_true, y_score, qid, sample_weight)
+    key = ("skrank: checked arrays and rankings", *map(id, inputs))
+    shared = cache.get(key)
+    if shared is None:
+        prepared = _plan.prepare(p, y_true, np.asarray(y_score), qid,
+                                 sample_weight=sample_weight, check_labels=False)
+        shared = cache[key] = _Shared(inputs, prepared)
+    p.check_labels(shared.prepared.gain_arrays[0], shared.extremes)
+    return _plan.execute(p, shared.prepared, rankings=shared.rankings, full=True)
 
 
 def _make_multi_scorer(metrics, response, params):
@@ -320,7 +370,7 @@ def make_ranking_scorer(metric, *, response="predict", **params):
     >>> skrank.make_ranking_scorer("ndcg", k=10, gain="exponential")
     get_scorer('ndcg_exp@10')
     >>> skrank.make_ranking_scorer("map", k=10, denominator="min")
-    make_ranking_scorer('map', k=10, denominator='min')
+    get_scorer('map(denominator=min)@10')
     >>> skrank.make_ranking_scorer(["ndcg@10", "map", "mrr"])
     make_ranking_scorer(['ndcg@10', 'map', 'mrr'])
     """
@@ -338,11 +388,21 @@ def make_ranking_scorer(metric, *, response="predict", **params):
             f"plain metric name ({spec.name!r}) with the options instead."
         )
     merged = {**fixed, **params}
-    spec.check_params("make_ranking_scorer", merged)
-    name = canonical_name(spec, merged)
-    if name is not None and not is_ranking_name(name):  # e.g. 'recall' is scikit-learn's
-        name = None
-    return RankingScorer(spec.name, merged, response=response, name=name)
+    call = _plan.MetricCall.of(spec, merged, func="make_ranking_scorer")
+    name = str(call) if _names_itself(call) else None
+    return RankingScorer(spec.name, merged, response=response, name=name, call=call)
+
+
+def _names_itself(call):
+    """Whether the call's canonical name is a scoring string that means it (not scikit-learn's
+    'recall', not a callable gain, which has no text form)."""
+    name = str(call)
+    if not is_ranking_name(name):
+        return False
+    try:
+        return _plan.MetricCall.parse(name) == call
+    except (ValueError, TypeError):
+        return False
 
 
 def get_scorer(scoring):
@@ -362,7 +422,8 @@ def get_scorer(scoring):
         return scoring
     if is_ranking_name(scoring):
         spec, params = parse_metric_name(scoring, func="get_scorer")
-        return RankingScorer(spec.name, params, name=scoring)
+        call = _plan.MetricCall.of(spec, params, func="get_scorer")
+        return RankingScorer(spec.name, params, name=scoring, call=call)
     from sklearn.metrics import get_scorer as sk_get_scorer
 
     if scoring in _sklearn_names():

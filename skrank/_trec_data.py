@@ -17,6 +17,7 @@ these flat arrays; the segmented helpers here keep trec_eval's summation
 order, so float sums are the same sequential sums as trec_eval's loops.
 """
 
+import copy
 from functools import cached_property
 
 import numpy as np
@@ -48,6 +49,16 @@ def segment_accumulate(ufunc, values, seg, lengths, *, reverse=False):
     n = values.shape[0]
     if n == 0:
         return out
+    used = lengths[seg[0]:seg[-1] + 1]
+    if used.min() == used.max() and int(used[0]) * used.shape[0] == n:
+        # Every segment the same length (a run cut at the same depth for every
+        # query): the values already are the rows of one block, no scatter.
+        block = values.reshape(-1, int(used[0]))
+        if reverse:
+            block = block[:, ::-1]
+        block = ufunc.accumulate(block, axis=1, dtype=values.dtype)
+        out[:] = (block[:, ::-1] if reverse else block).reshape(-1)
+        return out
     starts = segment_starts(lengths)
     offset = np.arange(n, dtype=np.int64) - starts[seg]
     if reverse:
@@ -62,15 +73,6 @@ def segment_accumulate(ufunc, values, seg, lengths, *, reverse=False):
     bounds = np.flatnonzero(sorted_bucket[1:] != sorted_bucket[:-1]) + 1
     bounds = np.concatenate(([0], bounds, [n]))
     identity = ufunc.identity if ufunc.identity is not None else 0
-    if bounds.shape[0] == 2 and np.all(lengths[seg[0]:seg[-1] + 1] == lengths[seg[0]]):
-        # One bucket, every segment the same length (a run cut at the same depth for
-        # every query): the values already are the rows of the block, no scatter.
-        block = values.reshape(-1, int(lengths[seg[0]]))
-        if reverse:
-            block = block[:, ::-1]
-        block = ufunc.accumulate(block, axis=1, dtype=values.dtype)
-        out[:] = (block[:, ::-1] if reverse else block).reshape(-1)
-        return out
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         rows = order[lo:hi]
         segs = seg[rows]  # non-decreasing: the sort above is stable
@@ -364,8 +366,8 @@ def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_on
 
     Parameters
     ----------
-    qrels : skrank.io.Qrels
-    run : skrank.io.Run
+    qrels : skrank.io.Qrels or a qrels table read by skrank.io
+    run : skrank.io.Run or a run table read by skrank.io
     level : int, default=1
         Relevance threshold (``-l``).
     complete : bool, default=False
@@ -380,28 +382,26 @@ def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_on
         Compare scores as 32-bit floats (pytrec_eval's reading) instead of
         trec_eval 10's doubles.
     """
-    from . import io
+    from .io._containers import qrels_table, run_table
+    from .io._join import join
+    from .io._tokenize import decode
 
+    qrels, run = qrels_table(qrels, func), run_table(run, func)
     if float32_scores:
-        run = io.Run(qid=run.qid, docno=run.docno,
-                     score=run.score.astype(np.float32).astype(np.float64),
-                     rank=run.rank, tag=run.tag)
-    joined = io._join(qrels, run, missing_queries="zero", strings=False)
-    codes = joined["codes"]  # integer query codes: no string comparison per row
-    n = codes.shape[0]
-    if n == 0:
+        score = run.numbers["score"].astype(np.float32).astype(np.float64)
+        run = copy.copy(run)
+        run.numbers = {**run.numbers, "score": score}
+    joined = join(qrels, run, missing_queries="zero", func=func, columns=())
+    run.release()  # the large columns are no longer needed (the tags are kept)
+    if joined.q_codes.shape[0] == 0:
         raise ValueError(f"{func}: the qrels hold no judgement. Got an empty qrels file.")
-    change = np.ones(n, dtype=bool)
-    change[1:] = codes[1:] != codes[:-1]
-    qstart = np.flatnonzero(change)
-    qids = joined["qids"][codes[qstart]]
+    # Evaluated queries (those of the qrels), numbered in sorted order.
+    evaluated = joined.evaluated
+    query_of_code = np.cumsum(evaluated) - 1
+    qids = decode(joined.qids[evaluated])
     n_q = qids.shape[0]
-    query = np.repeat(np.arange(n_q), np.diff(np.append(qstart, n)))
-
-    retrieved = joined["retrieved"]
-    judged = joined["judged"]
-    y_true = joined["y_true"]
-    num_in_run = np.bincount(query[retrieved], minlength=n_q)
+    ret_query = query_of_code[joined.r_codes]
+    num_in_run = np.bincount(ret_query, minlength=n_q)
     missing = num_in_run == 0
     if missing.any() and not complete:
         first = str(qids[np.argmax(missing)])
@@ -411,18 +411,19 @@ def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_on
             f"run. Pass -c to evaluate it on an empty ranking, or remove it from the qrels.")
 
     # Judged documents per (query, level), retrieved or not.
-    judged_rows = judged & (y_true >= 0)
-    levels = y_true[judged_rows].astype(np.int64)
+    q_rel = joined.q_rel
+    judged_rows = q_rel >= 0
+    levels = q_rel[judged_rows]
     n_levels = int(levels.max()) + 1 if levels.size else 1
-    rel_levels = np.bincount(query[judged_rows] * n_levels + levels,
+    rel_levels = np.bincount(query_of_code[joined.q_codes[judged_rows]] * n_levels + levels,
                              minlength=n_q * n_levels).reshape(n_q, n_levels)
 
     # Ranked rows: relevance codes, in trec_eval's order (the join's).
-    ret_rows = np.flatnonzero(retrieved)
-    code = np.where(judged[ret_rows],
-                    np.where(y_true[ret_rows] < 0, UNJUDGED, y_true[ret_rows]),
-                    NONPOOL).astype(np.int64)
-    ret_query = query[ret_rows]
+    match = joined.r_match
+    code = np.full(match.shape[0], NONPOOL, dtype=np.int64)
+    hit = match >= 0
+    rel = q_rel[match[hit]].astype(np.int64)
+    code[hit] = np.where(rel < 0, UNJUDGED, rel)
     if missing.any():  # trec_eval's placeholder ranking: one document outside the pool
         placeholder_q = np.flatnonzero(missing)
         ret_query = np.concatenate([ret_query, placeholder_q])
@@ -440,19 +441,21 @@ def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_on
         code, ret_query = code[keep], ret_query[keep]
         num_ret = np.bincount(ret_query, minlength=n_q).astype(np.int64)
 
-    runid = _runid(run, qids, missing)
+    present = joined.qids[evaluated][~missing]
+    runid = run_tag(run, present[-1] if present.shape[0] else None)
     return TrecRanking(qids=qids, rel=code, query=ret_query, num_ret=num_ret,
                        rel_levels=rel_levels, level=level, placeholder=missing, runid=runid,
-                       all_qrels_rel=np.asarray(qrels.rel))
+                       all_qrels_rel=np.asarray(qrels.numbers["rel"]))
 
 
-def _runid(run, qids, missing):
-    """The tag trec_eval prints: that of the last evaluated query in the run."""
-    if len(run) == 0:
+def run_tag(run, qid):
+    """The tag trec_eval prints: that of query ``qid``'s first row in the run table
+    (``qid`` None or absent: the first row's), "" for an empty run."""
+    from .io._tokenize import decode
+
+    if run.qid_runs.shape[0] == 0:
         return ""
-    present = qids[~missing]
-    if present.shape[0] == 0:
-        return str(run.tag[0])
-    last = present[-1]
-    rows = np.flatnonzero(run.qid == last)
-    return str(run.tag[rows[0]]) if rows.size else str(run.tag[0])
+    found = np.flatnonzero(run.qid_runs == qid) if qid is not None else np.zeros(0, int)
+    first_run = int(found[0]) if found.size else 0
+    index = first_run if run.tag_per_run else int(run.run_lengths[:first_run].sum())
+    return str(decode(run.tag[index:index + 1])[0])

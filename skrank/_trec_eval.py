@@ -215,20 +215,20 @@ def _sequential_total(column):
     return float(np.add.accumulate(column)[-1]) if column.size else 0.0
 
 
-def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscores=None):
-    """trec_eval's output lines for ``selected`` measures over ``ranking``."""
+def measure_blocks(ranking, selected, *, zscores=None):
+    """Per selected measure: ``(item, values)``, values of shape (n_queries, n_rows)
+    (an array of strings for relstring), in the order of ``ranking.qids``."""
     qids = [str(q) for q in ranking.qids.tolist()]
     n_q = len(qids)
-    z = zscores is not None
-    ztable = _ZScores(zscores, qids) if z else None
-    blocks = []      # per measure: (measure, names, values (n_q, n_names) or strings)
+    ztable = _ZScores(zscores, qids) if zscores is not None else None
+    blocks = []
     for item in selected:
         m = item.measure
         values = m.kernel(ranking, item.params)
         if m.name == "relstring":
             if item.names[0] == "relstring":  # cleared by name, as the others
                 values = np.where(ranking.placeholder, "", values)
-            blocks.append((item, values))
+            blocks.append((item, np.asarray(values).reshape(n_q)))
             continue
         values = np.asarray(values, dtype=np.float64).reshape(n_q, -1)
         if m.placeholder_zero:
@@ -236,37 +236,52 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
             for j, name in enumerate(item.names):
                 if name == m.name or m.name == "unj":
                     values[ranking.placeholder, j] = 0.0
-        if z and m.name != "runid":
+        if ztable is not None and m.name != "runid":
             values = ztable.convert(values, item.names)
         blocks.append((item, values))
+    return blocks
 
-    lines = []
-    if per_query:
+
+def trec_eval_text(qids, blocks, **options):
+    """trec_eval's output (one string, each line ending with a newline); see
+    :func:`trec_eval_pieces`."""
+    return "".join(trec_eval_pieces(qids, blocks, **options))
+
+
+# Per-query lines are formatted for this many queries at a time (bounded memory).
+_QUERIES_PER_PIECE = 1000
+
+
+def trec_eval_pieces(qids, blocks, *, runid, all_qrels_rel, per_query=False, complete=False,
+                     z=False):
+    """trec_eval's output, piece after piece (strings of whole lines), for the
+    per-query values ``blocks`` of the queries ``qids`` (see :func:`measure_blocks`)."""
+    n_q = len(qids)
+    if per_query and n_q:
         columns = []
         for item, values in blocks:
             m = item.measure
             if not m.per_query:
                 continue
             if m.name == "relstring":
-                columns.append([f"{item.names[0]:<22}\t{q}\t'{s}'"
-                                for q, s in zip(qids, values.tolist())])
+                columns.append((f"{item.names[0]:<22}\t", "text", values))
                 continue
             prefix = "Z" if z else ""
             for j, name in enumerate(item.names):
-                col = values[:, j].tolist()
                 if m.integer and not z:
-                    columns.append([f"{name:<22}\t{q}\t{int(v)}" for q, v in zip(qids, col)])
+                    columns.append((f"{name:<22}\t", "int", values[:, j]))
                 else:
-                    columns.append([f"{prefix}{name:<22}\t{q}\t{_c_float(v)}"
-                                    for q, v in zip(qids, col)])
-        if columns:
-            lines.extend(np.array(columns, dtype=object).T.ravel().tolist())
+                    columns.append((f"{prefix}{name:<22}\t", "float", values[:, j]))
+        for lo in range(0, n_q if columns else 0, _QUERIES_PER_PIECE):
+            hi = lo + _QUERIES_PER_PIECE
+            yield _per_query_text(qids[lo:hi], [(p, k, v[lo:hi]) for p, k, v in columns])
 
+    lines = []
     for item, values in blocks:
         m = item.measure
         if m.aggregate == "none":
             if m.name == "runid":
-                lines.append(f"{'runid':<22}\tall\t{ranking.runid}")
+                lines.append(f"{'runid':<22}\tall\t{runid}")
             continue
         prefix = "Z" if z else ""
         for j, name in enumerate(item.names):
@@ -274,7 +289,7 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
             if m.aggregate == "num_q":
                 value = float(n_q)
             elif m.aggregate == "num_rel" and complete:
-                value = float((ranking.all_qrels_rel > 0).sum())
+                value = float((all_qrels_rel > 0).sum())
             elif m.aggregate in ("sum", "num_rel"):
                 value = _sequential_total(column)
             elif m.aggregate == "gm":
@@ -285,7 +300,107 @@ def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscor
                 lines.append(f"{name:<22}\tall\t{int(value)}")
             else:
                 lines.append(f"{prefix}{name:<22}\tall\t{_c_float(value)}")
-    return lines
+    yield "".join(line + "\n" for line in lines)
+
+
+def trec_eval_lines(ranking, selected, *, per_query=False, complete=False, zscores=None):
+    """trec_eval's output lines for ``selected`` measures over ``ranking``."""
+    blocks = measure_blocks(ranking, selected, zscores=zscores)
+    text = trec_eval_text([str(q) for q in ranking.qids.tolist()], blocks,
+                          runid=ranking.runid, all_qrels_rel=ranking.all_qrels_rel,
+                          per_query=per_query, complete=complete, z=zscores is not None)
+    return text.splitlines()
+
+
+def _digits(values, width):
+    """Non-negative integers as right-aligned decimal bytes (n, width), leading
+    zeros as NUL (one digit at least)."""
+    out = np.empty((values.shape[0], width), dtype=np.uint8)
+    rest = values.copy()
+    for j in range(width - 1, -1, -1):
+        out[:, j] = rest % 10 + 48
+        rest //= 10
+    # Leading zeros become NUL: every column left of the first non-zero digit.
+    leading = np.cumsum(out[:, :-1] != 48, axis=1) == 0
+    out[:, :-1][leading] = 0
+    return out
+
+
+def _fixed4(values):
+    """printf's ``%6.4f`` of each value as NUL-padded bytes (n, width), vectorised.
+
+    The value times 10**4 is rounded to an integer and written with integer
+    digits; values whose scaled product lies within 1e-6 of a rounding tie
+    (where the product's own rounding could decide), NaN, infinities and
+    magnitudes of 1e5 or more are formatted one by one as C does.
+    """
+    n = values.shape[0]
+    scaled = np.abs(values) * 1e4
+    with np.errstate(invalid="ignore"):
+        fraction = scaled - np.floor(scaled)
+        careful = ~(scaled < 1e9) | (np.abs(fraction - 0.5) < 1e-6)
+    rounded = np.rint(np.where(careful, 0.0, scaled)).astype(np.int64)
+    whole = _digits(rounded // 10000, 5)
+    out = np.zeros((n, 11), dtype=np.uint8)
+    out[:, 0] = np.where(np.signbit(values), 45, 0)
+    out[:, 1:6] = whole
+    out[:, 6] = 46
+    out[:, 7:] = _digits(rounded % 10000 + 10000, 5)[:, 1:]
+    rows = np.flatnonzero(careful)
+    if rows.size:
+        texts = [_c_float(v).encode() for v in values[rows].tolist()]
+        width = max(11, max(map(len, texts)))
+        if width > 11:
+            out = np.concatenate([out, np.zeros((n, width - 11), dtype=np.uint8)], axis=1)
+        out[rows] = 0
+        for row, text in zip(rows.tolist(), texts):
+            out[row, :len(text)] = np.frombuffer(text, dtype=np.uint8)
+    return out
+
+
+def _integers(values):
+    """``int(v)`` of each value as NUL-padded bytes (n, 21)."""
+    ints = values.astype(np.int64)
+    out = np.zeros((ints.shape[0], 21), dtype=np.uint8)
+    out[:, 0] = np.where(ints < 0, 45, 0)
+    out[:, 1:] = _digits(np.abs(ints), 20)
+    return out
+
+
+def _text_matrix(strings):
+    """Strings as NUL-padded UTF-8 bytes (n, width)."""
+    from .io._tokenize import encode
+
+    encoded = encode(np.asarray(strings, dtype=str))
+    return encoded.view(np.uint8).reshape(encoded.shape[0], encoded.dtype.itemsize)
+
+
+def _per_query_text(qids, columns):
+    """The per-query lines ``<name padded>\t<qid>\t<value>``, query by query and
+    in column order within a query, built as one byte matrix (one row per line,
+    fields NUL-padded) whose NULs are then dropped: no Python loop over lines."""
+    q_matrix = _text_matrix([q + "\t" for q in qids])
+    fields = []
+    for prefix, kind, values in columns:
+        if kind == "float":
+            value = _fixed4(values)
+        elif kind == "int":
+            value = _integers(values)
+        else:
+            value = _text_matrix([f"'{v}'" for v in values.tolist()])
+        fields.append((np.frombuffer(prefix.encode(), dtype=np.uint8), value))
+    n_q, n_cols = len(qids), len(fields)
+    width = (max(p.shape[0] for p, _ in fields) + q_matrix.shape[1]
+             + max(v.shape[1] for _, v in fields) + 1)
+    lines = np.zeros((n_q, n_cols, width), dtype=np.uint8)
+    for j, (prefix, value) in enumerate(fields):
+        at = prefix.shape[0]
+        lines[:, j, :at] = prefix
+        lines[:, j, at:at + q_matrix.shape[1]] = q_matrix
+        at += q_matrix.shape[1]
+        lines[:, j, at:at + value.shape[1]] = value
+    lines[:, :, -1] = 10
+    return lines[lines != 0].tobytes().decode("utf-8", errors="surrogateescape")
 
 
 def measures_help():
@@ -307,8 +422,10 @@ def measures_help():
 
 def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complete=False,
                    max_ret=None, judged_only=False, num_docs=0, zscores=None,
-                   float32_scores=False, rel_format="qrels"):
-    """trec_eval's output lines for a qrels and a run (paths or io objects)."""
+                   float32_scores=False, rel_format="qrels", pieces=False):
+    """trec_eval's output lines for a qrels and a run (paths, io objects or tables
+    read by :mod:`skrank.io`); ``pieces``: the output as an iterator of strings
+    of whole lines instead."""
     import os
 
     from . import io
@@ -317,6 +434,33 @@ def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complet
     if rel_format not in ("qrels", "qrels_jg"):
         raise ValueError(f"{_FUNC}: -R must be 'qrels' or 'qrels_jg'. Got {rel_format!r} "
                          f"instead; the preference formats are not supported.")
+    groups = rel_format == "qrels_jg"
+    selected = _selected(measures, rel_format)
+    from .io._read import read_qrels_table, read_run_table
+
+    options = dict(level=level, complete=complete, max_ret=max_ret, judged_only=judged_only,
+                   float32_scores=float32_scores)
+    if groups:
+        if isinstance(run, (str, os.PathLike)):
+            run = io.read_run(run)
+        ranking = _group_ranking(qrels, run, options)
+    else:
+        if isinstance(run, (str, os.PathLike)):
+            run = read_run_table(run, compact=True)
+        if isinstance(qrels, (str, os.PathLike)):
+            qrels = read_qrels_table(qrels)
+        ranking = trec_ranking(qrels, run, **options)
+    ranking.num_docs_in_coll = num_docs
+    table = read_zscores(zscores) if zscores is not None else None
+    blocks = measure_blocks(ranking, selected, zscores=table)
+    out = trec_eval_pieces([str(q) for q in ranking.qids.tolist()], blocks,
+                           runid=ranking.runid, all_qrels_rel=ranking.all_qrels_rel,
+                           per_query=per_query, complete=complete, z=table is not None)
+    return out if pieces else "".join(out).splitlines()
+
+
+def _selected(measures, rel_format):
+    """The selected measures, checked against the judgement format."""
     groups = rel_format == "qrels_jg"
     selected = select_measures(measures or (["qrels_jg"] if groups else []))
     for item in selected:
@@ -327,20 +471,134 @@ def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complet
                 f"{'-R qrels_jg' if item.measure.judgement_groups else '-R qrels'}. Got "
                 f"-R {rel_format} instead; -R qrels_jg takes map_avgjg, P_avgjg, "
                 f"Rprec_mult_avgjg (-m qrels_jg).")
-    if isinstance(run, (str, os.PathLike)):
-        run = io.read_run(run)
-    options = dict(level=level, complete=complete, max_ret=max_ret, judged_only=judged_only,
-                   float32_scores=float32_scores)
-    if groups:
-        ranking = _group_ranking(qrels, run, options)
-    else:
-        if isinstance(qrels, (str, os.PathLike)):
-            qrels = io.read_qrels(qrels)
-        ranking = trec_ranking(qrels, run, **options)
-    ranking.num_docs_in_coll = num_docs
+    return selected
+
+
+def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, level=1,
+                    complete=False, max_ret=None, judged_only=False, num_docs=0,
+                    zscores=None, float32_scores=False):
+    """trec_eval's output (pieces of text) for a run read and evaluated one block of
+    queries at a time.
+
+    ``qrels``: a path or a qrels table (held in memory); ``run``: a path or a
+    binary file object, read about ``block_bytes`` at a time.  Every query's
+    rows must come together (runs are written query by query); the per-query
+    values are those of :func:`evaluate_files` and are printed, as trec_eval
+    does, in query order once the whole run has been read, so the output is
+    the same byte for byte.  Memory holds the qrels, one block of the run and
+    the per-query values.
+    """
+    import os
+
+    from ._trec_data import run_tag, trec_ranking
+    from .io._read import iter_run_tables, read_qrels_table
+    from .io._tokenize import check_no_duplicates, decode, empty_run_table
+
+    selected = _selected(measures, "qrels")
+    if isinstance(qrels, (str, os.PathLike)):
+        qrels = read_qrels_table(qrels)
+    check_no_duplicates(qrels)
+    index = _QueryIndex(qrels)
+    if index.qids.shape[0] == 0:
+        raise ValueError(f"{_FUNC}: the qrels hold no judgement. Got an empty qrels file.")
     table = read_zscores(zscores) if zscores is not None else None
-    return trec_eval_lines(ranking, selected, per_query=per_query, complete=complete,
-                           zscores=table)
+    options = dict(level=level, max_ret=max_ret, judged_only=judged_only,
+                   float32_scores=float32_scores)
+    seen = np.zeros(index.qids.shape[0], dtype=bool)
+    done = []           # the run's query ids of the blocks read so far (sorted)
+    parts = []          # per block: (qids, measure blocks)
+    last = (None, "")   # (largest evaluated qid, its run tag): trec_eval's runid
+    first_tag = None
+    for block in iter_run_tables(run, block_bytes):
+        if len(block) == 0:
+            continue
+        if first_tag is None:
+            first_tag = run_tag(block, None)
+        ids = block.qid_runs
+        again = np.isin(ids, np.concatenate(done)) if done else np.zeros(ids.shape[0], bool)
+        if again.any():
+            i = int(np.argmax(again))
+            row = int(block.run_lengths[:i].sum())
+            raise NotGroupedError(
+                f"{block.name}:{block.line_of(row)}: the run is not grouped by query: query "
+                f"{str(decode(ids[i:i + 1])[0])!r} comes again after other queries. Streaming "
+                f"(--stream) reads a run one block of queries at a time; sort it by query "
+                f"first (e.g. sort -k1,1 -s run > run.sorted), or evaluate it in memory "
+                f"(--no-stream).")
+        done.append(np.unique(ids))
+        codes = index.codes_of(ids)
+        codes = np.unique(codes[codes >= 0])
+        if codes.shape[0] == 0:
+            continue  # no judged query in this block
+        seen[codes] = True
+        ranking = trec_ranking(index.subset(codes), block, complete=True, **options)
+        ranking.num_docs_in_coll = num_docs
+        parts.append((ranking.qids, measure_blocks(ranking, selected, zscores=table)))
+        if last[0] is None or index.qids[codes[-1]] > last[0]:
+            last = (index.qids[codes[-1]], ranking.runid)
+    if not done:
+        from .io._tokenize import source_name
+
+        raise ValueError(f"{source_name(run)}: no line (an empty run file)")
+    missing = np.flatnonzero(~seen)
+    if missing.shape[0]:
+        if not complete:
+            raise ValueError(
+                f"{_FUNC}: every query of the qrels must be in the run (trec_eval 10 stops "
+                f"here too). Got query {str(decode(index.qids[missing[:1]])[0])!r} "
+                f"({missing.shape[0]} in all) missing from the run. Pass -c to evaluate it "
+                f"on an empty ranking, or remove it from the qrels.")
+        # trec_eval's placeholder ranking for the queries absent from the run.
+        ranking = trec_ranking(index.subset(missing), empty_run_table(), complete=True,
+                               **options)
+        ranking.num_docs_in_coll = num_docs
+        parts.append((ranking.qids, measure_blocks(ranking, selected, zscores=table)))
+    qids = np.concatenate([q for q, _ in parts])
+    order = np.argsort(qids, kind="stable")
+    merged = [(item, np.concatenate([blocks[j][1] for _, blocks in parts])[order])
+              for j, (item, _) in enumerate(parts[0][1])]
+    runid = last[1] if last[0] is not None else (first_tag or "")
+    return trec_eval_pieces(qids[order].tolist(), merged, runid=runid,
+                            all_qrels_rel=qrels.numbers["rel"], per_query=per_query,
+                            complete=complete, z=table is not None)
+
+
+class NotGroupedError(ValueError):
+    """A streamed run whose lines are not grouped by query."""
+
+
+class _QueryIndex:
+    """A qrels table's rows by query: ``qids`` (sorted bytes) and the rows of any of them."""
+
+    def __init__(self, qrels):
+        from .io._containers import factorize_ids
+
+        self.qrels = qrels
+        codes, self.qids = factorize_ids(_FUNC, qrels.qid_runs)
+        row_codes = np.repeat(codes, qrels.run_lengths)
+        self.counts = np.bincount(row_codes, minlength=self.qids.shape[0])
+        self.starts = np.cumsum(self.counts) - self.counts
+        sorted_rows = bool(np.all(row_codes[1:] >= row_codes[:-1]))
+        self.order = None if sorted_rows else np.argsort(row_codes, kind="stable")
+
+    def codes_of(self, ids):
+        """The code of each id, -1 for an id without judgements."""
+        pos = np.minimum(np.searchsorted(self.qids, ids), self.qids.shape[0] - 1)
+        return np.where(self.qids[pos] == ids, pos, -1)
+
+    def subset(self, codes):
+        """A qrels table of the queries ``codes`` (sorted), their rows in file order."""
+        from .io._tokenize import Table
+
+        counts = self.counts[codes]
+        first = np.cumsum(counts) - counts
+        rows = np.repeat(self.starts[codes] - first, counts) + np.arange(int(counts.sum()))
+        if self.order is not None:
+            rows = self.order[rows]
+        q = self.qrels
+        return Table(name=q.name, qid_runs=self.qids[codes], run_lengths=counts,
+                     docno=q.docno[rows], numbers={"rel": q.numbers["rel"][rows]},
+                     keys=q.pair_keys()[rows], checked=True)
 
 
 _AGGREGATE_WORDS = {
@@ -401,12 +659,14 @@ def _group_ranking(path, run, options):
     from . import io
     from ._trec_data import trec_ranking
 
-    columns, _, _, _ = io._read_table(
-        path, fmt="qid jg docno rel", n_fields=4, exact=True,
-        text_fields={"qid": 0, "jg": 1, "docno": 2},
-        numeric_fields={"rel": (3, np.int64, "an integer")})
-    sub_qid = np.char.add(np.char.add(columns["qid"], "\t"), columns["jg"])
-    qrels = io.Qrels(qid=sub_qid, docno=columns["docno"], rel=columns["rel"])
+    from .io._tokenize import Layout, decode, read_tables
+
+    # The judgement group is read as the column a run's tag would be (one per row).
+    layout = Layout("qid jg docno rel", 4, True, qid=0, docno=2, tag=1,
+                    numbers={"rel": (3, np.int64, "an integer")})
+    table = next(read_tables(path, layout))
+    sub_qid = np.char.add(np.char.add(decode(table.qid()), "\t"), decode(table.tag))
+    qrels = io.Qrels(qid=sub_qid, docno=decode(table.docno), rel=table.numbers["rel"])
     # Each run row once per judgement group of its query.
     pairs = np.unique(sub_qid)
     pair_qid = np.char.partition(pairs, "\t")[:, 0]

@@ -17,6 +17,27 @@ DEFAULT_CLI_METRICS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "rec
                        "P_5", "P_10", "recall_100", "ndcg", "ndcg_cut_10")
 
 
+# By default a run file larger than one block is streamed; one that turns out not to
+# be grouped by query is then read whole if it is below _AUTO_STREAM_BYTES.
+_AUTO_STREAM_BYTES = 1 << 30
+_BLOCK_BYTES = 8 << 20
+
+
+def _byte_size(text):
+    """'4096', '64K', '256M', '1G' -> bytes (argparse type)."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    number, unit = (text[:-1], text[-1].upper()) if text[-1:].upper() in units else (text, "")
+    try:
+        value = int(number) * units.get(unit, 1)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"block size must be a positive number of bytes such as 4096, 64M or 1G. "
+            f"Got {text!r} instead.")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error and exit status 2."""
 
@@ -24,7 +45,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def _build_parser():
+_COMMAND_HELP = {
+    "demo": "tune rankers end to end on synthetic (or your) data and plot them",
+    "compare": "compare TREC runs: paired significance tests, intervals, effect sizes",
+}
+
+
+def _build_parser(command=None):
+    """The command line's parser.  ``command``: the subcommand about to run; the
+    others get their one-line help only, so that ``skrank evaluate`` does not
+    import what ``compare`` (scipy.stats) and ``demo`` (scikit-learn) need.
+    None builds every subcommand in full."""
     from . import __version__
 
     parser = _Parser(prog="skrank", description="Ranking metrics the scikit-learn way.")
@@ -82,12 +113,25 @@ def _build_parser():
     ev.add_argument("-R", "--rel-format", default="qrels", metavar="FORMAT",
                     help="trec_eval -R: judgement format, 'qrels' (default) or 'qrels_jg' "
                          "(judgement groups, for -m qrels_jg)")
+    ev.add_argument("--stream", action=argparse.BooleanOptionalAction, default=None,
+                    help="read and evaluate the run one block of queries at a time, in "
+                         "bounded memory (trec_eval measures; the run's lines must be grouped "
+                         "by query, as runs are written). Default: streamed when the run file "
+                         "is larger than one block; a run that is not grouped by query is "
+                         f"then read whole if under {_AUTO_STREAM_BYTES >> 30} GiB. "
+                         "--no-stream reads it whole")
+    ev.add_argument("--block-size", type=_byte_size, default=_BLOCK_BYTES, metavar="BYTES",
+                    help="bytes of the run read per block when streaming (e.g. 64M, 1G; "
+                         f"default {_BLOCK_BYTES >> 20}M)")
     ev.add_argument("--float32-scores", action="store_true",
                     help="compare scores as 32-bit floats, as pytrec_eval (trec_eval 10 "
                          "reads doubles)")
 
-    _demo_parser(sub)
-    _add_compare_parser(sub)
+    for name, build in (("demo", _demo_parser), ("compare", _add_compare_parser)):
+        if command is None or command == name:
+            build(sub)
+        else:
+            sub.add_parser(name, help=_COMMAND_HELP[name])
     return parser
 
 
@@ -106,7 +150,7 @@ def _add_compare_parser(sub):
     from ._compare import CORRECTIONS, INTERVALS, TESTS
 
     cmp = sub.add_parser(
-        "compare", help="compare TREC runs: paired significance tests, intervals, effect sizes",
+        "compare", help=_COMMAND_HELP["compare"],
         description="Compare two or more TREC runs on the same qrels, query by query: "
                     "mean difference with its confidence interval, effect size, "
                     "wins/ties/losses, raw and corrected p-values (skrank.compare).",
@@ -180,22 +224,78 @@ def _is_skrank_name(spec):
     return True
 
 
+def _run_size(args):
+    import os
+
+    try:
+        return os.path.getsize(args.run) if args.run != "-" else None
+    except OSError:
+        return None  # reading it says what is wrong
+
+
+def _streaming(args):
+    """Whether to stream the run: --stream, or a run file larger than one block."""
+    if args.stream is not None:
+        return args.stream
+    if args.rel_format != "qrels" or args.qrels == "-":
+        return False
+    size = _run_size(args)
+    return size is not None and size > args.block_size
+
+
+def _evaluate_stream(args, out):
+    from . import io
+    from ._trec_eval import evaluate_stream
+
+    if args.rel_format != "qrels":
+        raise ValueError("--stream reads -R qrels judgements only. Got -R qrels_jg; "
+                         "evaluate with --no-stream.")
+    if args.qrels == "-" and args.run == "-":
+        raise ValueError("only one of qrels and run can be read from standard input ('-')")
+    qrels = _read_file(args.qrels, "qrels", io._read.read_qrels_table)
+    run = sys.stdin.buffer if args.run == "-" else args.run
+    try:
+        text = evaluate_stream(
+            qrels, run, block_bytes=args.block_size, measures=args.metrics or [],
+            per_query=args.per_query, level=1 if args.threshold is None else int(args.threshold),
+            complete=args.complete, max_ret=args.max_retrieved, judged_only=args.judged_only,
+            num_docs=args.num_docs, zscores=args.zscores, float32_scores=args.float32_scores)
+    except FileNotFoundError:
+        raise ValueError(f"{args.run}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{args.run}: is a directory, not a run file") from None
+    for piece in text:
+        out.write(piece)
+
+
 def _evaluate_trec(args, out):
     from ._trec_eval import evaluate_files
 
+    if _streaming(args):
+        from ._trec_eval import NotGroupedError
+
+        try:
+            _evaluate_stream(args, out)
+            return
+        except NotGroupedError:
+            size = _run_size(args)
+            if args.stream or size is None or size > _AUTO_STREAM_BYTES:
+                raise
+            # Streamed by default, not grouped by query, small enough: read it whole.
     level = 1 if args.threshold is None else int(args.threshold)
     if args.rel_format == "qrels":
-        qrels, run = _read_inputs(args, common_queries=False)
+        qrels, run = _read_inputs(args, common_queries=False, tables=True)
     elif "-" in (args.qrels, args.run):
         raise ValueError("-R qrels_jg reads files only, not standard input ('-')")
     else:
         qrels, run = args.qrels, args.run
-    lines = evaluate_files(
+    text = evaluate_files(
         qrels, run, measures=args.metrics or [], per_query=args.per_query,
         level=level, complete=args.complete, max_ret=args.max_retrieved,
         judged_only=args.judged_only, num_docs=args.num_docs, zscores=args.zscores,
-        float32_scores=args.float32_scores, rel_format=args.rel_format)
-    out.write("\n".join(lines) + "\n")
+        float32_scores=args.float32_scores, rel_format=args.rel_format, pieces=True)
+    for piece in text:
+        out.write(piece)
 
 
 def _evaluate(args, out):
@@ -208,6 +308,8 @@ def _evaluate(args, out):
                                        ("-J", args.judged_only), ("-Z", args.zscores),
                                        ("--float32-scores", args.float32_scores),
                                        ("-R", args.rel_format != "qrels")) if on]
+    if args.stream:
+        trec_only.append("--stream")
     if trec_only:
         raise ValueError(f"{' and '.join(trec_only)} apply to trec_eval measures only "
                          f"(e.g. -m P.10, -m all_trec). Got skrank metric names or options "
@@ -279,34 +381,44 @@ def _shown(path):
     return "<stdin>" if path == "-" else path
 
 
-def _read_inputs(args, *, common_queries):
+def _read_inputs(args, *, common_queries, tables=False):
     """Read the qrels and the run ('-': standard input); errors name the file.
     ``common_queries``: also check that the two files share a query (skrank's names;
-    trec_eval mode has its own rules)."""
+    trec_eval mode has its own rules).  ``tables``: the byte tables trec_eval mode
+    reads (no str arrays, no rank column), checked for duplicates."""
     from . import io
+    from .io import _read
 
     if args.qrels == "-" and args.run == "-":
         raise ValueError("only one of qrels and run can be read from standard input ('-')")
-    files = {}
-    for role, path, reader in (("qrels", args.qrels, io.read_qrels),
-                               ("run", args.run, io.read_run)):
-        name = "<stdin>" if path == "-" else path
-        try:
-            files[role] = reader(sys.stdin.buffer if path == "-" else path)
-        except FileNotFoundError:
-            raise ValueError(f"{name}: no such file") from None
-        except IsADirectoryError:
-            raise ValueError(f"{name}: is a directory, not a {role} file") from None
-        except PermissionError:
-            raise ValueError(f"{name}: permission denied") from None
-        if len(files[role]) == 0:
-            raise ValueError(f"{name}: no line (an empty {role} file)")
-    qrels, run = files["qrels"], files["run"]
+    if tables:
+        readers = (_read.read_qrels_table, lambda path: _read.read_run_table(path, compact=True))
+    else:
+        readers = (io.read_qrels, io.read_run)
+    qrels = _read_file(args.qrels, "qrels", readers[0])
+    run = _read_file(args.run, "run", readers[1])
     if common_queries and not args.complete and np.intersect1d(qrels.qid, run.qid).size == 0:
         raise ValueError(
             f"{_shown(args.run)}: no query of the run is in {_shown(args.qrels)} (the query "
             f"ids of the two files do not match)")
     return qrels, run
+
+
+def _read_file(path, role, reader):
+    """``reader(path)`` ('-': standard input), its errors naming the file; an empty
+    file is an error."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        value = reader(sys.stdin.buffer if path == "-" else path)
+    except FileNotFoundError:
+        raise ValueError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{name}: is a directory, not a {role} file") from None
+    except PermissionError:
+        raise ValueError(f"{name}: permission denied") from None
+    if len(value) == 0:
+        raise ValueError(f"{name}: no line (an empty {role} file)")
+    return value
 
 
 def _demo_parser(sub):
@@ -386,7 +498,9 @@ def _print_warnings(command, caught):
 def main(argv=None, out=None):
     """Entry point of the ``skrank`` command; returns the exit status."""
     out = sys.stdout if out is None else out
-    parser = _build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    command = next((w for w in words if not w.startswith("-")), "")
+    parser = _build_parser(command)
     args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings(record=True) as caught:

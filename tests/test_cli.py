@@ -117,3 +117,136 @@ def test_trec_eval_names_accepted(capsys):
     assert status == 0
     names = [line.split("\t")[0].strip() for line in out.splitlines()]
     assert names == ["recip_rank", "P_5", "ndcg_cut_10"]     # trec_eval's order, not -m's
+
+
+def test_subcommand_help_lines_match_their_full_parsers():
+    # `skrank evaluate` builds the other subcommands as one-line stubs (see _build_parser):
+    # their help must be the full parsers' help.
+    from skrank.cli import _build_parser
+
+    def helps(parser):
+        return {a.dest: a.help for a in parser._subparsers._group_actions[0]._choices_actions}
+
+    assert helps(_build_parser("evaluate")) == helps(_build_parser())
+
+
+# --------------------------------------------------------------------------
+# Streaming: --stream reads and evaluates a run one block of queries at a time
+# --------------------------------------------------------------------------
+
+
+def _cli_text(capsys, argv):
+    status, out, err = run_cli(capsys, argv)
+    assert status == 0, err
+    return out
+
+
+def _grouped_run(tmp_path, seed=0):
+    """A qrels and a run written query by query (queries in an order that is not
+    their sorted one), tied scores, unjudged and -1 documents, one long query
+    spanning several blocks, a query without judgements and one judged query
+    absent from the run."""
+    rng = np.random.default_rng(seed)
+    queries = [f"q{i}" for i in rng.permutation(40)]
+    run_lines, qrels_lines = [], []
+    for qi, q in enumerate(queries):
+        n = 400 if qi == 7 else int(rng.integers(1, 30))
+        docs = rng.choice(10_000, size=n, replace=False)
+        scores = np.round(rng.random(n), 1)  # ties
+        order = np.argsort(-scores, kind="stable")
+        for rank, i in enumerate(order, 1):
+            run_lines.append(f"{q} Q0 d{docs[i]} {rank} {scores[i]} tag{qi % 3}\n")
+        if q != queries[5]:  # queries[5]: in the run only
+            for d in docs[rng.random(n) < 0.5]:
+                qrels_lines.append(f"{q} 0 d{d} {rng.choice([-1, 0, 1, 2, 3])}\n")
+    qrels_lines.append("q999 0 d1 1\n")  # judged, not in the run (-c)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(qrels_lines))
+    run = tmp_path / "run.txt"
+    run.write_text("".join(run_lines))
+    return str(qrels), str(run)
+
+
+import numpy as np  # noqa: E402
+
+
+@pytest.mark.parametrize("options", [
+    ["-c"], ["-c", "-q"], ["-c", "-q", "-m", "all_trec"], ["-c", "-q", "-m", "all_trec", "-l", "2"],
+    ["-c", "-q", "-m", "all_trec", "-M", "5", "-J"], ["-c", "-m", "ndcg_cut.3,10", "-m", "relstring"],
+])
+@pytest.mark.parametrize("block", ["64", "1K", "256M"])
+def test_stream_output_is_the_in_memory_output_byte_for_byte(capsys, tmp_path, options, block):
+    qrels, run = _grouped_run(tmp_path)
+    in_memory = _cli_text(capsys, ["evaluate", "--no-stream", *options, qrels, run])
+    streamed = _cli_text(capsys, ["evaluate", "--stream", "--block-size", block, *options,
+                                  qrels, run])
+    assert streamed == in_memory
+    assert "q999" in in_memory or "-q" not in options  # the -c placeholder query is there
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"trec_eval data absent at {DATA}")
+@pytest.mark.parametrize("argv, expected", [
+    (["-q", "qrels.test", "results.test"], "out.test.aq"),
+    (["-q", "-c", "qrels.test", "results.trunc"], None),  # not grouped: an error
+    (["-q", "-c", "-M100", "qrels.test", "results.trunc"], None),
+    (["-m", "all_trec", "-m", "relstring.20", "-q", "-l2", "qrels.rel_level", "results.test"],
+     "out.test.aql"),
+    (["-q", "-Z", "zscores_file", "qrels.test", "results.test"], "out.test.aqZ"),
+])
+def test_stream_matches_trec_eval(capsys, argv, expected):
+    argv = [str(DATA / a) if (DATA / a).exists() else a for a in argv]
+    if "-m" not in argv:
+        argv = ["-m", "all_trec", *argv]
+    if expected is None:
+        status, _, err = run_cli(capsys, ["evaluate", "--stream", "--block-size", "512", *argv])
+        assert status == 2
+        assert "results.trunc:" in err and "not grouped by query: query '301' comes again" in err
+        assert "sort -k1,1 -s" in err and "--no-stream" in err
+        return
+    out = _cli_text(capsys, ["evaluate", "--stream", "--block-size", "2K", *argv])
+    assert out == (DATA / expected).read_text()
+
+
+def test_stream_errors(capsys, tmp_path):
+    qrels, run = _grouped_run(tmp_path)
+    # Without -c, a judged query absent from the run stops, as in memory and in trec_eval.
+    status, _, err = run_cli(capsys, ["evaluate", "--stream", "--block-size", "1K", qrels, run])
+    assert status == 2 and "Got query 'q999' (1 in all) missing from the run" in err
+    status, _, err = run_cli(capsys, ["evaluate", "--stream", "-m", "ndcg@10", qrels, run])
+    assert status == 2 and "--stream apply to trec_eval measures only" in err
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    status, _, err = run_cli(capsys, ["evaluate", "--stream", qrels, str(empty)])
+    assert status == 2 and "no line (an empty run file)" in err
+    dup = tmp_path / "dup.txt"
+    dup.write_text("q1 Q0 a 1 2 t\nq1 Q0 b 2 1 t\nq1 Q0 a 3 0 t\n")
+    status, _, err = run_cli(capsys, ["evaluate", "--stream", "--block-size", "16", "-c", qrels,
+                                      str(dup)])
+    assert status == 2 and "duplicate document 'a' for query 'q1' (lines 1 and 3)" in err
+
+
+def test_stream_is_automatic_above_one_block(capsys, tmp_path, monkeypatch):
+    import skrank._trec_eval as trec
+
+    qrels, run = _grouped_run(tmp_path)
+    calls = []
+    stream = trec.evaluate_stream
+    monkeypatch.setattr(trec, "evaluate_stream", lambda *a, **k: calls.append(1) or stream(*a, **k))
+    whole = _cli_text(capsys, ["evaluate", "-c", "-q", qrels, run])  # smaller than a block
+    assert calls == []
+    assert _cli_text(capsys, ["evaluate", "-c", "-q", "--block-size", "100", qrels, run]) == whole
+    assert calls == [1]
+    _cli_text(capsys, ["evaluate", "--no-stream", "--block-size", "100", "-c", qrels, run])
+    assert calls == [1]
+    # A run not grouped by query, streamed by default: read whole instead (same output);
+    # with --stream, an error.
+    lines = Path(run).read_text().splitlines(keepends=True)
+    shuffled = tmp_path / "shuffled.txt"
+    shuffled.write_text("".join(lines[1::2] + lines[0::2]))
+    whole = _cli_text(capsys, ["evaluate", "-c", "-q", qrels, str(shuffled)])
+    assert _cli_text(capsys, ["evaluate", "-c", "-q", "--block-size", "100", qrels,
+                              str(shuffled)]) == whole
+    assert calls == [1, 1]
+    status, _, err = run_cli(capsys, ["evaluate", "--stream", "--block-size", "100", "-c", qrels,
+                                      str(shuffled)])
+    assert status == 2 and "not grouped by query" in err

@@ -207,3 +207,179 @@ def test_cutoff_metrics_on_a_full_ranking_equal_each_metric_alone_on_ties():
         }
         for name, want in alone.items():
             np.testing.assert_allclose(got.per_query[name], want.score, rtol=0, atol=1e-12)
+
+
+# Unsorted integer ids spanning at most 65,536 values are grouped without factorising
+# (a bincount of key - min and a stable 16-bit radix sort): checked against np.unique
+# and the stable sort of the codes, the obvious way to group rows.
+def _assert_grouped_like_stable_sort(qid):
+    qids, offsets, order = G.group_queries("f", qid)
+    want_uniques, codes = np.unique(qid, return_inverse=True)
+    assert qids.dtype == want_uniques.dtype
+    np.testing.assert_array_equal(qids, want_uniques)
+    np.testing.assert_array_equal(np.diff(offsets), np.bincount(codes.reshape(-1)))
+    if order is None:  # rows already grouped in the order of the ids
+        order = np.arange(qid.shape[0])
+    np.testing.assert_array_equal(order, np.argsort(codes.reshape(-1), kind="stable"))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint64,
+                                   ">i4", ">u8"])
+def test_small_range_integer_ids_grouped_by_lookup(dtype):
+    rng = np.random.default_rng(11)
+    info = np.iinfo(dtype)
+    lo = max(int(info.min), -1000) if info.min < 0 else 0
+    gaps = (lo + 7 * rng.integers(0, 40, 2000)).astype(dtype)  # ids with gaps, negative ones
+    top = np.full(50, info.max, dtype=dtype) - rng.integers(0, 3, 50).astype(dtype)  # near max
+    ends = np.array([info.max, info.min, 0, info.max, info.min], dtype=dtype)  # int8: wraps
+    for qid in (gaps, top, ends):
+        if int(qid.max()) - int(qid.min()) > 65535:
+            continue
+        _assert_grouped_like_stable_sort(qid[rng.permutation(qid.size)])
+
+
+@pytest.mark.parametrize("width", [65535, 65536, 65537, 10 ** 9])
+def test_integer_ids_at_and_beyond_the_lookup_range(width):
+    # Ranges of 65,536 values (or 4 per row) or fewer take the lookup; wider ones
+    # factorise first.
+    rng = np.random.default_rng(12)
+    qid = np.concatenate([[-5, width - 6], rng.integers(-5, width - 5, 3000)])
+    assert (G._group_small_range(qid) is None) == (width > 65536)
+    _assert_grouped_like_stable_sort(qid[rng.permutation(qid.size)])
+
+
+@pytest.mark.parametrize("digit_bits", [16, 3])
+def test_radix_passes_over_many_queries(monkeypatch, digit_bits):
+    # Above 65,536 queries the group order takes two 16-bit radix passes; with 3-bit
+    # digits the same multi-pass code runs (four passes) on a few hundred queries.
+    monkeypatch.setattr(G, "_RADIX_DIGIT_BITS", digit_bits)
+    rng = np.random.default_rng(15)
+    n_queries = 70_000 if digit_bits == 16 else 700
+    codes = rng.integers(0, n_queries, 5 * n_queries)
+    np.testing.assert_array_equal(G._group_order(codes, n_queries),
+                                  np.argsort(codes, kind="stable"))
+    # End to end: ids of a range of 4 per row (the lookup) and a wide range
+    # (factorised), both grouped through those passes.
+    for ids in (codes * 3 - 7, codes * 2 ** 40):
+        _assert_grouped_like_stable_sort(ids)
+
+
+_SHUFFLED_CALLS = {
+    "ndcg@10": lambda y, s, q: skrank.ndcg_score(y, s, qid=q, k=10),
+    "ndcg_exp@5 (grade counts)": lambda y, s, q: skrank.ndcg_score(y, s, qid=q, k=5,
+                                                                  gain="exponential"),
+    "ndcg@3 custom gain (all labels)": lambda y, s, q: skrank.ndcg_score(
+        y, s, qid=q, k=3, gain=lambda g: np.sqrt(g)),
+    "precision@5": lambda y, s, q: skrank.precision_at_k_score(y, s, qid=q, k=5),
+    "recall@5 (R)": lambda y, s, q: skrank.recall_at_k_score(y, s, qid=q, k=5, threshold=2),
+    "hit_rate@2": lambda y, s, q: skrank.hit_rate_score(y, s, qid=q, k=2),
+    "rbp@5 trec gain": lambda y, s, q: skrank.rbp_score(y, s, qid=q, k=5, gain="trec"),
+    "mrr@5": lambda y, s, q: skrank.mrr_score(y, s, qid=q, k=5),
+    "map@4 pessimistic": lambda y, s, q: skrank.map_score(y, s, qid=q, k=4, ties="pessimistic"),
+    "ndcg@4 stable": lambda y, s, q: skrank.ndcg_score(y, s, qid=q, k=4, ties="stable"),
+    "evaluate": lambda y, s, q: skrank.evaluate(y, s, qid=q, metrics=["ndcg@5", "precision@3"]).mean,
+}
+
+
+@pytest.mark.parametrize("labels", ["graded", "fractional"])
+@pytest.mark.parametrize("call", list(_SHUFFLED_CALLS))
+def test_top_k_metrics_on_shuffled_rows_equal_the_grouped_rows(call, labels):
+    # Shuffled rows are ranked from the gathered scores alone; labels are gathered only
+    # for the kept rows and, lazily, for counts over every row: same values as grouped.
+    rng = np.random.default_rng(13)
+    sizes = rng.integers(1, 60, 200)
+    qid = np.repeat(rng.permutation(5000)[:sizes.size] - 100, sizes)
+    qid = qid[np.argsort(qid, kind="stable")]
+    y = rng.integers(0, 5, qid.size).astype(float)
+    if labels == "fractional":
+        y = y * 0.75
+    s = rng.integers(0, 8, qid.size).astype(float)
+    perm = rng.permutation(qid.size)
+    # Stable ties follow input order, so the grouped reference keeps the shuffled order
+    # within each query.
+    regroup = perm[np.argsort(qid[perm], kind="stable")]
+    fn = _SHUFFLED_CALLS[call]
+    got, want = fn(y[perm], s[perm], qid[perm]), fn(y[regroup], s[regroup], qid[regroup])
+    if isinstance(got, dict):
+        assert got.keys() == want.keys()
+        got, want = list(got.values()), list(want.values())
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_first_relevant_and_per_query_cutoffs_on_a_full_ranking_equal_each_metric_alone():
+    # MRR (first relevant row found on the running count of relevant rows), R-precision
+    # (a cutoff per query) and the other cutoff metrics read a full ranking (MAP in the
+    # call) only down to their cutoff; each must equal its own depth-limited call.
+    rng = np.random.default_rng(9)
+    sizes = rng.integers(1, 60, 200)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    y = rng.integers(0, 5, qid.size).astype(float)
+    y[qid % 7 == 0] = 0.0  # queries without a relevant document
+    names = {"mrr": ("mrr", {}), "mrr@3": ("mrr", {"k": 3}), "r_precision": ("r_precision", {}),
+             "recall@4": ("recall", {"k": 4}), "hit_rate@3": ("hit_rate", {"k": 3}),
+             "mrr@1": ("mrr", {"k": 1})}
+    for levels in (2, 5, 40):
+        s = rng.integers(0, levels, qid.size).astype(float)
+        got = skrank.evaluate(y, s, qid=qid, metrics=["map", *names])
+        for name, (metric, params) in names.items():
+            want = skrank.per_query_scores(metric, y, s, qid=qid, **params)
+            np.testing.assert_allclose(got.per_query[name], want.score, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [
+    lambda ids: ids,                                    # <U: runs found on integer words
+    lambda ids: ids.astype("S"),
+    lambda ids: np.char.add(ids, "-long-suffix-01"),    # several words per id
+    lambda ids: ids.astype(object),                     # object str: one type check per run
+    lambda ids: np.array([int(i[1:]) for i in ids], dtype=object),
+])
+def test_grouped_string_and_object_ids_found_from_their_runs(make):
+    # Ids already grouped and sorted are split into runs without converting or sorting
+    # every id; grouped-but-unsorted and interleaved ids must still come out as
+    # np.unique and the stable sort say.
+    rng = np.random.default_rng(14)
+    sizes = rng.integers(1, 30, 400)
+    ids = np.char.add("q", np.char.zfill(np.arange(sizes.size).astype(str), 4))
+    sorted_rows = make(np.repeat(ids, sizes))
+    blocks = np.repeat(make(ids[rng.permutation(ids.size)]), sizes)  # grouped, unsorted
+    interleaved = sorted_rows[rng.permutation(sorted_rows.size)]
+    # Sorted over the first thousands of rows (what is probed first), not after them.
+    late_disorder = np.concatenate([sorted_rows, sorted_rows[:3]])
+    assert sorted_rows.size > G._ROW_PROBE
+    for qid in (sorted_rows, blocks, interleaved, late_disorder, sorted_rows[:1]):
+        _assert_grouped_like_stable_sort(qid)
+        codes, uniques, grouped = G.factorize_qid("f", qid)
+        want_uniques, want_codes = np.unique(qid, return_inverse=True)
+        np.testing.assert_array_equal(uniques, want_uniques)
+        np.testing.assert_array_equal(codes, want_codes.reshape(-1))
+        assert grouped == bool(np.all(want_codes[1:] >= want_codes[:-1]))
+
+
+def test_grouped_object_ids_mixing_equal_numbers_or_missing_ids():
+    # 1, True and 1.0 are one id for np.unique as for the run split; a missing id
+    # never equals its neighbours and keeps its error.
+    qid = np.array([1, 1, True, 2, 2.0, 3], dtype=object)
+    qids, offsets, order = G.group_queries("f", qid)
+    assert qids.tolist() == [1, 2, 3] and offsets.tolist() == [0, 3, 5, 6] and order is None
+    for missing in (None, float("nan")):
+        with pytest.raises(ValueError, match="qid must not contain missing ids"):
+            G.group_queries("f", np.array(["a", "a", missing, "b"], dtype=object))
+
+
+@pytest.mark.parametrize("make", [
+    lambda rng, n: np.char.add("q", np.char.zfill(rng.integers(0, 500, n).astype(str), 5)),
+    lambda rng, n: np.array(["", "a", "ab", "b", "b\u0100", "\U0001F600"])[rng.integers(0, 6, n)],
+    lambda rng, n: np.array([b"x", b"x1", b"x\x001", b"y", b""])[rng.integers(0, 5, n)],
+    lambda rng, n: rng.integers(0, 2 ** 62, n).astype(str),   # too many combinations: hashed
+])
+def test_shuffled_string_ids_keyed_by_their_characters(make):
+    # Strings in random order are grouped through integer keys built from each
+    # position's characters (a mixed-radix number), when those span a small range.
+    rng = np.random.default_rng(16)
+    qid = make(rng, 3000)
+    keys = G._string_character_keys(qid)
+    if keys is not None:  # the keys order the rows as the strings do
+        _, inverse = np.unique(qid, return_inverse=True)
+        np.testing.assert_array_equal(np.argsort(keys, kind="stable"),
+                                      np.argsort(inverse.reshape(-1), kind="stable"))
+    _assert_grouped_like_stable_sort(qid)

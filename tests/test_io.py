@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skrank import io as sio
+from skrank.io import _join, _tokenize
 from skrank.io import Qrels, Run, TrecArrays, join_qrels_run, read_qrels, read_run
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval"
@@ -199,7 +199,7 @@ def test_gzip_round_trip(data, tmp_path, name, reader):
 
 def test_chunked_parse_matches(data, monkeypatch):
     whole = read_run(data / "results.comment.test")
-    monkeypatch.setattr(sio, "_CHUNK_BYTES", 997)
+    monkeypatch.setattr(_tokenize, "_CHUNK_BYTES", 997)
     pieces = read_run(data / "results.comment.test")
     for field in vars(whole):
         np.testing.assert_array_equal(getattr(pieces, field), getattr(whole, field))
@@ -238,8 +238,8 @@ def test_numbers_parse_like_strtod(tmp_path, monkeypatch):
     scores += [f"{x:.{int(d)}f}" for x, d in zip(rng.normal(0, 1e3, 300), rng.integers(0, 17, 300))]
     lines = [f"q Q0 d{i} {ranks[i % len(ranks)]} {sc} t\n" for i, sc in enumerate(scores)]
     path = write(tmp_path / "run.txt", "".join(lines))
-    for chunk in (sio._CHUNK_BYTES, 64):
-        monkeypatch.setattr(sio, "_CHUNK_BYTES", chunk)
+    for chunk in (_tokenize._CHUNK_BYTES, 64):
+        monkeypatch.setattr(_tokenize, "_CHUNK_BYTES", chunk)
         run = read_run(path)
         assert run.score.tolist() == [float(x) for x in scores]  # exact, not approx
         assert np.signbit(run.score[1])
@@ -277,8 +277,8 @@ def test_too_few_fields_message(tmp_path):
 def test_bad_number_message(tmp_path, monkeypatch, line, what):
     good = "".join(f"301 Q0 d{i} {i} {i}.5 t\n" for i in range(300))
     path = write(tmp_path / "run.txt", good + line + "\n" + good.replace("301", "302"))
-    for chunk in (sio._CHUNK_BYTES, 1000):  # error in the first chunk or a later one
-        monkeypatch.setattr(sio, "_CHUNK_BYTES", chunk)
+    for chunk in (_tokenize._CHUNK_BYTES, 1000):  # error in the first chunk or a later one
+        monkeypatch.setattr(_tokenize, "_CHUNK_BYTES", chunk)
         with pytest.raises(ValueError) as excinfo:
             read_run(path)
         assert str(excinfo.value) == (
@@ -311,7 +311,7 @@ def test_duplicates_are_errors(tmp_path):
 
 
 def test_duplicates_found_despite_hash_collisions(tmp_path, monkeypatch):
-    monkeypatch.setattr(sio, "_pair_hash", lambda q, d: np.zeros(q.shape[1], np.uint64))
+    monkeypatch.setattr(_tokenize, "_pair_hash", lambda q, d: np.zeros(q.shape[0], np.uint64))
     path = write(tmp_path / "run.txt", "1 Q0 a 1 3 t\n1 Q0 b 1 3 t\n1 Q0 c 1 3 t\n1 Q0 b 1 3 t\n")
     with pytest.raises(ValueError, match=r"'b' for query '1' \(lines 2 and 4\)"):
         read_run(path)
@@ -319,11 +319,17 @@ def test_duplicates_found_despite_hash_collisions(tmp_path, monkeypatch):
 
 
 def test_hash_ignores_array_width():
-    narrow = np.array(["ab", "abcdefghi"])
-    wide = narrow.astype("U40")
-    codes = np.array([3, 3])
-    np.testing.assert_array_equal(sio._key_hash(codes, narrow), sio._key_hash(codes, wide))
-    assert sio._key_hash(codes, narrow)[0] != sio._key_hash(codes + 1, narrow)[0]
+    # The qrels' and the run's byte columns have their own widths: equal pairs must
+    # hash alike whatever the widths, and the qid must count.
+    qid, docno = np.array([b"q1", b"q1"]), np.array([b"ab", b"abcdefghi"])
+    narrow = _tokenize._pair_hash(qid, docno)
+    np.testing.assert_array_equal(narrow, _tokenize._pair_hash(qid.astype("S17"),
+                                                               docno.astype("S40")))
+    assert narrow[0] != narrow[1]
+    assert narrow[0] != _tokenize._pair_hash(np.array([b"q2"]), docno[:1])[0]
+    # (q, "1x") and (q1, "x") are different pairs.
+    assert (_tokenize._pair_hash(np.array([b"q"]), np.array([b"1x"]))[0]
+            != _tokenize._pair_hash(np.array([b"q1"]), np.array([b"x"]))[0])
 
 
 def test_nul_bytes_rejected(tmp_path):
@@ -337,6 +343,7 @@ def test_containers_and_pandas():
     assert run.rank.tolist() == [1, 1, 2]
     assert run.tag.tolist() == ["", "", ""]
     assert repr(run) == "Run(n_rows=3, n_queries=2)"
+    assert repr(Run(qid=[], docno=[], score=[])) == "Run(n_rows=0, n_queries=0)"
     frame = run.to_pandas()
     assert list(frame.columns) == ["qid", "docno", "score", "rank", "tag"]
     assert frame["score"].tolist() == [1.0, 2.0, 3.0]
@@ -475,13 +482,13 @@ def test_join_block_order_fast_path():
 def test_join_hash_collisions_fall_back(monkeypatch):
     qrels, run = tiny()
     expected = as_rows(join_qrels_run(qrels, run, missing_queries="zero"))
-    monkeypatch.setattr(sio, "_pair_keys",
-                        lambda codes, docnos: [np.zeros(len(c), np.uint64) for c in codes])
+    # Every pair hashes alike: duplicates and matches are then decided on the ids.
+    monkeypatch.setattr(_tokenize, "_pair_hash", lambda q, d: np.zeros(q.shape[0], np.uint64))
     exact = []
-    unique_inverse = sio._unique_inverse
-    monkeypatch.setattr(sio, "_unique_inverse", lambda v: exact.append(v) or unique_inverse(v))
+    match = _join._match
+    monkeypatch.setattr(_join, "_match", lambda r, q: exact.append(r) or match(r, q))
     assert as_rows(join_qrels_run(qrels, run, missing_queries="zero")) == expected
-    assert any(v.shape[0] == len(qrels) + len(run) - 1 for v in exact)  # the exact path ran
+    assert len(exact) == 2  # the hashed match found the collision, the exact one ran
 
 
 def test_join_errors_and_empty():
@@ -588,12 +595,36 @@ def test_relstring_matches_trec_eval(data, qrels_name, out_name, measure, length
 @pytest.mark.parametrize("seed", range(20))
 def test_block_order_sorts_each_query_block_like_lexsort(seed):
     # Oracle: one stable np.lexsort over all rows. Query blocks contiguous,
-    # in any order, ragged lengths, scores unsorted with ties, +-0, +-inf and NaN.
+    # in any order, ragged lengths, scores unsorted with ties, +-0 and +-inf (NaN scores
+    # are rejected before the rows are ordered).
     rng = np.random.default_rng(seed)
     n_queries = int(rng.integers(1, 30))
     lengths = rng.integers(1, [3, 50, 300][seed % 3], n_queries)
     codes = np.repeat(rng.permutation(n_queries), lengths)
-    values = [0.0, -0.0, 1.0, 2.5, -3.0, np.inf, -np.inf, np.nan]
+    values = [0.0, -0.0, 1.0, 2.5, -3.0, np.inf, -np.inf]
     neg_score = rng.choice(values, codes.size)
     expected = np.lexsort((neg_score, codes))
-    np.testing.assert_array_equal(sio._block_order(codes, neg_score), expected)
+    np.testing.assert_array_equal(_join._block_order(codes, neg_score), expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("descending", [False, True])
+def test_order_ties_sorts_each_group_stably(seed, descending):
+    # The one tie-reordering routine (trec_eval's docno order here, the engine's
+    # pessimistic/optimistic label order): oracle, Python's stable sort per group.
+    from skrank._grouping import order_ties
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    group_of = np.cumsum(rng.random(n) < 0.3)            # runs of tied rows
+    keys = rng.integers(0, 4, n)                         # repeated keys: stability shows
+    same = group_of[1:] == group_of[:-1]
+    rows, ordered = order_ties(same, keys.__getitem__, descending=descending)
+    result = np.arange(n)
+    result[rows] = ordered
+    expected = []
+    for g in np.unique(group_of):
+        members = np.flatnonzero(group_of == g).tolist()
+        expected += sorted(members, key=lambda r: -keys[r] if descending else keys[r])
+    assert result.tolist() == expected
+    assert set(rows.tolist()) == {r for r in range(n) if np.sum(group_of == group_of[r]) > 1}

@@ -611,7 +611,7 @@ def test_evaluate_shares_one_ranking_deep_enough_for_every_metric(ties):
 def test_a_metric_never_reads_below_the_depth_ranked():
     """The internal guard: a kernel asked for ranks the ranking does not hold fails loudly."""
     from skrank._grouping import Depth, rank_queries
-    from skrank._metrics import run_kernel
+    from skrank._plan import run_kernel
 
     y = np.tile(np.arange(10.0) % 2, 3)
     s = np.arange(30.0)

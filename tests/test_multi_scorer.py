@@ -82,13 +82,13 @@ def test_ranks_once_for_all_metrics(monkeypatch):
     X, y, qid = make_data()
     model = Ridge().fit(X, y)
     calls = []
-    original = skrank._evaluate.rank_queries
+    original = skrank._plan.rank_queries   # the one ranking step
 
     def counting(*args, **kwargs):
         calls.append(args)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(skrank._evaluate, "rank_queries", counting)
+    monkeypatch.setattr(skrank._plan, "rank_queries", counting)
     with routed():
         make_ranking_scorer(THREE)(model, X, y, qid=qid)
     assert len(calls) == 1

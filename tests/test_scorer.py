@@ -703,7 +703,11 @@ def test_canonical_names_and_reprs():
     assert repr(make_ranking_scorer("ndcg", k=10, gain="exponential")) == \
         "get_scorer('ndcg_exp@10')"
     assert make_ranking_scorer("ndcg", k=10, gain="exponential").name == "ndcg_exp@10"
-    assert make_ranking_scorer("map", k=10, denominator="min").name is None
+    # options without a stem of their own are written in the one grammar (issue 11)
+    assert make_ranking_scorer("map", k=10, denominator="min").name == "map(denominator=min)@10"
+    assert repr(make_ranking_scorer("map", k=10, denominator="min")) == \
+        "get_scorer('map(denominator=min)@10')"
+    assert make_ranking_scorer("ndcg", gain=np.sqrt).name is None   # no text form
     assert make_ranking_scorer("err", k=5).name == "err@5"
     assert repr(make_ranking_scorer("ndcg", response="expected_gain")) == \
         "make_ranking_scorer('ndcg', response='expected_gain')"

@@ -454,7 +454,7 @@ def test_to_dict_reads_each_column_once_and_matches_the_values():
     data = counted.to_dict()
     assert _CountingArray.reads <= 2 * len(res.per_query)   # was n_queries per metric
     # the values, against a plain per-query reading (NaN -> None for JSON)
-    assert data["qid"] == [str(q) for q in range(n_queries)]
+    assert data["qid"] == list(range(n_queries))   # the ids themselves (issue 11)
     for i, q in enumerate(data["qid"]):
         for name, values in res.per_query.items():
             expected = None if np.isnan(values[i]) else float(values[i])

@@ -1,0 +1,462 @@
+"""Metric calls as values, and the one plan-and-execute path.
+
+Every entry point (the metric functions, :func:`skrank.per_query_scores`,
+:func:`skrank.evaluate`, the scorers and the command line) goes the same way::
+
+    calls  = [MetricCall.parse("ndcg@10", func=...), ...]    # validated, complete options
+    p      = plan(func, calls, ties=..., no_relevant=..., threshold=...)
+    arrays = prepare(p, y_true, y_score, qid, ...)           # checked once, labels checked
+    table  = execute(p, arrays)                              # one ranking per tie policy
+
+A :class:`MetricCall` is a hashable value (a metric and all its options) with
+one canonical string that parses back: ``ndcg@10``, ``ndcg_exp@10``,
+``map(denominator=min)@10``, ``ndcg(ties=stable)@10``.
+"""
+
+import functools
+import numbers
+import re
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from ._aggregate import apply_no_relevant, mean_over_queries, query_weights
+from ._grouping import Depth, rank_queries
+from ._inputs import is_matrix_form, matrix_arrays
+from ._metrics import METRICS
+from ._names import _parse_options, parse_metric_name
+from ._validation import InvalidParameterError, _describe, check_ranking_arrays
+
+# The metrics that take judged= (bpref, infap, judged@k): not scorer names, but
+# evaluate() and per_query_scores() accept them.
+_JUDGED_NAME = re.compile(
+    r"^(?P<stem>bpref|infap|infAP|judged)(?:\((?P<options>[^()]*)\))?(?:@(?P<k>\d+))?$")
+
+
+def _judged_specs():
+    from ._judged import JUDGED_SPECS
+
+    return JUDGED_SPECS
+
+
+def spec_of(metric):
+    """The declaration of a metric by its name (the table's, or a judged metric's)."""
+    spec = METRICS.get(metric)
+    return spec if spec is not None else _judged_specs()[metric]
+
+
+def _name_defaults(spec):
+    """Options a name leaves unwritten: the declaration's defaults and its name defaults
+    (ERR's max_grade=4, the grade scale the scorer names fix)."""
+    return {**spec.parameters, **getattr(spec, "name_defaults", {})}
+
+
+def _same(a, b):
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    try:
+        return bool(a == b)
+    except Exception:  # e.g. comparing arrays
+        return a is b
+
+
+_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _format_value(value):
+    if isinstance(value, str):
+        plain = _WORD.match(value) and not _is_number(value)
+        return value if plain else f"'{value}'"
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        value = float(value)
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    if callable(value):  # no text form: shown, not parsed back
+        return f"<{getattr(value, '__name__', type(value).__name__)}>"
+    return repr(value)
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class MetricCall:
+    """A metric with every option set: a hashable value with one canonical name.
+
+    ``str(call)`` is the scorer-name stem when one fixes the options
+    (``ndcg_exp@10``), else ``stem(option=value, ...)@k`` listing only the
+    options that differ from their defaults, in the declaration's order
+    (``map(denominator=min)@10``).  :meth:`parse` reads that string back, and
+    every name the grammar takes, to an equal call.  A callable ``gain`` is shown as
+    ``<name>`` and has no text form that parses back.
+    """
+
+    metric: str
+    params: tuple   # ((option, value), ...): complete and validated, in the declaration's order
+
+    @property
+    def spec(self):
+        return spec_of(self.metric)
+
+    @property
+    def options(self):
+        """The options as a dict (a new one each time)."""
+        return dict(self.params)
+
+    @classmethod
+    def of(cls, spec, params, *, func):
+        """The call of ``spec`` with ``params`` (validated; defaults filled in)."""
+        return cls(spec.name, tuple(spec.check_params(func, params).items()))
+
+    @classmethod
+    def parse(cls, item, *, func="skrank", trec=False, judged=False, defaults=None):
+        """A call from a name (``"ndcg_exp@10"``, ``"map(denominator=min)"``) or a pair
+        ``(name, params)``.
+
+        ``trec``: also take trec_eval names (``ndcg_cut.10``); ``judged``: also
+        bpref, infap and judged@k; ``defaults``: option values for the options
+        the metric takes and the item does not set (None values are ignored).
+        """
+        if isinstance(item, MetricCall):
+            return item
+        spec, params = _parse_item(item, func, trec, judged)
+        for option, value in (defaults or {}).items():
+            if value is not None and option in spec.parameters:
+                params.setdefault(option, value)
+        return cls.of(spec, params, func=func)
+
+    def __str__(self):
+        spec = self.spec
+        options = self.options
+        k = options.pop("k", None)
+        defaults = _name_defaults(spec)
+        differ = {name: value for name, value in options.items()
+                  if name not in defaults or not _same(defaults[name], value)}
+        stem, fixed = spec.name, {}
+        for variant, variant_fixed in spec.variants.items():  # the stem fixing the most
+            if len(variant_fixed) > len(fixed) and all(
+                    name in differ and _same(differ[name], value)
+                    for name, value in variant_fixed.items()):
+                stem, fixed = variant, variant_fixed
+        rest = [f"{name}={_format_value(value)}" for name, value in differ.items()
+                if name not in fixed]
+        text = stem + (f"({', '.join(rest)})" if rest else "")
+        return text if k is None else f"{text}@{k}"
+
+    def __repr__(self):
+        return f"MetricCall({str(self)!r})"
+
+
+def _parse_item(item, func, trec, judged, cutoff_given=False):
+    """``(spec, params)`` of a name or a ``(name, params)`` pair; params is a new dict.
+    ``cutoff_given``: the caller passes ``k`` apart from the name."""
+    if isinstance(item, str):
+        name, extra = item, {}
+    elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
+        name, extra = item
+    else:
+        raise InvalidParameterError(
+            f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
+            f"(name, params_dict) such as ('ndcg', {{'k': 10, 'gain': 'exponential'}}). "
+            f"Got {_describe(item)} instead.")
+    found = _JUDGED_NAME.match(name) if judged and isinstance(name, str) else None
+    if found is not None:
+        spec = _judged_specs()[found["stem"].lower()]
+        params = {} if found["options"] is None else _parse_options(name, found["options"],
+                                                                     func)
+        if found["k"] is not None:
+            params["k"] = int(found["k"])
+        if (spec.k == "required" and "k" not in params and extra.get("k") is None
+                and not cutoff_given):
+            raise InvalidParameterError(
+                f"{func}: {spec.name} needs a cutoff: write e.g. '{spec.name}@10'. Got "
+                f"{name!r} without one instead.")
+    else:
+        spec, params = parse_metric_name(name, func=func, trec=trec,
+                                         cutoff_given=cutoff_given or extra.get("k") is not None)
+    params.update(extra)
+    return spec, params
+
+
+# ---------------------------------------------------------------------------
+# Planning.
+
+
+def ranking_depth(spec, params):
+    """How far down the rankings the metric reads with these options (a
+    :class:`~skrank._grouping.Depth`; None: to the end)."""
+    k = params.get("k") if spec.k != "none" else None
+    if k is not None:
+        return Depth(k=k)
+    if spec.reads_to_first_relevant:
+        return Depth(first_relevant=(params["threshold"],))
+    return None
+
+
+def _extremes(values):
+    """``(min, max)`` of ``values``, computed on the first call only."""
+    found = []
+
+    def extremes():
+        if not found:
+            found.append((values.min(), values.max()))
+        return found[0]
+
+    return extremes
+
+
+class Step(NamedTuple):
+    """One metric of a plan: its label (None: not reported), call and ranking."""
+
+    label: object
+    call: MetricCall
+    policy: Optional[str]   # the tie policy of the ranking it reads; None: a judged metric
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one call computes: the metrics (validated), which rankings to build
+    (one per tie policy) and how deep each must be.  Build it with :func:`plan`;
+    run it with :func:`prepare` and :func:`execute`."""
+
+    func: str
+    steps: tuple
+    depths: tuple   # ((policy, Depth or None), ...): the rankings to build
+
+    @property
+    def labels(self):
+        return [step.label for step in self.steps if step.label is not None]
+
+    @property
+    def depth(self):
+        """The depth that serves every ranking of the plan (None: to the end)."""
+        if not self.depths:   # judged metrics only: they rank everything
+            return None
+        return functools.reduce(Depth.union, (d for _, d in self.depths))
+
+    def check_labels(self, y_true, extremes=None):
+        """Check ``y_true`` for every metric of the plan (min and max computed once)."""
+        if extremes is None and len(self.steps) > 1:
+            extremes = _extremes(y_true)
+        # (one metric computes only the extreme it needs)
+        for step in self.steps:
+            if step.policy is not None:
+                step.call.spec.check_labels(self.func, y_true, step.call.options, extremes)
+
+
+def plan(func, calls, *, ranking_for_counts=False):
+    """The :class:`Plan` of ``calls``, a list of ``(label, MetricCall)``.
+
+    Each tie policy gets one ranking, deep enough for all its metrics; with
+    ``ranking_for_counts`` a ranking is built even when only judged metrics
+    (which rank on their own) are asked for.
+    """
+    steps, depths = [], {}
+    for label, call in calls:
+        spec = call.spec
+        if spec.name in METRICS:
+            options = call.options
+            policy = options.get("ties", "stable")
+            depth = ranking_depth(spec, options)
+            depths[policy] = Depth.union(depths[policy], depth) if policy in depths else depth
+            steps.append(Step(label, call, policy))
+        else:
+            steps.append(Step(label, call, None))
+    if ranking_for_counts and not depths:
+        depths["stable"] = None
+    return Plan(func, tuple(steps), tuple(depths.items()))
+
+
+def single(func, call):
+    """The plan of one metric call (what a metric function or a scorer runs)."""
+    try:
+        return _single(func, call)
+    except TypeError:   # an unhashable callable gain
+        return plan(func, [("value", call)])
+
+
+@functools.lru_cache(maxsize=256)
+def _single(func, call):
+    # Calls are values: the metric functions plan each distinct call once.
+    return plan(func, [("value", call)])
+
+
+def resolve(func, metrics, *, trec=False, judged=True, defaults=None):
+    """``metrics`` (a name, a list of names or pairs, or a dict of label -> name or
+    pair) -> list of ``(label, MetricCall)``.  A name keeps its spelling as its label;
+    a pair is labelled by its call's canonical name (without ``defaults``)."""
+    if isinstance(metrics, (str, MetricCall)):
+        metrics = [metrics]
+    try:
+        items = list(metrics.items()) if isinstance(metrics, dict) else [(None, m)
+                                                                        for m in metrics]
+    except TypeError:
+        raise InvalidParameterError(
+            f"{func}: metrics must be a metric name, a list of names or (name, params) pairs, "
+            f"or a dict of label -> name or pair. Got {_describe(metrics)} instead.") from None
+    out, seen = [], set()
+    for label, item in items:
+        call = MetricCall.parse(item, func=func, trec=trec, judged=judged, defaults=defaults)
+        if label is None:
+            if isinstance(item, str):
+                label = item
+            elif isinstance(item, MetricCall) or not defaults:
+                label = str(call)
+            else:
+                label = str(MetricCall.parse(item, func=func, trec=trec, judged=judged))
+        if label in seen:
+            raise InvalidParameterError(f"{func}: metric {label!r} is listed twice.")
+        seen.add(label)
+        out.append((label, call))
+    if not out:
+        raise InvalidParameterError(f"{func}: metrics must name at least one metric. Got none.")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Executing.
+
+
+class Prepared(NamedTuple):
+    """Checked arrays of one call, ready for :func:`execute`."""
+
+    arrays: tuple          # (y_true, y_score, qid, shape, retrieved) as checked
+    gain_arrays: tuple     # the same with labels as the metrics read them
+    weights: Optional[np.ndarray]
+    n_ranked: Optional[np.ndarray]   # 2-D sparse/exclude form: items ranked per row
+    judged: Optional[np.ndarray]
+
+
+def weights_of_queries(func, sample_weight, qid, shape, n_users=None):
+    """Per-query weights (in the ranking's query order) from checked arrays, or None.
+    ``shape`` is the dense 2-D form's, ``n_users`` the sparse/exclude 2-D form's rows."""
+    if sample_weight is None:
+        return None
+    if shape is not None or n_users is not None:
+        return query_weights(func, sample_weight, n_queries=n_users or shape[0])
+    return query_weights(func, sample_weight, qid=qid)
+
+
+def prepare(p, y_true, y_score, qid=None, retrieved=None, exclude=None, sample_weight=None, *,
+            judged=None, negative_is_unjudged=False, check_labels=True):
+    """Check the arrays once for every metric of the plan.
+
+    ``negative_is_unjudged``: negative labels (trec_eval's "unjudged in pool")
+    have gain 0 and are never relevant for the metrics of the table.
+    """
+    func = p.func
+    n_users = n_ranked = None
+    if is_matrix_form(y_true, exclude):
+        n_users = np.shape(y_score)[0]
+        # One reduction of the matrices, deep enough for every metric of the plan.
+        y_true, y_score, qid, retrieved, n_ranked = matrix_arrays(
+            func, y_true, y_score, qid, retrieved, exclude, p.depth)
+    arrays = check_ranking_arrays(func, y_true, y_score, qid, retrieved)
+    gain_arrays = arrays
+    if negative_is_unjudged:
+        gain_arrays = (np.maximum(arrays[0], 0.0), *arrays[1:])
+    if check_labels:
+        p.check_labels(gain_arrays[0])
+    weights = weights_of_queries(func, sample_weight, arrays[2], arrays[3], n_users)
+    return Prepared(arrays, gain_arrays, weights, n_ranked, judged)
+
+
+def run_kernel(spec, func, ranking, params, weights=None):
+    """Per-query values of one metric on a ranking, after the no_relevant policy:
+    ``(qids, values, weights)`` (``weights``, the query weights, filtered alike)."""
+    if ranking.depth is not None:
+        needed = ranking_depth(spec, params)
+        if not ranking.depth.covers(needed):
+            raise RuntimeError(f"{func}: internal error: {spec.name} reads {needed} of a "
+                               f"ranking held to {ranking.depth}.")
+    kernel_params = {k: v for k, v in params.items() if k not in ("ties", "no_relevant")}
+    values, undefined = spec.kernel(ranking, func=func, **kernel_params)
+    return apply_no_relevant(func, ranking.qids, values, undefined,
+                             params.get("no_relevant", "zero"), weights)
+
+
+class Column(NamedTuple):
+    """Per-query values of one metric: the queries kept by its no_relevant policy,
+    their values and their weights (None: equal)."""
+
+    qid: np.ndarray
+    values: np.ndarray
+    weights: Optional[np.ndarray]
+
+
+class Table(NamedTuple):
+    """Result of :func:`execute`: every query id, a :class:`Column` per label, the rankings."""
+
+    qid: np.ndarray
+    columns: dict
+    rankings: dict
+
+    def means(self, func):
+        return {label: mean_over_queries(func, c.values, c.weights)
+                for label, c in self.columns.items()}
+
+
+def build_rankings(p, prepared, rankings=None, *, full=False):
+    """The rankings of the plan, one per tie policy (reusing those in ``rankings``
+    that are deep enough; with ``full``, new ones are built to the end)."""
+    rankings = {} if rankings is None else rankings
+    for policy, depth in p.depths:
+        held = rankings.get(policy)
+        if held is not None and (held.depth is None or held.depth.covers(depth)):
+            continue
+        rankings[policy] = rank_queries(p.func, *prepared.gain_arrays, policy,
+                                        None if full else depth)
+    return rankings
+
+
+def execute(p, prepared, *, rankings=None, full=False):
+    """Run the plan on prepared arrays: per-query values of every labelled metric.
+
+    ``rankings`` (policy -> ranking) is read and completed in place, so callers
+    that evaluate several plans on the same arrays rank once (see ``full``).
+    """
+    func = p.func
+    rankings = build_rankings(p, prepared, rankings, full=full)
+    columns, qids = {}, None
+    for step in p.steps:
+        if step.policy is None:
+            continue
+        ranking = rankings[step.policy]
+        qids = ranking.qids
+        if step.label is not None:
+            columns[step.label] = Column(*run_kernel(step.call.spec, func, ranking,
+                                                     step.call.options, prepared.weights))
+    judged_steps = [step for step in p.steps if step.policy is None]
+    if judged_steps:
+        from ._judged import judged_columns
+
+        judged_qids, judged_values = judged_columns(func, [s.call for s in judged_steps],
+                                                    prepared)
+        qids = judged_qids if qids is None else qids
+        for step, values in zip(judged_steps, judged_values):
+            columns[step.label] = Column(judged_qids, values, prepared.weights)
+    if qids is None:
+        qids = next(iter(rankings.values())).qids
+    ordered = {step.label: columns[step.label] for step in p.steps if step.label is not None}
+    return Table(qids, ordered, rankings)
+
+
+def per_query(func, call, y_true, y_score, qid=None, retrieved=None, exclude=None,
+              sample_weight=None, *, judged=None):
+    """The :class:`Column` of one metric call on arrays (the metric functions' path)."""
+    p = single(func, call)
+    prepared = prepare(p, y_true, y_score, qid, retrieved, exclude, sample_weight, judged=judged)
+    return execute(p, prepared).columns["value"]
+
+
+def mean(func, call, *args, **kwargs):
+    """The mean of one metric call on arrays, weighted by ``sample_weight`` when given."""
+    column = per_query(func, call, *args, **kwargs)
+    return mean_over_queries(func, column.values, column.weights)

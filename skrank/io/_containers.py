@@ -1,0 +1,381 @@
+"""The public tables of :mod:`skrank.io`: :class:`Qrels`, :class:`Run` and
+:class:`TrecArrays` (numpy columns, str ids), and their conversions to the
+byte tables the join reads."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._grouping import factorize_qid
+from .._validation import _check_length
+from ._tokenize import Table, decode
+
+
+def factorize_ids(func, ids):
+    """``(codes, sorted distinct ids)`` by the engine's one factoriser (empty ids too)."""
+    if ids.shape[0] == 0:
+        return np.zeros(0, dtype=np.intp), ids[:0]
+    codes, uniques, _ = factorize_qid(func, ids)
+    return codes, uniques
+
+
+def _str_array(cls, name, value):
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{cls}: {name} must be a 1-D array. Got an array of shape {arr.shape} instead."
+        )
+    if arr.dtype.kind == "U":
+        return arr
+    if arr.dtype.kind == "S":
+        return decode(arr)
+    if arr.size == 0:
+        return np.zeros(0, dtype="U1")
+    return arr.astype(str)
+
+
+def _num_array(cls, name, value, dtype):
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{cls}: {name} must be a 1-D array. Got an array of shape {arr.shape} instead."
+        )
+    if arr.size == 0:
+        return np.zeros(0, dtype=dtype)
+    if np.dtype(dtype).kind == "i":
+        if arr.dtype.kind not in "iub":
+            if arr.dtype.kind != "f" or not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+                raise ValueError(
+                    f"{cls}: {name} must hold integers. Got an array of dtype {arr.dtype} instead."
+                )
+    elif arr.dtype.kind not in "iubf":
+        raise ValueError(
+            f"{cls}: {name} must hold numbers. Got an array of dtype {arr.dtype} instead."
+        )
+    return arr.astype(dtype, copy=False)
+
+
+def _pandas(cls):
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - pandas is optional
+        raise ImportError(f"{cls}.to_pandas() requires pandas: pip install pandas") from exc
+    return pd
+
+
+class _Columns:
+    """Shared behaviour of the column tables below: length and DataFrame export."""
+
+    _COLUMNS = ()
+
+    def __len__(self):
+        return self.qid.shape[0]
+
+    def _n_queries(self):
+        return factorize_ids(type(self).__name__, self.qid)[1].shape[0]
+
+    def to_pandas(self):
+        """Return the table as a :class:`pandas.DataFrame`, one column per attribute."""
+        pd = _pandas(type(self).__name__)
+        return pd.DataFrame({name: getattr(self, name) for name in self._COLUMNS})
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Qrels(_Columns):
+    """Relevance judgements read from a TREC qrels file, one row per line.
+
+    Parameters
+    ----------
+    qid : array-like of str of shape (n_judgements,)
+        Query ids.
+    docno : array-like of str of shape (n_judgements,)
+        Document ids.
+    rel : array-like of int of shape (n_judgements,)
+        Relevance levels. A negative level means "in the pool but unjudged".
+
+    Attributes are numpy arrays: ``qid`` and ``docno`` of dtype ``str``
+    (``<U...``), ``rel`` of dtype int64, in file order.
+
+    See Also
+    --------
+    read_qrels : Read a qrels file.
+
+    Examples
+    --------
+    >>> from skrank.io import Qrels
+    >>> qrels = Qrels(qid=["q1", "q1"], docno=["d1", "d2"], rel=[1, 0])
+    >>> len(qrels)
+    2
+    >>> qrels.rel
+    array([1, 0])
+    """
+
+    _COLUMNS = ("qid", "docno", "rel")
+
+    qid: np.ndarray
+    docno: np.ndarray
+    rel: np.ndarray
+
+    def __post_init__(self):
+        name = type(self).__name__
+        object.__setattr__(self, "qid", _str_array(name, "qid", self.qid))
+        object.__setattr__(self, "docno", _str_array(name, "docno", self.docno))
+        object.__setattr__(self, "rel", _num_array(name, "rel", self.rel, np.int64))
+        _check_length(name, [("qid", self.qid), ("docno", self.docno), ("rel", self.rel)])
+
+    def __repr__(self):
+        n_queries = self._n_queries()
+        return f"Qrels(n_judgements={len(self)}, n_queries={n_queries})"
+
+    @classmethod
+    def from_frame(cls, frame, *, query_id="query_id", doc_id="doc_id",
+                   relevance="relevance"):
+        """Judgements from a pandas (or polars) DataFrame, one row per judged document.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            The ground truth, e.g. a recommender's test interactions.
+        query_id, doc_id : str, default="query_id", "doc_id"
+            Columns of the query (user, question) and document (item, chunk)
+            ids; ints or strings (compared as strings with the run's ids).
+        relevance : str or None, default="relevance"
+            Column of integer relevance grades (e.g. ``"rating"``); None when
+            every row is a relevant document (grade 1).
+
+        Returns
+        -------
+        qrels : Qrels
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skrank.io import Qrels
+        >>> test = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 11, 10],
+        ...                      "rating": [5, 3, 4]})
+        >>> qrels = Qrels.from_frame(test, query_id="user_id", doc_id="item_id",
+        ...                          relevance="rating")
+        >>> qrels.qid, qrels.rel
+        (array(['1', '1', '2'], dtype='<U1'), array([5, 3, 4]))
+        """
+        from .._inputs import qrels_from_frame
+
+        return qrels_from_frame(frame, query_id=query_id, doc_id=doc_id, relevance=relevance)
+
+    @classmethod
+    def from_dict(cls, mapping):
+        """Judgements from ``{query: {doc: grade}}`` (pytrec_eval, ranx) or
+        ``{query: {doc, ...}}`` / ``{query: [doc, ...]}`` (relevant documents, grade 1).
+
+        Examples
+        --------
+        >>> from skrank.io import Qrels
+        >>> Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d7"}}).rel
+        array([2, 0, 1])
+        """
+        from .._inputs import qrels_from_mapping
+
+        return qrels_from_mapping(mapping)
+
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Run(_Columns):
+    """Retrieval results read from a TREC run file, one row per line.
+
+    Parameters
+    ----------
+    qid : array-like of str of shape (n_rows,)
+        Query ids.
+    docno : array-like of str of shape (n_rows,)
+        Document ids.
+    score : array-like of float of shape (n_rows,)
+        Retrieval scores, higher first. trec_eval ranks by this column.
+    rank : array-like of int of shape (n_rows,), default=None
+        The rank column of the file, which trec_eval ignores. None gives
+        1, 2, ... within each query in input order.
+    tag : array-like of str of shape (n_rows,) or str, default=""
+        The run tag of each row (one string is repeated).
+
+    Attributes are numpy arrays: ``qid``, ``docno`` and ``tag`` of dtype
+    ``str``, ``score`` float64 and ``rank`` int64, in file order.
+
+    See Also
+    --------
+    read_run : Read a run file.
+
+    Examples
+    --------
+    >>> from skrank.io import Run
+    >>> run = Run(qid=["q1", "q1", "q2"], docno=["d1", "d2", "d1"], score=[2.0, 1.0, 0.5])
+    >>> len(run)
+    3
+    >>> run.rank
+    array([1, 2, 1])
+    """
+
+    _COLUMNS = ("qid", "docno", "score", "rank", "tag")
+
+    qid: np.ndarray
+    docno: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray = None
+    tag: np.ndarray = ""
+
+    def __post_init__(self):
+        name = type(self).__name__
+        qid = _str_array(name, "qid", self.qid)
+        object.__setattr__(self, "qid", qid)
+        object.__setattr__(self, "docno", _str_array(name, "docno", self.docno))
+        object.__setattr__(self, "score", _num_array(name, "score", self.score, np.float64))
+        if self.rank is None:
+            rank = _rank_in_query(qid)
+        else:
+            rank = _num_array(name, "rank", self.rank, np.int64)
+        object.__setattr__(self, "rank", rank)
+        tag = self.tag
+        if isinstance(tag, str):
+            tag = np.full(qid.shape[0], tag, dtype=f"U{max(len(tag), 1)}")
+        object.__setattr__(self, "tag", _str_array(name, "tag", tag))
+        _check_length(name, [("qid", self.qid), ("docno", self.docno), ("score", self.score),
+                             ("rank", self.rank), ("tag", self.tag)])
+
+    def __repr__(self):
+        n_queries = self._n_queries()
+        return f"Run(n_rows={len(self)}, n_queries={n_queries})"
+
+    @classmethod
+    def from_frame(cls, frame, *, query_id="query_id", doc_id="doc_id", score="score"):
+        """Predictions from a pandas (or polars) DataFrame, one row per ranked document.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            The predictions, e.g. a recommender's top-k lists with scores.
+        query_id, doc_id : str, default="query_id", "doc_id"
+            Columns of the query and document ids (ints or strings).
+        score : str or None, default="score"
+            Column of scores, higher first; None when the rows of each query
+            are already in rank order (best first).
+
+        Returns
+        -------
+        run : Run
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skrank.io import Run
+        >>> pred = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [11, 10, 12]})
+        >>> Run.from_frame(pred, query_id="user_id", doc_id="item_id", score=None).score
+        array([-1., -2., -1.])
+        """
+        from .._inputs import run_from_frame
+
+        return run_from_frame(frame, query_id=query_id, doc_id=doc_id, score=score)
+
+    @classmethod
+    def from_dict(cls, mapping):
+        """Predictions from ``{query: {doc: score}}`` (pytrec_eval, ranx) or
+        ``{query: [doc, ...]}`` (ranked lists, best first).
+
+        Examples
+        --------
+        >>> from skrank.io import Run
+        >>> run = Run.from_dict({"q1": ["d3", "d1"], "q2": {"d7": 0.5}})
+        >>> run.docno, run.score
+        (array(['d3', 'd1', 'd7'], dtype='<U2'), array([2. , 1. , 0.5]))
+        """
+        from .._inputs import run_from_mapping
+
+        return run_from_mapping(mapping)
+
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TrecArrays(_Columns):
+    """Flat per-document arrays from :func:`join_qrels_run`.
+
+    One row per (query, document) pair in the union of the run's documents
+    and the judged documents of the evaluated queries. Rows of a query are
+    contiguous (queries in sorted order); within a query, the retrieved
+    rows come first in trec_eval's ranking order (score descending, then
+    docno descending), then the unretrieved judged documents in qrels order.
+
+    Attributes
+    ----------
+    y_true : ndarray of float64
+        The qrels relevance, or 0 for a retrieved document absent from the
+        qrels. Negative levels are kept as they are.
+    y_score : ndarray of float64
+        The run score, or NaN for an unretrieved document.
+    qid : ndarray of str
+        Query ids.
+    docno : ndarray of str
+        Document ids.
+    retrieved : ndarray of bool
+        True for documents in the run.
+    judged : ndarray of bool
+        True for documents in the qrels (whatever their level, negative
+        included). A retrieved document with ``judged=False`` is what
+        trec_eval calls "not in the pool" (``-`` in ``relstring``), as
+        opposed to a judged non-relevant one; bpref and ``unj@k`` need this.
+    """
+
+    _COLUMNS = ("qid", "docno", "y_true", "y_score", "retrieved", "judged")
+
+    y_true: np.ndarray
+    y_score: np.ndarray
+    qid: np.ndarray
+    docno: np.ndarray
+    retrieved: np.ndarray
+    judged: np.ndarray
+
+    def __repr__(self):
+        n_queries = self._n_queries()
+        return (f"TrecArrays(n_rows={len(self)}, n_queries={n_queries}, "
+                f"n_retrieved={int(self.retrieved.sum())})")
+
+
+
+def _rank_in_query(qid):
+    """1-based position of each row among the rows of its query, in input order."""
+    n = qid.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    codes = factorize_qid("Run", qid)[0]
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = sorted_codes[1:] != sorted_codes[:-1]
+    starts = np.flatnonzero(new)
+    position = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = position + 1
+    return rank
+
+
+def qrels_table(qrels, name="join_qrels_run"):
+    """The byte table of a :class:`Qrels` (or a table as it is)."""
+    if isinstance(qrels, Table):
+        return qrels
+    return Table.of_columns(name, qrels.qid, qrels.docno, {"rel": qrels.rel})
+
+
+def run_table(run, name="join_qrels_run"):
+    """The byte table of a :class:`Run` (or a table as it is)."""
+    if isinstance(run, Table):
+        return run
+    return Table.of_columns(name, run.qid, run.docno, {"score": run.score, "rank": run.rank},
+                            tag=run.tag)
+
+
+def qrels_of(table):
+    """The :class:`Qrels` of a qrels table read from a file."""
+    return Qrels(qid=decode(table.qid()), docno=decode(table.docno), rel=table.numbers["rel"])
+
+
+def run_of(table):
+    """The :class:`Run` of a run table read from a file (with every row's tag)."""
+    return Run(qid=decode(table.qid()), docno=decode(table.docno),
+               score=table.numbers["score"], rank=table.numbers["rank"], tag=decode(table.tag))

@@ -1,0 +1,115 @@
+"""The TREC readers: a file to a :class:`Qrels` or a :class:`Run`, or to the
+byte tables that the command line evaluates without making str arrays."""
+
+from ._containers import qrels_of, run_of
+from ._tokenize import QRELS, RUN, check_no_duplicates, read_tables
+
+
+def read_qrels_table(path):
+    """A qrels file as one table (bytes ids, ``rel``)."""
+    return next(read_tables(path, QRELS))
+
+
+def read_run_table(path, *, compact=False):
+    """A run file as one table; ``compact``: only what trec_eval reads (no rank
+    column, the tag of each query's first row)."""
+    if compact:
+        return next(read_tables(path, RUN, keep=("score",), per_row_tag=False))
+    return next(read_tables(path, RUN))
+
+
+def iter_run_tables(path, block_bytes):
+    """A run file as tables of whole queries, one per ``block_bytes`` read."""
+    return read_tables(path, RUN, keep=("score",), per_row_tag=False, block_bytes=block_bytes)
+
+
+def read_qrels(path):
+    """Read a TREC qrels file (``qid iter docno rel`` per line).
+
+    Parameters
+    ----------
+    path : str, os.PathLike or file object
+        The qrels file, plain or gzip-compressed (detected from its first
+        bytes). A file object must be opened in binary mode, or in text mode
+        as UTF-8.
+
+    Returns
+    -------
+    qrels : Qrels
+        The judgements in file order: ``qid`` and ``docno`` as str arrays,
+        ``rel`` as int64. The ``iter`` column is ignored, as in trec_eval.
+
+    Raises
+    ------
+    ValueError
+        If a line does not have exactly four fields or ``rel`` is not an
+        integer (the message names the file, the line number and the
+        line), or if a ``(qid, docno)`` pair is judged twice.
+
+    Notes
+    -----
+    Lines whose first non-blank character is ``#`` and blank lines are
+    skipped; a ``#`` inside a docno is part of it. Negative ``rel`` values
+    ("in the pool but unjudged") are kept.
+
+    Examples
+    --------
+    >>> import io
+    >>> from skrank.io import read_qrels
+    >>> qrels = read_qrels(io.BytesIO(b"# topic 301\\n301 0 d1 1\\n301 0 CR#93 -1\\n"))
+    >>> qrels.docno
+    array(['d1', 'CR#93'], dtype='<U5')
+    >>> qrels.rel
+    array([ 1, -1])
+    """
+    table = read_qrels_table(path)
+    check_no_duplicates(table)
+    return qrels_of(table)
+
+
+def read_run(path):
+    """Read a TREC run file (``qid Q0 docno rank score tag`` per line).
+
+    Parameters
+    ----------
+    path : str, os.PathLike or file object
+        The run file, plain or gzip-compressed (detected from its first
+        bytes). A file object must be opened in binary mode, or in text mode
+        as UTF-8.
+
+    Returns
+    -------
+    run : Run
+        The rows in file order: ``qid``, ``docno`` and ``tag`` as str arrays,
+        ``score`` as float64 and ``rank`` as int64.
+
+    Raises
+    ------
+    ValueError
+        If a line has fewer than six fields, or its score is not a number
+        (or NaN) or its rank not an integer (the message names the file,
+        the line number and the line), or if a document appears twice for
+        the same query.
+
+    Notes
+    -----
+    As in trec_eval, the ``Q0`` column is not checked, tokens after the tag
+    are ignored, and lines whose first non-blank character is ``#`` and blank
+    lines are skipped (a ``#`` inside a docno is part of it). trec_eval ranks
+    documents by ``score`` and ignores ``rank``; see :func:`join_qrels_run`.
+
+    Examples
+    --------
+    >>> import io
+    >>> from skrank.io import read_run
+    >>> run = read_run(io.BytesIO(b"301 Q0 d1 1 2.5 bm25\\n301 Q0 d2 2 1.0 bm25\\n"))
+    >>> len(run)
+    2
+    >>> run.docno
+    array(['d1', 'd2'], dtype='<U2')
+    >>> run.score
+    array([2.5, 1. ])
+    """
+    table = read_run_table(path)
+    check_no_duplicates(table)
+    return run_of(table)
