@@ -16,10 +16,18 @@ worker's peak resident memory is read through the distributed client
 start-up for reference.  Peak memory per worker should stay about the same
 when the data grows 10x; the wall time should grow about 10x.
 
+The result is written to ``benchmarks/results/dask_scaling.json`` (``--json``;
+not with ``--smoke``), which ``docs/performance.md``'s "Scaling out" section
+quotes.  Memory counts as bounded when the largest worker's peak above its
+start-up memory grows less than 2x while the data grows ``--factor`` times.
+
 Not part of the benchmark suite or CI (it takes minutes at the default sizes).
 """
 
 import argparse
+import json
+import os
+import platform
 import resource
 import tempfile
 import time
@@ -31,6 +39,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 ROWS_PER_FILE = 250_000
+RESULTS = Path(__file__).resolve().parent / "results" / "dask_scaling.json"
+BOUNDED = 2.0  # growth of the largest worker's peak above start-up allowed for --factor times the data
 METRICS = ["ndcg@10", "map", "mrr", "precision@10", "recall@100"]
 
 
@@ -110,6 +120,8 @@ def main(argv=None):
                         help="dask's distributed.p2p.comm.buffer: the shuffle's in-memory "
                              "buffer per worker (default 1 GiB), e.g. 128MiB")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (a quick check)")
+    parser.add_argument("--json", default=None, help=f"write the result here (default {RESULTS}; "
+                                                     "none with --smoke)")
     args = parser.parse_args(argv)
     if args.smoke:
         args.rows, args.factor, args.rows_per_file = 20_000, 3, 5_000
@@ -128,8 +140,27 @@ def main(argv=None):
               f"{', '.join(f'{m:.0f}' for m in row['peak_mib'])} MiB  "
               f"ndcg@10 {row['mean']['ndcg@10']:.4f}", flush=True)
     small, large = rows
+    above = [max(p - s for p, s in zip(r["peak_mib"], r["start_mib"])) for r in rows]
+    growth = above[1] / max(above[0], 1e-9)
+    bounded = growth < BOUNDED
     print(f"{args.factor}x the rows: {large['seconds'] / small['seconds']:.1f}x the time, "
-          f"{max(large['peak_mib']) / max(small['peak_mib']):.2f}x the largest worker peak")
+          f"{max(large['peak_mib']) / max(small['peak_mib']):.2f}x the largest worker peak, "
+          f"{growth:.2f}x its growth above start-up ({above[0]:.0f} -> {above[1]:.0f} MiB): "
+          f"{'PASS' if bounded else 'MISS'} (bounded: under {BOUNDED:g}x for {args.factor}x the data)")
+    path = args.json or (None if args.smoke else RESULTS)
+    if path:
+        import dask
+
+        Path(path).write_text(json.dumps({
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "cpu_count": os.cpu_count(), "platform": platform.platform(), "dask": dask.__version__,
+            "load_average": os.getloadavg(), "workers": args.workers, "rows_per_file": args.rows_per_file,
+            "memory_limit": args.memory_limit, "comm_buffer": buffer, "metrics": METRICS, "factor": args.factor,
+            "rows": [{k: v for k, v in r.items() if k != "mean"} | {"ndcg@10": r["mean"]["ndcg@10"]}
+                     for r in rows],
+            "peak_above_start_mib": above, "growth": growth, "bounded_goal": BOUNDED, "bounded": bounded,
+        }, indent=1, default=float))
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,13 @@
 
     python benchmarks/run.py            # full run -> benchmarks/results/{results.md,results.json,scaling.png}
     python benchmarks/run.py --smoke    # tiny sizes, every installed tool, value checks (< 60 s)
+    python benchmarks/run.py --quick    # the interleaved layouts-and-peers section at 1M rows: every
+                                        # target but the per-tool tables' (a few minutes)
 
 Every tool gets the same flat arrays (see _workloads.py) and converts them to
 its own format; conversion and evaluation are timed separately with
-time.perf_counter (median of repeats after a warm-up call).  A tool's time
+time.perf_counter (median of interleaved rounds after a warm-up call: each
+round calls every tool and metric once, in rotated order).  A tool's time
 counts only when its value agrees with skrank's under the tool's own
 conventions (see _tools.py); the run exits with status 1 when a value
 disagrees or a tool fails.  Peers that are not installed are reported and
@@ -47,9 +50,11 @@ FULL = {
     "fold": (10, 100),
     "fold_calls": 2000,
     "paired_rounds": 7,
-    "budget": 1.0, "min_rep": 3, "max_rep": 15, "slow": 3.0,
-    "cold": ("skrank", "ranx-cold", "ranx-cached"),
+    "rounds": 7, "budget": 2.0, "min_rep": 3, "slow": 1.0,
+    # ranx's cold starts (numba compiling, 0.5-2 min on this machine) only with --ranx-cold.
+    "cold": ("skrank",),
     "layouts_large": (100_000, 100),  # 10,000,000 rows, grouped and shuffled, against np.sort
+    "layouts_large_rounds": 3,
 }
 SMOKE = {
     "uniform": (40, 25),
@@ -61,11 +66,15 @@ SMOKE = {
     "fold": (10, 100),
     "fold_calls": 30,
     "paired_rounds": 2,
-    "budget": 0.05, "min_rep": 2, "max_rep": 3, "slow": 1.0,
+    "rounds": 2, "budget": 0.05, "min_rep": 2, "slow": 1.0,
     # ranx's cold start takes 20-90 s (numba): run it with the full suite only.
     "cold": ("skrank",),
     "layouts_large": None,
 }
+
+# --quick: the interleaved layouts-and-peers section alone, at the full 1M-row size (no per-tool
+# tables, no 10M rows, no cold starts, no second CPU-dispatch run): the targets' ratios in minutes.
+QUICK = {**FULL, "paired_rounds": 5, "layouts_large": None}
 
 METRICS = {
     "uniform": ("ndcg@10", "ndcg_exp@10", "dcg@10", "map", "mrr", "p@10", EVALUATE),
@@ -90,33 +99,6 @@ def log(msg):
 
 # ---------------------------------------------------------------------------
 # Timing.
-
-def measure(fn, per_repeat=None, *, cfg, warm=True):
-    """Median wall time of ``fn(arg)`` (arg from ``per_repeat()``, untimed).
-
-    A warm-up call comes first (its value is returned); then repeats fill
-    about ``budget`` seconds, at least ``min_rep`` and at most ``max_rep``,
-    or a single repeat when one call takes longer than ``slow`` seconds.
-    """
-    def once():
-        arg = per_repeat() if per_repeat is not None else None
-        t0 = time.perf_counter()
-        value = fn(arg)
-        return time.perf_counter() - t0, value
-
-    times = []
-    first, value = once()
-    if not warm:
-        times.append(first)
-    if first > cfg["slow"]:
-        n = 1
-    else:
-        n = int(min(cfg["max_rep"], max(cfg["min_rep"], cfg["budget"] / max(first, 1e-9))))
-    while len(times) < n:
-        times.append(once()[0])
-    return {"median": float(np.median(times)), "min": float(np.min(times)), "n": len(times),
-            "warmup": None if not warm else first, "value": value}
-
 
 def time_conversion(fn, cfg):
     """Time a conversion; repeated (median) only when it is quick."""
@@ -164,8 +146,17 @@ def agreement(value, reference, tol):
 # One workload: every tool, every metric.
 
 def run_workload(wl, tools, metrics, cfg, records, *, warm=True, kept=None, alias=None):
-    """Time every tool on every metric of ``wl``; keep the calls named in PAIRED in ``kept``."""
+    """Time every tool on every metric of ``wl``, interleaved; keep the calls named in PAIRED in ``kept``.
+
+    Each tool converts the arrays once (timed), then every (tool, metric) call is set up (timed
+    with the conversion) and called once (warm-up, value check).  The timed calls then run in
+    rounds: every round calls each of them once, round r starting at call r (rotated order), so
+    a change of machine load during the workload moves every tool alike.  A call slower than
+    ``budget`` seconds takes part in the first ``min_rep`` rounds only (a single one above
+    ``slow`` seconds); medians over each call's rounds are reported.
+    """
     log(f"== {wl.name}: {wl.summary()}")
+    slots = []  # (record, fn, per_repeat, repeats)
     for tool in tools:
         base = {"workload": wl.name, "rows": wl.n_rows, "queries": wl.n_queries, "tool": tool.key}
         wanted = [m for m in metrics if tool.available and tool.supports(wl, m) is None]
@@ -193,23 +184,26 @@ def run_workload(wl, tools, metrics, cfg, records, *, warm=True, kept=None, alia
                 prepared = tool.setup(native, wl, m)
                 setup_s = time.perf_counter() - t0
                 fn, per_repeat = tool.call(prepared, wl, m)
+                arg = per_repeat() if per_repeat is not None else None
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    timing = measure(fn, per_repeat, cfg=cfg, warm=warm)
+                    t0 = time.perf_counter()
+                    value = fn(arg)
+                    first = time.perf_counter() - t0
                 key = (alias or wl.name, m, tool.key)
                 if kept is not None and key in PAIRED and per_repeat is None:
                     kept[key] = (lambda f=fn: f(None))
-                del prepared
             except Exception as exc:
                 rec.update(status="error", note=f"{type(exc).__name__}: {exc}")
                 records.append(rec)
                 log(f"   {tool.key:16s} {m:12s} ERROR {exc!r}")
                 continue
-            value = timing.pop("value")
             rec.update(status="ok", convert_s=(None if convert_s is None else convert_s + setup_s),
-                       eval_s=timing["median"], eval_min_s=timing["min"], n_repeats=timing["n"],
-                       warmup_s=timing["warmup"],
-                       value=value)
+                       warmup_s=first, value=value)
+            if first > cfg["slow"]:
+                repeats = 1
+            else:
+                repeats = int(min(cfg["rounds"], max(cfg["min_rep"], cfg["budget"] / max(first, 1e-9))))
             ref, note = tool.reference(wl, m)
             rec["reference_note"] = note
             if ref is not None and value is not None:
@@ -221,11 +215,30 @@ def run_workload(wl, tools, metrics, cfg, records, *, warm=True, kept=None, alia
             else:
                 rec["agrees"] = None
             records.append(rec)
-            flag = {True: "ok", False: "DISAGREES", None: "-"}[rec["agrees"]]
-            conv = "" if rec["convert_s"] is None else f" conv {fmt_time(rec['convert_s'])}"
-            log(f"   {tool.key:16s} {m:12s} eval {fmt_time(rec['eval_s'])} (n={rec['n_repeats']})"
-                f"{conv} value-check {flag}")
+            slots.append((rec, fn, per_repeat, repeats))
         del native
+    rounds = max((s[3] for s in slots), default=0)
+    times = [[] for _ in slots]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for r in range(rounds):
+            shift = r % len(slots)
+            for i in list(range(shift, len(slots))) + list(range(shift)):
+                rec, fn, per_repeat, repeats = slots[i]
+                if len(times[i]) >= repeats:
+                    continue
+                arg = per_repeat() if per_repeat is not None else None
+                t0 = time.perf_counter()
+                fn(arg)
+                times[i].append(time.perf_counter() - t0)
+                del arg
+    for (rec, _, _, _), ts in zip(slots, times):
+        rec.update(eval_s=float(np.median(ts)), eval_min_s=float(np.min(ts)), n_repeats=len(ts))
+        flag = {True: "ok", False: "DISAGREES", None: "-"}[rec["agrees"]]
+        conv = "" if rec["convert_s"] is None else f" conv {fmt_time(rec['convert_s'])}"
+        log(f"   {rec['tool']:16s} {rec['metric']:12s} eval {fmt_time(rec['eval_s'])} (n={rec['n_repeats']})"
+            f"{conv} value-check {flag}")
+    slots.clear()
 
 
 def add_ratios(records):
@@ -472,11 +485,16 @@ def fmt_ratio(r):
 def environment(tools):
     cpu = platform.processor() or platform.machine()
     try:
+        info = {}
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
+        cpu = info.get("model name", cpu)
+        if "family" in " ".join(info) and info.get("cpu family"):
+            # A VM may name its CPU only "AMD EPYC": family and model tell the generation.
+            cpu += f" (family {info['cpu family']}, model {info.get('model', '?')}"
+            cpu += ", AVX-512)" if "avx512f" in info.get("flags", "").split() else ")"
     except OSError:
         pass
     mem = None
@@ -544,12 +562,13 @@ def run_paired(kept, rounds):
         if len(order) < 2:
             groups.append({})
             continue
-        log(f"== targets: {len(order)} calls interleaved, {rounds} rounds")
+        log(f"== targets: {len(order)} calls interleaved (rotated), {rounds} rounds")
         times = {k: [] for k in order}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for _ in range(rounds):
-                for k in order:
+            for r in range(rounds):
+                shift = r % len(order)
+                for k in order[shift:] + order[:shift]:  # rotated: round r starts at call r
                     t0 = time.perf_counter()
                     kept[k]()
                     times[k].append(time.perf_counter() - t0)
@@ -561,11 +580,14 @@ def run_paired(kept, rounds):
 
 
 def targets(records, memory, fold, paired, rows):
-    """The issue's targets, each with its measured ratio (interleaved timings where available)."""
+    """The targets resting on the per-tool tables, each with its measured ratio (the re-timed
+    interleaved pairs where available).  The layouts section adds its own (np.sort, memory,
+    evaluate, layouts against the peers); the ones it covers are not repeated here."""
     out = []
 
     def add(name, measured, goal, met, detail):
-        out.append({"target": name, "measured": measured, "goal": goal, "met": met, "detail": detail})
+        out.append({"target": name, "measured": measured, "goal": goal, "met": bool(met), "detail": detail,
+                    "section": "per-tool tables"})
 
     interleaved, scale = (list(paired) + [{}, {}])[:2]
 
@@ -601,10 +623,6 @@ def targets(records, memory, fold, paired, rows):
                        f"{fmt_ratio(worst['ratio_eval'])} ({worst['metric']})")
         add(f">= 10x faster than {label}, evaluation only (uniform nDCG@10)", p / sk, ">= 10x",
             p >= 10 * sk, detail)
-    srt = t("uniform", "ndcg@10", "np.sort")
-    if srt is not None:
-        add("nDCG@10 within 5x of one np.sort(y_score)", sk / srt, "<= 5x", sk <= 5 * srt,
-            f"skrank {fmt_time(sk)} vs np.sort {fmt_time(srt)}")
     for wname in ("ragged", "ties"):
         other = t(wname, "ndcg@10", "skrank")
         if other is not None and rows.get(wname) == rows.get("uniform"):
@@ -623,15 +641,6 @@ def targets(records, memory, fold, paired, rows):
             f"<= {bound:.2f}x", r <= bound,
             f"{fmt_time(small)} -> {fmt_time(big)}; slope of log time over log rows "
             f"{math.log(r) / math.log(n1 / n0):.2f}")
-    mem = [m for m in memory if m["case"] == "skrank ndcg@10"]
-    if mem:
-        m = max(mem, key=lambda m: m["rows"])
-        add(f"peak extra memory < 10x the input arrays ({m['rows']:,} rows, tracemalloc)", m["ratio"], "< 10x",
-            m["ratio"] < 10, f"{m['peak_extra_bytes'] / 2**20:.0f} MiB over {m['input_bytes'] / 2**20:.0f} MiB of input")
-    ev = t("uniform", EVALUATE, "skrank")
-    if ev is not None:
-        add("evaluate() with six metrics < 2x a single metric (nDCG@10)", ev / sk, "< 2x", ev < 2 * sk,
-            f"evaluate {fmt_time(ev)} vs ndcg_score {fmt_time(sk)}")
     if fold:
         f = {c["case"]: c for c in fold}
         pairs = [("skrank.get_scorer('ndcg@10'), qid by metadata routing",
@@ -699,9 +708,10 @@ def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, 
     by_key = {t.key: t for t in tools}
     L = []
     L.append("# skrank benchmark results\n")
-    L.append(f"Produced by `python benchmarks/run.py{' --smoke' if cfg_name == 'smoke' else ''}` in "
-             f"{elapsed:.0f} s on {time.strftime('%Y-%m-%d')}. One run, identical inputs for every tool. "
-             f"Times are medians of repeats after a warm-up call (time.perf_counter); *ratio* is "
+    L.append(f"Produced by `python benchmarks/run.py{'' if cfg_name == 'full' else ' --' + cfg_name}` in "
+             f"{elapsed:.0f} s on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. One run, identical "
+             f"inputs for every tool. Times are medians of interleaved rounds after a warm-up call "
+             f"(time.perf_counter; every round calls every case once, in rotated order); *ratio* is "
              f"peer time / skrank time on the same workload and metric (above 1: skrank is faster). "
              f"*Conversion* is the peer's own input format built from the shared arrays (plus "
              f"metric-specific setup), reported apart from *evaluation*. A time counts only when "
@@ -721,15 +731,20 @@ def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, 
     L.append("")
 
     L.append("## Targets\n")
-    L.append("The times behind each target are re-measured at the end of the run with the calls "
-             "interleaved (A, B, C, A, B, C, ...; median of the rounds), so that a change of machine "
-             "load during the run moves both sides of a ratio alike; they can differ from the tables "
-             "below, which time each tool in turn.\n")
+    L.append("Every ratio below comes from calls timed in the same interleaved rounds (each round calls "
+             "every case once, in rotated order; medians of the rounds), so that a change of machine "
+             "load moves both sides of a ratio alike. *layouts*, *peers*, *np.sort* and *memory* come "
+             "from the input-layouts section below; *per-tool tables* from a re-timing of the pairs "
+             "at the end of the tables. A ratio is the first case's time over the second's, except "
+             "where the goal says speed-up.\n")
     if target_rows:
-        L.append("| target | goal | measured | met |\n|---|---|---|---|")
+        n_pass = sum(t["met"] for t in target_rows)
+        L.append(f"**{n_pass} of {len(target_rows)} targets pass.**\n")
+        L.append("| section | target | goal | measured | result |\n|---|---|---|---|---|")
         for t in target_rows:
-            met = "yes" if t["met"] else "**no**"
-            L.append(f"| {t['target']} | {t['goal']} | {fmt_ratio(t['measured'])} ({t['detail']}) | {met} |")
+            met = "PASS" if t["met"] else "**MISS**"
+            L.append(f"| {t.get('section', '')} | {t['target']} | {t['goal']} | {fmt_ratio(t['measured'])} "
+                     f"({t['detail']}) | {met} |")
     else:
         L.append("No target could be evaluated (peers missing).")
     L.append("")
@@ -758,8 +773,11 @@ def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, 
                      f"breakdown; one query holds {anchors['ragged_big']:,} documents).")
         L.append("")
 
-    if layouts:
+    if layouts and layouts.get("rows"):
         L += LAYOUTS.markdown(layouts)
+    if not workloads:
+        Path(path).write_text("\n".join(L))
+        return
 
     # Summary: ratio of each peer on nDCG@10, per workload.
     wnames = [w["name"] for w in workloads]
@@ -859,9 +877,9 @@ def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, 
                      f"{fmt_time(c['first_eval_s'])} | {ratio} | {fmt_time(c['second_eval_s'])} | "
                      f"{'agrees' if c['agrees'] else '**DISAGREES**'} |")
         L.append("")
-        L.append("ranx compiles its numba kernels on first use and caches them on disk; the empty-cache "
-                 "case sets `NUMBA_CACHE_DIR` to a new directory, so it pays the compilation a user "
-                 "pays once per installation.\n")
+        L.append("ranx compiles its numba kernels on first use and caches them on disk; its rows "
+                 "(`--ranx-cold`, minutes) set `NUMBA_CACHE_DIR` to a new directory for the empty-cache "
+                 "case, so it pays the compilation a user pays once per installation.\n")
 
     L.append("## Conventions, as established by experiment, and how values were matched\n")
     L.append("| tool | conventions | skrank call it is checked against |\n|---|---|---|")
@@ -881,7 +899,9 @@ def write_markdown(path, *, env, cfg_name, workloads, records, scaling, memory, 
              "under every call (seen in earlier runs: XGBoost's eval of 10,000 rows took 8 ms with "
              "2 threads, 0.4 ms with `nthread=1`), and they suffer more from that load than skrank. ranx's "
              "conversion builds numba typed dictionaries and its time varies widely between runs. "
-             "Medians are of 3 to 15 repeats; results.json also holds the minimum of each.\n")
+             "Within each workload's table every call is timed in the same rounds (rotated order); "
+             "a call over the repeat budget takes part in fewer rounds (at least 3, one above 1 s). "
+             "results.json also holds the minimum of each.\n")
     L.append("Docnos are `d<row number>` zero-padded, so trec_eval's docno-descending tie order is "
              "skrank's `ties='stable'` on the rows reversed. Tolerance: 1e-9 (relative above 1), "
              "1e-6 for torchmetrics (float32 accumulation).\n")
@@ -943,34 +963,9 @@ def to_json(obj):
 
 # ---------------------------------------------------------------------------
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes (CI); writes to a temp dir unless --out")
-    parser.add_argument("--out", help="output directory (default: benchmarks/results, or a temp dir with --smoke)")
-    parser.add_argument("--tools", help="comma-separated tool keys to run (skrank is always run)")
-    parser.add_argument("--no-cold", action="store_true", help="skip the fresh-process cold starts")
-    args = parser.parse_args(argv)
-
-    cfg = dict(SMOKE if args.smoke else FULL)
-    cfg_name = "smoke" if args.smoke else "full"
-    if args.out:
-        out = Path(args.out)
-    elif args.smoke:
-        out = Path(tempfile.mkdtemp(prefix="skrank-bench-"))
-    else:
-        out = HERE / "results"
-    out.mkdir(parents=True, exist_ok=True)
-
-    started = time.perf_counter()
-    tools = T.all_tools()
-    if args.tools:
-        keep = set(args.tools.split(",")) | {"skrank"}
-        tools = [t for t in tools if t.key in keep]
-    env = environment(tools)
-    log(f"skrank benchmark ({cfg_name}) -> {out}")
-    for t in tools:
-        log(f"   {t.label:42s} {t.version if t.available else t.missing}")
-
+def run_tables(cfg, tools, *, cold_starts=True):
+    """The per-tool tables (four 1M-row workloads), scaling, memory, the fold, cold starts and the
+    re-timed target pairs."""
     records, workloads, scaling, memory = [], [], [], []
     kept, rows = {}, {}
 
@@ -986,7 +981,7 @@ def main(argv=None):
     rows["uniform"] = uni.n_rows
     memory += memory_rows(uni, cfg)
     scaling += [r for r in records if r["workload"] == "uniform" and r["metric"] == "ndcg@10"]
-    cold = [] if args.no_cold else run_cold(uni, tools, cfg, records)
+    cold = run_cold(uni, tools, cfg, records) if cold_starts else []
 
     nq, nd = cfg["graded"]
     wl = W.uniform(nq, nd, seed=1, labels="graded", name="graded",
@@ -1045,11 +1040,64 @@ def main(argv=None):
     paired = run_paired(kept, cfg["paired_rounds"])
     kept.clear()
     gc.collect()
+    return {"records": records, "workloads": workloads, "scaling": scaling, "memory": memory,
+            "cold": cold, "fold": fold, "paired": paired, "rows": rows}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes (CI); writes to a temp dir unless --out")
+    parser.add_argument("--quick", action="store_true",
+                        help="only the interleaved layouts-and-peers section at 1M rows (a few minutes); "
+                             "writes to a temp dir unless --out")
+    parser.add_argument("--out", help="output directory (default: benchmarks/results, or a temp dir with --smoke)")
+    parser.add_argument("--tools", help="comma-separated tool keys to run (skrank is always run)")
+    parser.add_argument("--no-cold", action="store_true", help="skip the fresh-process cold starts")
+    parser.add_argument("--ranx-cold", action="store_true",
+                        help="also time ranx in fresh processes, with an empty numba cache (it compiles) "
+                             "and with the cache on disk (minutes)")
+    args = parser.parse_args(argv)
+
+    if args.smoke and args.quick:
+        parser.error("--smoke and --quick are exclusive")
+    cfg_name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    cfg = dict({"smoke": SMOKE, "quick": QUICK, "full": FULL}[cfg_name])
+    if args.ranx_cold:
+        cfg["cold"] = cfg["cold"] + ("ranx-cold", "ranx-cached")
+    if args.out:
+        out = Path(args.out)
+    elif cfg_name != "full":
+        out = Path(tempfile.mkdtemp(prefix="skrank-bench-"))
+    else:
+        out = HERE / "results"
+    out.mkdir(parents=True, exist_ok=True)
+
+    started = time.perf_counter()
+    tools = T.all_tools()
+    if args.tools:
+        keep = set(args.tools.split(",")) | {"skrank"}
+        tools = [t for t in tools if t.key in keep]
+    env = environment(tools)
+    log(f"skrank benchmark ({cfg_name}) -> {out}")
+    for t in tools:
+        log(f"   {t.label:42s} {t.version if t.available else t.missing}")
+
+    if cfg_name == "quick":
+        tables = {"records": [], "workloads": [], "scaling": [], "memory": [], "cold": [], "fold": [],
+                  "paired": [], "rows": {}}
+    else:
+        tables = run_tables(cfg, tools, cold_starts=not args.no_cold)
+    records, workloads, scaling, memory = (tables[k] for k in ("records", "workloads", "scaling", "memory"))
+    cold, fold, paired, rows = (tables[k] for k in ("cold", "fold", "paired", "rows"))
     layouts = LAYOUTS.run_layouts(queries=cfg["uniform"][0], docs=cfg["uniform"][1],
                                   ragged=cfg["ragged"], rounds=max(cfg["paired_rounds"], 3),
-                                  large=cfg["layouts_large"], log=log)
-    target_rows = targets(records, memory, fold, paired, rows) + LAYOUTS.layout_targets(layouts)
-    anchors = physical_anchors(cfg, rows) if any(not t["met"] for t in target_rows) else None
+                                  large_rounds=cfg.get("layouts_large_rounds"),
+                                  large=cfg["layouts_large"], log=log,
+                                  dispatch=cfg_name == "full", peers=True,
+                                  peer_keys={t.key for t in tools} if args.tools else None)
+    target_rows = LAYOUTS.layout_targets(layouts) + targets(records, memory, fold, paired, rows)
+    anchors = (physical_anchors(cfg, rows) if cfg_name != "quick" and any(not t["met"] for t in target_rows)
+               else None)
 
     elapsed = time.perf_counter() - started
     try:
@@ -1062,17 +1110,20 @@ def main(argv=None):
                    target_rows=target_rows, elapsed=elapsed, plot_note=plot_note,
                    anchors=anchors, layouts=layouts)
     (out / "results.json").write_text(json.dumps(to_json({
-        "mode": cfg_name, "elapsed_s": elapsed, "environment": env, "workloads": workloads,
+        "mode": cfg_name, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "elapsed_s": elapsed,
+        "environment": env, "workloads": workloads,
         "targets": target_rows, "anchors": anchors, "paired": [[{"workload": k[0], "metric": k[1], "tool": k[2], "median_s": v}
                                             for k, v in group.items()] for group in paired],
         "records": records, "memory": memory, "fold": fold, "cold": cold, "layouts": layouts,
     }), indent=1, default=str))
 
     bad = [r for r in records if r.get("status") in ("disagrees", "error")]
+    bad += [{"workload": "layouts", "metric": r["case"], "tool": "", "status": "disagrees"}
+            for r in LAYOUTS.disagreements(layouts)]
     log(f"\nwrote {out / 'results.md'}, results.json" + ("" if plot_note else ", scaling.png")
         + f" in {elapsed:.0f} s")
     for t in target_rows:
-        log(f"   target {'MET   ' if t['met'] else 'MISSED'} {fmt_ratio(t['measured']):>8s} (goal {t['goal']}): {t['target']}")
+        log(f"   {'PASS' if t['met'] else 'MISS'} {fmt_ratio(t['measured']):>8s} (goal {t['goal']}): {t['target']}")
     if bad:
         log(f"\n{len(bad)} value check(s) failed or tool(s) errored:")
         for r in bad:
