@@ -212,7 +212,7 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
                 threshold=threshold, missing_queries=missing_queries,
                 unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
                 npartitions=None)
-        y_true, y_score, qid, retrieved, judged = _trec_arrays(
+        y_true, y_score, qid, retrieved, judged, qid_labels = _trec_arrays(
             qrels, run, missing_queries, unjudged_queries, ignore_identical_ids)
         if np.isinf(y_score).any():
             # trec_eval ranks inf scores: their dense ranks keep every order and tie.
@@ -248,6 +248,11 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
                              judged=judged, negative_is_unjudged=trec)
     table = _plan.execute(p, prepared)
     qids = table.qid
+    if trec:  # the rows carry query codes: name the queries
+        qids = qid_labels[qids]
+        table = table._replace(qid=qids, columns={
+            label: column._replace(qid=qid_labels[column.qid])
+            for label, column in table.columns.items()})
     per_query, mean = {}, {}
     for label, column in table.columns.items():
         mean[label] = mean_over_queries(func, column.values, column.weights)
@@ -279,14 +284,38 @@ def _counts(ranking, threshold):
 
 def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
                  ignore_identical_ids=False):
-    from . import io
+    """The joined rows of ``qrels`` and ``run`` with query codes, and the query id
+    of each code.  Files are read as byte tables and joined on the readers' pair
+    hashes in trec_eval's order (the command line's path): no str column."""
+    from .io._join import flat_rows, join
+    from .io._tokenize import decode
 
-    qrels = as_qrels("evaluate", qrels, "qrels")
-    run = as_run("evaluate", run, "run")
+    qrels = _trec_table(qrels, "qrels")
+    run = _trec_table(run, "run")
     if ignore_identical_ids:
         run = drop_identical_ids(run)
     check_query_coverage("evaluate", qrels, run, missing_queries, unjudged_queries)
     if missing_queries == "raise":
         missing_queries = "skip"  # none is missing: both give the same rows
-    joined = io.join_qrels_run(qrels, run, missing_queries=missing_queries)
-    return joined.y_true, joined.y_score, joined.qid, joined.retrieved, joined.judged
+    joined = join(qrels, run, missing_queries=missing_queries, func="evaluate",
+                  columns=("score",))
+    rows = flat_rows(joined)
+    labels = decode(joined.qids) if joined.qids.shape[0] else np.zeros(0, dtype="U1")
+    return (rows["y_true"], rows["y_score"], rows["codes"], rows["retrieved"],
+            rows["judged"], labels)
+
+
+def _trec_table(value, name):
+    """A qrels or run in any accepted form -> its byte table (a file is read as one,
+    without str columns)."""
+    import os
+
+    from .io._containers import qrels_table, run_table
+    from .io._read import read_qrels_table, read_run_table
+
+    if isinstance(value, (str, os.PathLike)) or hasattr(value, "read"):
+        return (read_qrels_table(value) if name == "qrels"
+                else read_run_table(value, compact=True))
+    if name == "qrels":
+        return qrels_table(as_qrels("evaluate", value, name), "evaluate")
+    return run_table(as_run("evaluate", value, name), "evaluate")
