@@ -429,6 +429,8 @@ _BLOCK_CELLS = 1 << 21
 
 
 def _issparse(value):
+    if "scipy.sparse" not in sys.modules:  # no sparse matrix exists: skip the import
+        return False
     try:
         from scipy import sparse
     except ImportError:  # pragma: no cover - scipy is a dependency
