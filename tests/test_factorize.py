@@ -383,3 +383,11 @@ def test_shuffled_string_ids_keyed_by_their_characters(make):
         np.testing.assert_array_equal(np.argsort(keys, kind="stable"),
                                       np.argsort(inverse.reshape(-1), kind="stable"))
     _assert_grouped_like_stable_sort(qid)
+
+
+@pytest.mark.parametrize("dtype", ["S3", "U3", np.int64, np.uint8, np.float64, bool, object,
+                                   "datetime64[s]"])
+def test_empty_ids_have_no_query(dtype):
+    codes, uniques, grouped = G.factorize_qid("f", np.zeros(0, dtype=dtype))
+    assert codes.shape == (0,) and uniques.shape == (0,) and grouped
+    assert uniques.dtype == np.dtype(dtype)
