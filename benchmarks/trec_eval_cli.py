@@ -163,7 +163,8 @@ def main(argv=None):
                 mem = f"{m:.0f} | {m / size:.2f}"
             print(f"| `{label}` | {tool} | {t:.2f} | {ratio} | {mem} |")
         if binary:
-            print("\noutputs identical to trec_eval's (skrank's names: streamed == in memory)" if identical else "\nOUTPUTS DIFFER")
+            print("\noutputs identical to trec_eval's (skrank's names: streamed == in memory)"
+                  if identical else "\nOUTPUTS DIFFER")
         return 0 if identical else 1
     finally:
         if not args.folder:
