@@ -265,6 +265,8 @@ def _run_plan(func, metrics, defaults, arrays, judged, trec):
 
 @dataclass(frozen=True)
 class _Executed:
+    """What one execution gives: the query ids, a Column per label, the query weights."""
+
     qid: np.ndarray
     columns: dict
     weights: object
