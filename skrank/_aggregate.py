@@ -13,6 +13,8 @@ def apply_no_relevant(func, qids, values, undefined, no_relevant, weights=None):
     Returns ``(qids, values, weights)``; with ``"skip"`` the undefined queries
     are left out of all three (``weights``, the query weights or None).
     """
+    if not isinstance(values, np.ndarray):  # PyTorch, CuPy, ... per-query values
+        return _apply_no_relevant_on_device(func, qids, values, undefined, no_relevant, weights)
     if undefined is None or not undefined.any():
         return qids, values, weights
     if no_relevant == "raise":
@@ -32,9 +34,43 @@ def apply_no_relevant(func, qids, values, undefined, no_relevant, weights=None):
     return qids, values, weights
 
 
+def _apply_no_relevant_on_device(func, qids, values, undefined, no_relevant, weights):
+    """:func:`apply_no_relevant` for device values; host query ids are filtered with a
+    host copy of the mask."""
+    from ._array_api import is_device_array, namespace, to_numpy
+
+    xp = namespace(values)
+    weights = _like(weights, values, xp)
+    if undefined is None or not bool(xp.any(undefined)):
+        return qids, values, weights
+    if no_relevant == "raise":
+        apply_no_relevant(func, to_numpy(qids), to_numpy(values), to_numpy(undefined), "raise")
+    if no_relevant == "skip":
+        kept = xp.nonzero(~undefined)[0]
+        kept_qids = (xp.take(qids, kept) if is_device_array(qids)
+                     else qids[to_numpy(~undefined)])
+        return kept_qids, xp.take(values, kept), None if weights is None else \
+            xp.take(weights, kept)
+    fill = {"zero": 0.0, "one": 1.0, "nan": float("nan")}[no_relevant]
+    return qids, xp.where(undefined, xp.full_like(values, fill), values), weights
+
+
 def mean_over_queries(func, values, weights=None):
     """Mean over queries, weighted by ``weights`` (one per query) when given:
     ``sum(w_q * v_q) / sum(w_q)``.  NaN with a warning when no query is left."""
+    if not isinstance(values, np.ndarray):
+        from ._array_api import namespace
+
+        xp = namespace(values)
+        if values.shape[0] and weights is None:
+            return float(xp.mean(values))
+        if values.shape[0]:
+            weights = xp.astype(_like(weights, values, xp), values.dtype)
+            total = float(xp.sum(weights))
+            if total > 0:
+                return float(xp.sum(weights * values)) / total
+        values = np.zeros(values.shape[0])  # the messages below
+        weights = None if weights is None else np.zeros(values.shape[0])
     if values.size == 0:
         from sklearn.exceptions import UndefinedMetricWarning  # scikit-learn's, so its filters apply
 
@@ -67,6 +103,20 @@ def query_weights(func, sample_weight, qid=None, n_queries=None):
     """
     if sample_weight is None:
         return None
+    from ._array_api import is_device_array
+
+    if is_device_array(sample_weight) or is_device_array(qid):
+        from ._array_api import query_weights as query_weights_on_device
+
+        def codes_of(ids):
+            from ._array_api import factorize, namespace
+
+            xp = namespace(sample_weight, ids)
+            device = _device(sample_weight if is_device_array(sample_weight) else ids)
+            return factorize(func, ids, device, xp)
+
+        return query_weights_on_device(func, sample_weight, qid, n_queries, codes_of,
+                                       query_weights)
     weights = np.asarray(sample_weight)
     expected = (n_queries,) if qid is None else (qid.shape[0],)
     form = ("(n_queries,) = one per row of the 2-D y_true" if qid is None
@@ -103,3 +153,16 @@ def query_weights(func, sample_weight, qid=None, n_queries=None):
             f"{per_query[codes[row]]:g})."
         )
     return per_query
+
+
+def _device(x):
+    from ._array_api import device_of
+
+    return device_of(x)
+
+
+def _like(weights, values, xp):
+    """Query weights in the namespace and on the device of the per-query values."""
+    if weights is None or not isinstance(weights, np.ndarray):
+        return weights
+    return xp.asarray(weights, device=_device(values))

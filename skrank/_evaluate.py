@@ -4,8 +4,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _params as P
 from . import _plan
-from ._aggregate import mean_over_queries
+from ._array_api import fill_skipped, to_numpy
 from ._inputs import (as_qrels, as_run, check_collection_options, check_query_coverage,
                       drop_identical_ids, is_dask_frame)
 from ._validation import InvalidParameterError
@@ -33,6 +34,10 @@ class Evaluation:
     weights : ndarray of shape (n_queries,) or None
         The query weights from ``sample_weight``, aligned with ``qid``; None
         when every query weighs the same.
+
+    With PyTorch, CuPy or other array-API input, ``per_query``, ``counts`` and
+    ``weights`` hold arrays of that namespace on the input's device (``qid``
+    too when the ids were given as one); ``mean`` holds Python floats.
     """
 
     qid: np.ndarray
@@ -51,7 +56,9 @@ class Evaluation:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - exercised without pandas only
             raise ImportError("Evaluation.to_pandas needs pandas: pip install pandas") from exc
-        frame = pd.DataFrame(self.per_query, index=pd.Index(self.qid, name="qid"))
+        # Device arrays (PyTorch, CuPy, ...) are copied to the host here.
+        frame = pd.DataFrame({name: to_numpy(values) for name, values in self.per_query.items()},
+                             index=pd.Index(to_numpy(self.qid), name="qid"))
         return frame
 
     def to_dict(self):
@@ -62,38 +69,24 @@ class Evaluation:
         as strings.
         """
         def clean(values):  # NaN -> None, once per metric column
-            values = np.asarray(values, dtype=np.float64)
+            values = to_numpy(values).astype(np.float64)
             out = values.astype(object)
             out[np.isnan(values)] = None
             return out.tolist()
 
-        qids = self.qid.tolist()   # the ids themselves: 1 and "1" stay two queries
+        qids = to_numpy(self.qid).tolist()   # the ids themselves: 1 and "1" stay two queries
         columns = {name: clean(vals) for name, vals in self.per_query.items()}
         return {
             "mean": {name: (None if np.isnan(v) else v) for name, v in self.mean.items()},
             "per_query": {q: {name: column[i] for name, column in columns.items()}
                           for i, q in enumerate(qids)},
-            "counts": {name: vals.tolist() for name, vals in self.counts.items()},
+            "counts": {name: to_numpy(vals).tolist() for name, vals in self.counts.items()},
             "qid": qids,
         }
 
     def __repr__(self):
         means = ", ".join(f"{name}={value:.4f}" for name, value in self.mean.items())
         return f"Evaluation(n_queries={self.qid.shape[0]}, {means})"
-
-
-def _resolve_metrics(metrics, *, trec=False):
-    """``metrics`` -> list of (label, spec, options the item sets itself)."""
-    labelled = _plan.resolve("evaluate", metrics, trec=trec)
-    items = (list(metrics.values()) if isinstance(metrics, dict)
-             else [metrics] if isinstance(metrics, str) else list(metrics))
-    out = []
-    for (label, call), item in zip(labelled, items):
-        if isinstance(item, _plan.MetricCall):
-            out.append((label, call.spec, call.options))
-        else:
-            out.append((label, *_plan._parse_item(item, "evaluate", trec, True)))
-    return out
 
 
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
@@ -108,25 +101,10 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         As in :func:`skrank.ndcg_score` (``y_true`` may be a scipy sparse
         relevance matrix in the 2-D form, ``exclude`` the items that take no
         rank).  Leave them out to evaluate ``qrels`` and ``run`` instead.
-    metrics : list of str, or dict of label -> str or (str, dict), default=DEFAULT_METRICS
-        Metric names in the scorer grammar (``"ndcg_exp@10"``, ``"map"``,
-        ``"precision@5"``, ``"map(denominator=min)@10"``; trec_eval names
-        such as ``"ndcg_cut.10"`` are accepted too), or ``(name, params)``
-        pairs, e.g. ``("map", {"k": 10, "denominator": "min"})``.  A name
-        (or a dict key) is its metric's label as written; a pair is labelled
-        by its canonical name, here ``"map(denominator=min)@10"``.
-    ties : str, default=None
-        Tie policy for every metric that does not set its own in a
-        ``(name, params)`` pair; None uses each metric's default
-        (``"average"``, or ``"pessimistic"`` for ERR).  With TREC files the
-        default is ``"trec"``: score descending, then docno descending, as
-        trec_eval orders documents.
-    no_relevant : str, default="zero"
-        Policy for queries without a relevant document, for the metrics that
-        take it and do not set their own (see :func:`skrank.ndcg_score`).
-    threshold : float, default=None
-        Relevance threshold for every binary metric (trec_eval ``-l``); None
-        keeps each metric's default of 1.  The DCG family keeps graded gains.
+    {metrics}
+    {ties}
+    {no_relevant}
+    {threshold}
     qrels, run : default=None
         Ground truth and predictions to evaluate instead of arrays, each in
         any of these forms: a :class:`skrank.io.Qrels` / :class:`skrank.io.Run`
@@ -146,21 +124,9 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         those column names) are evaluated partition by partition by
         :func:`skrank.dask.evaluate`, which returns a
         :class:`skrank.dask.DaskEvaluation`.
-    missing_queries : {"skip", "zero", "raise"}, default="skip"
-        Queries of ``qrels`` without any row in ``run`` (users or questions
-        the system returned nothing for) are left out of the means
-        (trec_eval's default), count as empty rankings, i.e. 0 for every
-        metric (``trec_eval -c``; a recommender that returns nothing for a
-        user is usually meant to score 0 there), or raise an error.  Whatever
-        the choice, a warning says how many there are.
-    unjudged_queries : {"skip", "raise"}, default="skip"
-        Queries of ``run`` absent from ``qrels`` are left out (with a warning
-        giving their count) or raise an error (trec_eval 10 refuses such a
-        run unless ``-c``).
-    ignore_identical_ids : bool, default=False
-        Drop every run row whose document id equals its query id before
-        evaluating (BEIR's ``ignore_identical_ids``: on corpora where the
-        queries are documents too, a query retrieving itself is not a hit).
+    {missing_queries}
+    {unjudged_queries}
+    {ignore_identical_ids}
     judged : array-like of bool of shape (n_samples,), default=None
         For ``"bpref"``, ``"infap"`` and ``"judged@k"``: False marks a
         document nobody judged (see :func:`skrank.bpref_score`).  None means
@@ -187,6 +153,10 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     [1.0, 0.5]
     """
     func = "evaluate"
+    ties, no_relevant, threshold = (P.EVALUATE_OPTIONS[name].validate(func, value) for name, value
+                                    in (("ties", ties), ("no_relevant", no_relevant),
+                                        ("threshold", threshold)))
+    check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids)
     trec = qrels is not None or run is not None
     if trec:
         if sample_weight is not None:
@@ -202,7 +172,6 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         if exclude is not None:
             raise InvalidParameterError(f"{func}: exclude is for the 2-D form (y_true, y_score matrices); "
                              f"with qrels and run, leave the excluded documents out of the run.")
-        check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids)
         if is_dask_frame(qrels) or is_dask_frame(run):  # partition by partition on Dask
             from .dask import _evaluate_frames
 
@@ -220,10 +189,9 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         raise InvalidParameterError(f"{func}: y_true and y_score are required (or qrels and run).")
     else:
         # options about matching two collections mean nothing for arrays: say so, not ignore
-        given = {name: value for name, value, default in (
-            ("missing_queries", missing_queries, "skip"),
-            ("unjudged_queries", unjudged_queries, "skip"),
-            ("ignore_identical_ids", ignore_identical_ids, False)) if value != default}
+        given = {param.name: value for param, value in zip(
+            P.COLLECTION_OPTIONS, (missing_queries, unjudged_queries, ignore_identical_ids))
+            if not _plan._same(value, param.default)}
         if given:
             listed = ", ".join(f"{name}={value!r}" for name, value in given.items())
             raise InvalidParameterError(
@@ -258,8 +226,12 @@ def _run_plan(func, metrics, defaults, arrays, judged, trec):
     counts = _counts(ranking, 1.0 if threshold is None else float(threshold))
     if prepared.n_ranked is not None:
         # Every item that is not excluded is ranked, though only the leading ones are held.
-        counts["num_ret"] = prepared.n_ranked.astype(np.int64)
-        counts["num_rel_ret"] = counts["num_rel"].copy()
+        if isinstance(prepared.n_ranked, np.ndarray):
+            counts["num_ret"] = prepared.n_ranked.astype(np.int64)
+            counts["num_rel_ret"] = counts["num_rel"].copy()
+        else:  # device counts
+            counts["num_ret"] = prepared.n_ranked
+            counts["num_rel_ret"] = counts["num_rel"] + 0
     return _Executed(table.qid, table.columns, prepared.weights), counts
 
 
@@ -283,9 +255,11 @@ def _evaluation(func, qids, columns, counts, weights):
     """The :class:`Evaluation` of executed columns (label -> Column)."""
     per_query, mean = {}, {}
     for label, column in columns.items():
-        mean[label] = mean_over_queries(func, column.values, column.weights)
+        mean[label] = column.score(func)
         if column.qid.shape[0] == qids.shape[0]:
             per_query[label] = column.values
+        elif not isinstance(column.values, np.ndarray):  # device values: NaN where skipped
+            per_query[label] = fill_skipped(column.values, column.qid, qids)
         else:  # queries left out by no_relevant="skip" hold NaN
             full = np.full(qids.shape[0], np.nan)
             full[np.isin(qids, column.qid)] = column.values
@@ -304,7 +278,15 @@ def _ranked_finite(y_score):
     return finite_rank
 
 
+evaluate.__doc__ = P.fill_options(evaluate.__doc__, P.EVALUATE_OPTIONS.values())
+
+
 def _counts(ranking, threshold):
+    if getattr(ranking, "xp", None) is not None:  # a device ranking: counts on the device
+        xp = ranking.xp
+        return {name: xp.astype(values, xp.int64) for name, values in (
+            ("num_ret", ranking.n_ranked), ("num_rel", ranking.n_relevant(threshold)),
+            ("num_rel_ret", ranking.n_relevant_ranked(threshold)))}
     return {
         "num_ret": ranking.n_ranked.astype(np.int64),
         "num_rel": ranking.n_relevant(threshold).astype(np.int64),

@@ -1087,6 +1087,10 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     ``depth`` (a :class:`Depth`; None: all) is how far the metrics will read;
     queries are then ranked only that deep (see :func:`segmented_top_order`).
     """
+    if not isinstance(y_true, np.ndarray):  # PyTorch, CuPy, ...: from check_ranking_arrays
+        from . import _array_api
+
+        return _array_api.rank_queries(func, y_true, y_score, qid, shape, retrieved, ties)
     all_labels, all_offsets = None, None
     group_order = None  # set when the labels are regrouped lazily (see Ranking)
     if shape is not None:

@@ -26,7 +26,8 @@ from itertools import chain
 import numpy as np
 
 from ._grouping import _kth_largest_by_row
-from ._validation import InvalidParameterError, _as_numeric, _describe, check_choice
+from . import _params as P
+from ._validation import InvalidParameterError, _as_numeric, _describe
 
 _QRELS_FORMS = ("a Qrels, a path to a TREC qrels file, a DataFrame with columns "
                 "query_id, doc_id, relevance (other names: skrank.io.Qrels.from_frame), "
@@ -363,11 +364,9 @@ def drop_identical_ids(run):
 
 def check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids):
     """The options about matching a ground truth with predictions (in memory and on Dask)."""
-    check_choice(func, "missing_queries", missing_queries, ("skip", "zero", "raise"))
-    check_choice(func, "unjudged_queries", unjudged_queries, ("skip", "raise"))
-    if not isinstance(ignore_identical_ids, (bool, np.bool_)):
-        raise InvalidParameterError(f"{func}: ignore_identical_ids must be True or False. "
-                                    f"Got {_describe(ignore_identical_ids)} instead.")
+    for param, value in zip(P.COLLECTION_OPTIONS,
+                            (missing_queries, unjudged_queries, ignore_identical_ids)):
+        param.validate(func, value)
 
 
 def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
@@ -581,6 +580,12 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
     Returns ``(y_true, y_score, qid, retrieved, n_ranked)`` with ``n_ranked``
     the number of items each user ranks (those not excluded).
     """
+    from ._array_api import namespace
+
+    if namespace(y_true, y_score, exclude) is not None and qid is None and retrieved is None:
+        from ._array_api import matrix_arrays as matrix_arrays_on_device
+
+        return matrix_arrays_on_device(func, y_true, y_score, exclude)
     if qid is not None:
         raise ValueError(f"{func}: qid must be None when exclude or a sparse y_true is given: "
                          f"they belong to the 2-D form, one row per query. Got qid of type "

@@ -8,54 +8,62 @@ the arrays are turned into trec_eval's relevance codes and the kernels of
 :mod:`skrank._trec_measures` compute them.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Callable
 
 import numpy as np
 
 from ._grouping import rank_queries
 from ._trec_data import NONPOOL, UNJUDGED, TrecRanking
 from ._trec_measures import _bpref, _k_infap
-from ._validation import InvalidParameterError, _describe, check_choice, check_k, check_real
+from . import _params as P
+from ._metrics import Declared
+from ._validation import _describe
 
-JUDGED_TIES = ("pessimistic", "optimistic", "stable")
+#: trec_eval's kernels rank one order of the tied documents: no tie average.
+_TIES = P.TIES.replace(
+    default="pessimistic", supported=("pessimistic", "optimistic", "stable"),
+    unsupported="the judged metrics rank one order of tied documents (trec_eval's kernels) "
+                "and have no average over their orderings.",
+    description="Order of documents with equal scores: least relevant first, most\n"
+                "relevant first, or input order.  (trec_eval orders them by docno.)",
+    valid=("pessimistic", "optimistic", "stable"), invalid=("average", "bogus", None))
 
+_RETRIEVED = P.RETRIEVED.replace(
+    description="False marks a judged document the system did not retrieve: it counts\n"
+                "in R and N but takes no rank.  None means every row was retrieved.")
 
 @dataclass(frozen=True)
-class JudgedSpec:
-    """Declaration of a metric that takes ``judged=`` (its options and their checks), so
-    that :class:`skrank._plan.MetricCall` and the plan treat it as any other metric."""
+class JudgedSpec(Declared):
+    """Declaration of a metric that takes ``judged=`` (bpref, infap, judged@k): its
+    options as :class:`~skrank._params.Param` and its public function, as a
+    :class:`~skrank._metrics.MetricSpec` declares them, so that the checks, the
+    signature and docstring tests, :class:`skrank._plan.MetricCall` and the plan
+    treat it as any other metric.  Not in :data:`skrank.METRICS`: these are no
+    scorer names (a scorer cannot be given ``judged=``); ``evaluate`` and
+    ``per_query_scores`` take them."""
 
     name: str
-    parameters: MappingProxyType
-    k: str = "none"
+    function: Callable
+    summary: str
+    params: tuple = ()
+    after_options: tuple = (_RETRIEVED, P.SAMPLE_WEIGHT)
+    trec_names: MappingProxyType = field(default_factory=dict)
+    aggregate: str = "mean"
+    bounds: tuple = (0.0, 1.0)
+    y_true_note: str = ("A negative label marks a document in the pool but not judged\n"
+                        "(trec_eval's -1).")
+    before_options = (P.QID, P.JUDGED)
 
     @property
     def variants(self):
         return {self.name: {}}
 
-    def check_params(self, func, params):
-        """Validate options; return them complete (defaults filled in)."""
-        unknown = set(params) - set(self.parameters)
-        if unknown:
-            raise InvalidParameterError(f"{func}: got unexpected option(s) "
-                                        f"{', '.join(map(repr, sorted(unknown)))} for {self.name}.")
-        out = {**self.parameters, **params}
-        for name, value in out.items():
-            if name == "ties":
-                check_choice(func, "ties", value, JUDGED_TIES)
-            elif name == "threshold":
-                out[name] = check_real(func, "threshold", value)
-            elif name == "k":
-                out[name] = check_k(func, value, required=True)
-        return out
-
-
-JUDGED_SPECS = MappingProxyType({spec.name: spec for spec in (
-    JudgedSpec("bpref", MappingProxyType({"threshold": 1, "ties": "pessimistic"})),
-    JudgedSpec("infap", MappingProxyType({"threshold": 1, "ties": "pessimistic"})),
-    JudgedSpec("judged", MappingProxyType({"k": None, "ties": "pessimistic"}), k="required"),
-)})
+    @property
+    def stems(self):
+        """Every name of the metric that evaluate() reads (its own, its trec_eval ones)."""
+        return (self.name, *[n for n in self.trec_names if n != self.name])
 
 
 def _check_judged(func, judged, n):
@@ -98,6 +106,15 @@ def judged_columns(func, calls, prepared):
     """``(qids, [values of each call])`` of judged metric calls on prepared arrays: one
     trec_eval ranking per (tie policy, threshold), shared by the calls that read it."""
     arrays = prepared.arrays
+    from ._array_api import namespace
+
+    if namespace(arrays[0], arrays[1]) is not None:
+        raise TypeError(
+            f"{func}: bpref, infAP and judged@k run on NumPy arrays only; the array-API "
+            f"(device) path covers the metrics of skrank.METRICS. Got "
+            f"{type(arrays[1]).__module__.partition('.')[0]} arrays. Pass host arrays, e.g. "
+            f"tensor.cpu().numpy()."
+        )
     judged = prepared.judged
     judged = _check_judged(func, None if judged is None else np.ravel(judged),
                            arrays[0].shape[0])
@@ -120,11 +137,17 @@ def judged_columns(func, calls, prepared):
     return qids, out
 
 
-def _mean(func, metric, y_true, y_score, qid, judged, retrieved, sample_weight, **params):
+def _score(metric, arguments):
+    """The score of a public judged metric function called with ``arguments`` (its locals)."""
     from ._plan import MetricCall, mean
 
-    call = MetricCall.of(JUDGED_SPECS[metric], params, func=func)
-    return mean(func, call, y_true, y_score, qid, retrieved, None, sample_weight, judged=judged)
+    spec = JUDGED_SPECS[metric]
+    func = spec.function.__name__
+    options = {key: value for key, value in arguments.items() if key not in P.ARRAY_ARGUMENTS}
+    call = MetricCall.of(spec, options, func=func)
+    return mean(func, call, arguments["y_true"], arguments["y_score"], arguments["qid"],
+                arguments.get("retrieved"), None, arguments["sample_weight"],
+                judged=arguments["judged"])
 
 
 def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
@@ -139,32 +162,11 @@ def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,) or (n_queries, n_documents)
-        Relevance labels of the judged documents; a negative label marks a
-        document in the pool but not judged (trec_eval's -1).
-    y_score : array-like of the same shape
-        Scores; each query is ranked by decreasing score.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, required with 1-D input.
-    judged : array-like of bool of shape (n_samples,), default=None
-        False marks a retrieved document without any judgement (its label is
-        ignored).  None means every document was judged.
-    threshold : float, default=1
-        A judged document is relevant when its label is ``>= threshold``.
-    ties : {"pessimistic", "optimistic", "stable"}, default="pessimistic"
-        Order of documents with equal scores: least relevant first, most
-        relevant first, or input order.  (trec_eval orders them by docno.)
-    retrieved : array-like of bool of shape (n_samples,), default=None
-        False marks a judged document the system did not retrieve: it counts
-        in R and N but takes no rank.
-    sample_weight : array-like of shape (n_samples,) or (n_queries,), default=None
-        Query weights for a weighted mean (see :func:`skrank.ndcg_score`).
+    {parameters}
 
     Returns
     -------
-    score : float
-        Mean over queries (a query without relevant document scores 0).
-        :func:`skrank.per_query_scores` with ``"bpref"`` gives the per-query values.
+    {returns}
 
     Examples
     --------
@@ -174,8 +176,7 @@ def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
     ...             judged=[True, False, True, True])
     0.5
     """
-    return _mean("bpref_score", "bpref", y_true, y_score, qid, judged, retrieved, sample_weight,
-                 threshold=threshold, ties=ties)
+    return _score("bpref", locals())
 
 
 def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
@@ -189,13 +190,11 @@ def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
 
     Parameters
     ----------
-    y_true, y_score, qid, judged, threshold, ties, retrieved, sample_weight
-        As in :func:`bpref_score`.
+    {parameters}
 
     Returns
     -------
-    score : float
-        Mean over queries (a query without relevant document scores 0).
+    {returns}
 
     Examples
     --------
@@ -203,11 +202,10 @@ def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
     >>> round(infap_score([1, 0, 1], [3, 2, 1], qid=[0] * 3), 4)    # = AP when all judged
     0.8333
     """
-    return _mean("infap_score", "infap", y_true, y_score, qid, judged, retrieved, sample_weight,
-                 threshold=threshold, ties=ties)
+    return _score("infap", locals())
 
 
-def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessimistic",
+def judged_at_k_score(y_true, y_score, *, qid=None, judged=None, k, ties="pessimistic",
                       sample_weight=None):
     """Share of the top k documents that were judged (ir_measures' ``Judged@k``).
 
@@ -218,16 +216,11 @@ def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessim
 
     Parameters
     ----------
-    y_true, y_score, qid, judged, ties, sample_weight
-        As in :func:`bpref_score` (a negative label counts as unjudged, as in
-        trec_eval).
-    k : int >= 1
-        Cutoff.
+    {parameters}
 
     Returns
     -------
-    score : float
-        Mean over queries.
+    {returns}
 
     Examples
     --------
@@ -236,8 +229,22 @@ def judged_at_k_score(y_true, y_score, *, qid=None, k, judged=None, ties="pessim
     ...                   judged=[True, False, True])
     0.5
     """
-    return _mean("judged_at_k_score", "judged", y_true, y_score, qid, judged, None,
-                 sample_weight, k=k, ties=ties)
+    return _score("judged", locals())
 
 
-JUDGED_METRICS = {"bpref": bpref_score, "infap": infap_score, "judged": judged_at_k_score}
+#: The metrics that take ``judged=``: the sibling of :data:`skrank.METRICS` (see
+#: :class:`JudgedSpec`).  Order here is the order of every list shown to users.
+JUDGED_SPECS = MappingProxyType({spec.name: spec for spec in (
+    JudgedSpec("bpref", bpref_score, "binary preference", params=(P.THRESHOLD, _TIES),
+               trec_names={"bpref": {}}),
+    JudgedSpec("infap", infap_score, "inferred average precision",
+               params=(P.THRESHOLD, _TIES), trec_names={"infAP": {}}),
+    JudgedSpec("judged", judged_at_k_score, "share of the top k that was judged",
+               params=(P.K_REQUIRED, _TIES), after_options=(P.SAMPLE_WEIGHT,)),
+)})
+
+for _spec in JUDGED_SPECS.values():
+    _spec.fill_docstring()
+del _spec
+
+JUDGED_METRICS = {name: spec.function for name, spec in JUDGED_SPECS.items()}

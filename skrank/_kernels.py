@@ -21,9 +21,24 @@ orderings of each group, in closed form, without enumeration:
   (McSherry & Najork, 2008).
 """
 
+import functools
+
 import numpy as np
 
 from ._grouping import segmented_sort_desc
+
+
+def _device_form(numpy_kernel):
+    """Hand a ranking of device arrays (:class:`skrank._array_api.DeviceRanking`) to the
+    same kernel of :mod:`skrank._device_kernels`; a NumPy :class:`Ranking` has no ``xp``."""
+    @functools.wraps(numpy_kernel)
+    def kernel(ranking, *args, **kwargs):
+        if getattr(ranking, "xp", None) is None:
+            return numpy_kernel(ranking, *args, **kwargs)
+        from . import _device_kernels
+
+        return getattr(_device_kernels, numpy_kernel.__name__)(ranking, *args, **kwargs)
+    return kernel
 
 
 def sum_by_query(query, values, n_queries):
@@ -54,6 +69,7 @@ def _take(values, rows):
     return values if rows is None else values[rows]
 
 
+@_device_form
 def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     """Expected ``sum(f(row_values[i]) * weight(position_i))`` over ranks < cutoff, per query.
 
@@ -107,18 +123,25 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
 
 
 def ones(positions):
-    return np.ones(positions.shape)
+    if isinstance(positions, np.ndarray):
+        return np.ones(positions.shape)
+    return positions * 0.0 + 1.0  # float positions of a device ranking
 
 
 def log_discount(log_base):
     scale = np.log(log_base)
 
     def discount(positions):
-        return scale / np.log(positions + 2.0)
+        if isinstance(positions, np.ndarray):
+            return scale / np.log(positions + 2.0)
+        from ._array_api import namespace
+
+        return float(scale) / namespace(positions).log(positions + 2.0)
 
     return discount
 
 
+@_device_form
 def ideal_dcg(ranking, gain, gain_fn, k, discount):
     """DCG@k of each query's documents (retrieved or not) in decreasing order of gain.
 
@@ -154,6 +177,7 @@ def ideal_dcg(ranking, gain, gain_fn, k, discount):
     return sum_by_query(query, gains * discount(position), ranking.n_queries)
 
 
+@_device_form
 def hit_rate(ranking, threshold, k):
     """P(at least one relevant document (label >= threshold) within the top k)."""
     nq = ranking.n_queries
@@ -180,6 +204,7 @@ def hit_rate(ranking, threshold, k):
     return value
 
 
+@_device_form
 def reciprocal_rank(ranking, threshold, k):
     """Expected 1 / rank of the first relevant document (0 beyond the cutoff)."""
     nq = ranking.n_queries
@@ -227,6 +252,7 @@ def reciprocal_rank(ranking, threshold, k):
     return sum_by_query(group_query[group][term_group], terms, nq)
 
 
+@_device_form
 def average_precision_sum(ranking, threshold, k):
     """Expected sum over relevant ranks i <= k of precision@i (to be divided by R)."""
     nq = ranking.n_queries
@@ -278,6 +304,7 @@ def _inverse_ranks(ranking, k):
     return table[ranking.position]
 
 
+@_device_form
 def expected_reciprocal_rank(ranking, labels, max_grade, k):
     """ERR (Chapelle et al. 2009) in the ranking's order (no tie averaging)."""
     stop = np.exp2(labels - max_grade) - np.exp2(-max_grade)  # (2^rel - 1) / 2^max_grade

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import _params as P
+from ._array_api import as_float, divide_where, minimum, value_range
 from ._validation import (
     InvalidParameterError,
     _describe,
@@ -49,16 +50,16 @@ def _ndcg(ranking, *, func, k, gain):
     dcg = K.weighted_rank_sum(ranking, ranking.labels, discount, k, _gain_fn(func, gain))
     if callable(gain):
         all_gains = apply_gain(func, gain, ranking.all_labels)
-        if all_gains.size and all_gains.min() < 0:
+        low = value_range(all_gains)[0]
+        if low < 0:
             raise InvalidParameterError(
                 f"{func}: gain must map every label to a non-negative gain (nDCG is only "
-                f"bounded by 1 then). Got a gain of {all_gains.min():g} instead."
+                f"bounded by 1 then). Got a gain of {low:g} instead."
             )
     idcg = K.ideal_dcg(ranking, gain, _gain_fn(func, gain), k, discount)
     undefined = idcg <= 0
-    ratio = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=~undefined)
     # DCG <= IDCG exactly; the two sums may round apart by an ulp.
-    return np.minimum(ratio, 1.0, out=ratio), undefined
+    return minimum(divide_where(dcg, idcg, ~undefined), 1.0), undefined
 
 
 def _relevant(ranking, threshold):
@@ -66,19 +67,21 @@ def _relevant(ranking, threshold):
 
 
 def _is_relevant(threshold):
-    return lambda labels: (labels >= threshold).astype(np.float64)
+    return lambda labels: as_float(labels >= threshold)
 
 
 def _precision(ranking, *, func, k, threshold, denominator):
     hits = K.weighted_rank_sum(ranking, ranking.labels, K.ones, k, _is_relevant(threshold))
-    size = float(k) if denominator == "k" else np.minimum(ranking.n_ranked, k).astype(float)
-    return np.divide(hits, size, out=np.zeros_like(hits), where=size > 0), None
+    if denominator == "k":
+        return hits / float(k), None
+    size = as_float(minimum(ranking.n_ranked, k))
+    return divide_where(hits, size, size > 0), None
 
 
 def _per_relevant(ranking, total, threshold):
     n_rel = ranking.n_relevant(threshold)
     undefined = n_rel == 0
-    return np.divide(total, n_rel, out=np.zeros_like(total), where=~undefined), undefined
+    return divide_where(total, n_rel, ~undefined), undefined
 
 
 def _recall(ranking, *, func, k, threshold):
@@ -105,9 +108,9 @@ def _mrr(ranking, *, func, k, threshold):
 def _map(ranking, *, func, k, threshold, denominator):
     total = K.average_precision_sum(ranking, threshold, k)
     n_rel = ranking.n_relevant(threshold)
-    size = n_rel if denominator == "R" or k is None else np.minimum(n_rel, k)
+    size = n_rel if denominator == "R" or k is None else minimum(n_rel, k)
     undefined = n_rel == 0
-    return np.divide(total, size, out=np.zeros_like(total), where=~undefined), undefined
+    return divide_where(total, size, ~undefined), undefined
 
 
 def _err(ranking, *, func, k, max_grade):
@@ -121,11 +124,15 @@ def _rbp(ranking, *, func, k, p, threshold, gain):
     if gain == "binary":
         values = _relevant(ranking, threshold)
     else:
-        if ranking.all_labels.size and ranking.all_labels.min() < 0:
+        if value_range(ranking.all_labels)[0] < 0:
             raise ValueError(f"{func}: y_true must be non-negative for gain={gain!r}. Got "
-                             f"min(y_true) = {ranking.all_labels.min():g} instead.")
-        values = ranking.labels.astype(np.float64)
-        if gain == "trec":
+                             f"min(y_true) = {value_range(ranking.all_labels)[0]:g} instead.")
+        values = as_float(ranking.labels)
+        if gain == "trec" and getattr(ranking, "xp", None) is not None:  # a device ranking
+            xp = ranking.xp
+            top = xp.take(ranking.max_label_by_query(), ranking.query)
+            values = values / xp.astype(xp.where(top > 1.0, top, 1.0), values.dtype)
+        elif gain == "trec":
             # trec_eval scales the grades by the query's top judged grade when it exceeds 1.
             top = np.maximum(np.maximum.reduceat(ranking.all_labels, ranking.all_offsets[:-1])
                              if ranking.all_labels.size else np.ones(0), 1.0)
@@ -146,8 +153,77 @@ _LABEL_NOTES = {"any": "", "nonnegative": "Labels must be non-negative.",
                 "graded": "Labels must lie in ``[0, max_grade]``."}
 
 
+class Declared:
+    """What a metric's declaration derives from its ``params``: defaults, checks, the
+    public function's signature and its generated docstring.  Shared by
+    :class:`MetricSpec` (the table :data:`METRICS`) and
+    :class:`skrank._judged.JudgedSpec` (the metrics that take ``judged=``).
+
+    A subclass has ``name``, ``function``, ``params``, ``before_options`` and
+    ``after_options`` (the array arguments around the options) and ``y_true_note``.
+    """
+
+    @cached_property
+    def parameters(self):
+        """Metric options (everything after ``y_true, y_score`` but the arrays) and their
+        defaults (:data:`skrank._params.REQUIRED` for a required one)."""
+        return {p.name: p.default for p in self.params}
+
+    def param(self, name):
+        """The declaration of one of the metric's options."""
+        return next(p for p in self.params if p.name == name)
+
+    @property
+    def k(self):
+        """``"optional"``, ``"required"`` or ``"none"``: whether the metric takes a cutoff."""
+        if "k" not in self.parameters:
+            return "none"
+        return "required" if self.param("k").required else "optional"
+
+    @property
+    def ties(self):
+        """Supported tie policies; ``"average"`` only where an exact closed form exists."""
+        return self.param("ties").choices
+
+    @property
+    def takes_no_relevant(self):
+        return "no_relevant" in self.parameters
+
+    def signature_params(self):
+        """Every argument of the public function, in signature order."""
+        return (*P.POSITIONAL, *self.before_options, *self.params, *self.after_options)
+
+    def parameters_doc(self):
+        """The numpydoc Parameters entries of the public function."""
+        entries = []
+        for param in self.signature_params():
+            if param is P.Y_TRUE and self.y_true_note:
+                param = param.note(self.y_true_note)
+            entries.append(param.doc())
+        return "\n\n".join(entries)
+
+    def fill_docstring(self):
+        """Put the generated Parameters and Returns sections into the function's docstring
+        (placeholders ``{parameters}`` and ``{returns}``; ``{{``/``}}`` are literal braces)."""
+        doc = self.function.__doc__
+        fields = {"parameters": textwrap.indent(self.parameters_doc(), "    ").lstrip(),
+                  "returns": textwrap.indent(_RETURNS, "    ").lstrip()}
+        self.function.__doc__ = doc.format(**fields)
+
+    def check_params(self, func, params):
+        """Validate options; return them complete (defaults filled in)."""
+        known = self.parameters
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise InvalidParameterError(
+                f"{func}: got unexpected option(s) {', '.join(map(repr, unknown))}. "
+                f"Valid options: {', '.join(known)}."
+            )
+        return {p.name: p.validate(func, params.get(p.name, p.default)) for p in self.params}
+
+
 @dataclass(frozen=True)
-class MetricSpec:
+class MetricSpec(Declared):
     """Declaration of one metric; the single source for everything that lists metrics.
 
     Attributes
@@ -214,72 +290,32 @@ class MetricSpec:
     labels: str = "any"
     reads_to_first_relevant: bool = False
 
-    @cached_property
-    def parameters(self):
-        """Metric options (everything after ``y_true, y_score`` but the arrays) and their
-        defaults (:data:`skrank._params.REQUIRED` for a required one)."""
-        return {p.name: p.default for p in self.params}
-
-    def param(self, name):
-        """The declaration of one of the metric's options."""
-        return next(p for p in self.params if p.name == name)
+    #: The array arguments around the options (see :meth:`Declared.signature_params`).
+    before_options = P.BEFORE_OPTIONS
+    after_options = P.AFTER_OPTIONS
 
     @property
-    def k(self):
-        """``"optional"``, ``"required"`` or ``"none"``: whether the metric takes a cutoff."""
-        if "k" not in self.parameters:
-            return "none"
-        return "required" if self.param("k").required else "optional"
-
-    @property
-    def ties(self):
-        """Supported tie policies; ``"average"`` only where an exact closed form exists."""
-        return self.param("ties").choices
-
-    @property
-    def takes_no_relevant(self):
-        return "no_relevant" in self.parameters
-
-    def signature_params(self):
-        """Every argument of the public function, in signature order."""
-        return (*P.POSITIONAL, *P.BEFORE_OPTIONS, *self.params, *P.AFTER_OPTIONS)
-
-    def parameters_doc(self):
-        """The numpydoc Parameters entries of the public function."""
-        entries = []
-        for param in self.signature_params():
-            if param is P.Y_TRUE and _LABEL_NOTES[self.labels]:
-                param = param.note(_LABEL_NOTES[self.labels])
-            entries.append(param.doc())
-        return "\n\n".join(entries)
-
-    def fill_docstring(self):
-        """Put the generated Parameters and Returns sections into the function's docstring
-        (placeholders ``{parameters}`` and ``{returns}``; ``{{``/``}}`` are literal braces)."""
-        doc = self.function.__doc__
-        fields = {"parameters": textwrap.indent(self.parameters_doc(), "    ").lstrip(),
-                  "returns": textwrap.indent(_RETURNS, "    ").lstrip()}
-        self.function.__doc__ = doc.format(**fields)
-
-    def check_params(self, func, params):
-        """Validate options; return them complete (defaults filled in)."""
-        known = self.parameters
-        unknown = sorted(set(params) - set(known))
-        if unknown:
-            raise InvalidParameterError(
-                f"{func}: got unexpected option(s) {', '.join(map(repr, unknown))}. "
-                f"Valid options: {', '.join(known)}."
-            )
-        return {p.name: p.validate(func, params.get(p.name, p.default)) for p in self.params}
+    def y_true_note(self):
+        return _LABEL_NOTES[self.labels]
 
     def check_labels(self, func, y_true, params, extremes=None):
         """Check the labels for this metric.  ``extremes``, a callable giving
         ``(min, max)`` of ``y_true``, lets the metrics of one call share them;
         by default each is computed when needed."""
-        if y_true.size == 0:
+        if y_true.shape[0] == 0:
             return
-        low = (lambda: extremes()[0]) if extremes else y_true.min
-        high = (lambda: extremes()[1]) if extremes else y_true.max
+        if extremes is None:  # each computed when needed (any namespace)
+            def low():
+                return value_range(y_true, "min")
+
+            def high():
+                return value_range(y_true, "max")
+        else:
+            def low():
+                return extremes()[0]
+
+            def high():
+                return extremes()[1]
         gain = params.get("gain", "linear")
         if self.labels == "nonnegative" or gain == "exponential":
             reason = ("for gain='exponential'" if gain == "exponential"
@@ -305,6 +341,10 @@ class QueryScores(NamedTuple):
     score : ndarray of shape (n_queries,)
         The metric for each query after the ``no_relevant`` policy
         (queries skipped by ``no_relevant="skip"`` are left out).
+
+    With PyTorch, CuPy or other array-API input, ``score`` is an array of that
+    namespace on the input's device, and ``qid`` too when the ids were given as
+    one (see ``docs/array_api.md``).
     """
 
     qid: np.ndarray
@@ -707,11 +747,7 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
 
     Parameters
     ----------
-    metric : str
-        A metric name in the scorer grammar: a name from :data:`skrank.METRICS`
-        (``"ndcg"``, ``"map"``, ...), with a cutoff and options when wanted
-        (``"ndcg_exp@10"``, ``"map(denominator=min)@10"``), or ``"bpref"``,
-        ``"infap"``, ``"judged@10"``.
+    {metric}
     y_true, y_score, qid, retrieved, exclude
         As in the metric's function.
     **params
@@ -733,20 +769,21 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     >>> res.qid.tolist(), res.score.tolist()
     (['q1', 'q2'], [1.0, 0.0])
     """
+    from ._judged import JUDGED_SPECS
     from ._plan import MetricCall, _parse_item, per_query
 
     judged = params.pop("judged", None)
     if not isinstance(metric, str):
         raise InvalidParameterError(
             f"per_query_scores: metric must be one of "
-            f"{', '.join(map(repr, [*METRICS, 'bpref', 'infap', 'judged']))}. "
+            f"{', '.join(map(repr, [*METRICS, *JUDGED_SPECS]))}. "
             f"Got {_describe(metric)} instead."
         )
     try:
         # A plain stem is the function's call (ERR's max_grade stays required); any
         # other name is read by the grammar every entry point shares.
-        if metric in METRICS:
-            spec = METRICS[metric]
+        if metric in METRICS or metric in JUDGED_SPECS:
+            spec = METRICS.get(metric) or JUDGED_SPECS[metric]
         else:
             spec, fixed = _parse_item(metric, "per_query_scores", False, True,
                                       cutoff_given=params.get("k") is not None)
@@ -761,7 +798,7 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
             raise
         raise InvalidParameterError(
             f"per_query_scores: metric must be one of "
-            f"{', '.join(map(repr, [*METRICS, 'bpref', 'infap', 'judged']))}. "
+            f"{', '.join(map(repr, [*METRICS, *JUDGED_SPECS]))}. "
             f"Got {_describe(metric)} instead. Names with a cutoff and options work too, "
             f"e.g. 'ndcg_exp@10' or 'map(denominator=min)@10'."
         ) from None
@@ -769,3 +806,6 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     call = MetricCall.of(spec, params, func=func)
     column = per_query(func, call, y_true, y_score, qid, retrieved, exclude, judged=judged)
     return QueryScores(column.qid, column.values)
+
+
+per_query_scores.__doc__ = P.fill_options(per_query_scores.__doc__, [P.METRIC])

@@ -62,6 +62,14 @@ def metric_help():
     return "; ".join([grammar(), *aliases])
 
 
+def judged_names(*, cutoff=10):
+    """Names of the metrics that take judged= (``bpref``, ``infap``, ``judged@10``)."""
+    from ._judged import JUDGED_SPECS
+
+    return [spec.name if spec.k == "none" else f"{spec.name}@{cutoff}"
+            for spec in JUDGED_SPECS.values()]
+
+
 def metric_names(*, cutoffs=(1, 3, 5, 10, 20, 100)):
     """Canonical names: each stem without a cutoff (where allowed) and with common cutoffs."""
     names = []
@@ -76,15 +84,18 @@ def metric_names(*, cutoffs=(1, 3, 5, 10, 20, 100)):
 def _unknown(name, func, trec):
     candidates = metric_names()
     if func == "evaluate":
-        candidates = candidates + ["bpref", "infap", "judged@10"]
+        candidates = candidates + judged_names()
     if trec:
         candidates = candidates + list(_trec_stems())
-    close = difflib.get_close_matches(str(name), candidates, n=1, cutoff=0.6)
+    # (a judged metric's own name, where judged names are not read, is no suggestion)
+    close = difflib.get_close_matches(str(name), [c for c in candidates if c != name], n=1,
+                                      cutoff=0.6)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     return InvalidParameterError(
         f"{func}: unknown metric name {name!r}.{hint} Valid names follow "
         f"'<metric>[@<k>]' with k an integer >= 1: {grammar()}."
-        + (" With judged=, also bpref, infap, judged@<k>." if func == "evaluate" else "")
+        + (f" With judged=, also {', '.join(judged_names(cutoff='<k>'))}."
+           if func == "evaluate" else "")
         + (" trec_eval names such as 'ndcg_cut.10', 'P.5', 'recip_rank' are accepted too."
            if trec else "")
     )
@@ -141,11 +152,16 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
             raise InvalidParameterError(f"{func}: the cutoff in {name!r} must be an integer >= 1.")
         params["k"] = int(k)
     elif spec.k == "required" and not cutoff_given:
-        raise InvalidParameterError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10' "
-                                    f"(or give the option k=10).")
+        raise needs_cutoff(func, spec, name)
     for option, value in spec.name_defaults.items():  # e.g. err's max_grade=4 (gdeval's)
         params.setdefault(option, value)
     return spec, params
+
+
+def needs_cutoff(func, spec, name):
+    """The error for a name without the cutoff its metric requires."""
+    return InvalidParameterError(f"{func}: {spec.name} needs a cutoff: write e.g. '{name}@10' "
+                                 f"(or give the option k=10).")
 
 
 def _option_value(text):
@@ -177,20 +193,38 @@ def _parse_options(name, text, func):
     return options
 
 
-def canonical_name(spec, params):
-    """The scorer-style name of (metric, params) when one exists, else None."""
-    rest = dict(params)
-    k = rest.pop("k", None)
-    implied = {**spec.parameters, **spec.name_defaults}  # what the bare name means
-    rest = {key: v for key, v in rest.items() if key not in implied or implied[key] != v}
-    for stem, fixed in spec.variants.items():
-        if rest == fixed:
-            return stem if k is None else f"{stem}@{k}"
-    return None
-
-
 def _show_default(value):
     return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def _options_cell(spec):
+    options = []
+    for param in spec.params:
+        if param.required:
+            implied = getattr(spec, "name_defaults", {}).get(param.name)
+            options.append(f"`{param.name}` (required" + (
+                f"; {_show_default(implied)} in scorer names)" if implied is not None
+                else ")"))
+        else:
+            options.append(f"`{param.name}={_show_default(param.default)}`")
+    return ", ".join(options)
+
+
+def _trec_cell(spec):
+    trec = []
+    for name, fixed in spec.trec_names.items():
+        shown = f"`{name}.k`" if name in getattr(spec, "trec_cut", ()) else f"`{name}`"
+        if fixed:
+            shown += " (" + ", ".join(f"{k}={_show_default(v)}" for k, v in fixed.items()) + ")"
+        trec.append(shown)
+    return ", ".join(trec) or "-"
+
+
+def _values_cell(spec):
+    return "unbounded" if spec.bounds is None else f"[{spec.bounds[0]:g}, {spec.bounds[1]:g}]"
+
+
+_CUT = {"optional": "[@k]", "required": "@k", "none": ""}
 
 
 def metrics_markdown():
@@ -199,31 +233,30 @@ def metrics_markdown():
     rows = ["| function | scorer names | options (default) | trec_eval | values | "
             "perfect ranking |",
             "|---|---|---|---|---|---|"]
-    cut = {"optional": "[@k]", "required": "@k", "none": ""}
     for spec in METRICS.values():
-        names = [f"`{stem}{cut[spec.k]}`" for stem in spec.variants]
-        names += [f"`{alias}{cut[spec.k]}` (alias of `{stem}`)"
+        names = [f"`{stem}{_CUT[spec.k]}`" for stem in spec.variants]
+        names += [f"`{alias}{_CUT[spec.k]}` (alias of `{stem}`)"
                   for alias, stem in spec.aliases.items()]
-        options = []
-        for param in spec.params:
-            if param.required:
-                implied = spec.name_defaults.get(param.name)
-                options.append(f"`{param.name}` (required" + (
-                    f"; {_show_default(implied)} in scorer names)" if implied is not None
-                    else ")"))
-            else:
-                options.append(f"`{param.name}={_show_default(param.default)}`")
-        trec = []
-        for name, fixed in spec.trec_names.items():
-            shown = f"`{name}.k`" if name in spec.trec_cut else f"`{name}`"
-            if fixed:
-                shown += " (" + ", ".join(f"{k}={_show_default(v)}" for k, v in fixed.items()) + ")"
-            trec.append(shown)
-        values = "unbounded" if spec.bounds is None else f"[{spec.bounds[0]:g}, {spec.bounds[1]:g}]"
         perfect = "depends on the query" if spec.perfect is None else f"{spec.perfect:g}"
         if spec.perfect_with:
             perfect += " with " + ", ".join(f"`{k}={_show_default(v)}`"
                                             for k, v in spec.perfect_with.items())
-        rows.append(f"| `{spec.function.__name__}` | {', '.join(names)} | {', '.join(options)} | "
-                    f"{', '.join(trec) or '-'} | {values} | {perfect} |")
+        rows.append(f"| `{spec.function.__name__}` | {', '.join(names)} | "
+                    f"{_options_cell(spec)} | {_trec_cell(spec)} | {_values_cell(spec)} | "
+                    f"{perfect} |")
+    return "\n".join(rows) + "\n"
+
+
+def judged_metrics_markdown():
+    """The table of the metrics that take ``judged=`` in docs/metric_families.md,
+    generated from their declarations (names for ``evaluate`` and ``per_query_scores``;
+    they are no scorer names)."""
+    from ._judged import JUDGED_SPECS
+
+    rows = ["| function | names (evaluate, per_query_scores) | options (default) | trec_eval | "
+            "values |",
+            "|---|---|---|---|---|"]
+    for spec in JUDGED_SPECS.values():
+        rows.append(f"| `{spec.function.__name__}` | `{spec.name}{_CUT[spec.k]}` | "
+                    f"{_options_cell(spec)} | {_trec_cell(spec)} | {_values_cell(spec)} |")
     return "\n".join(rows) + "\n"

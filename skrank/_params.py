@@ -101,6 +101,23 @@ def _is_bool(value):
 
 
 @dataclass(frozen=True)
+class Boolean(Constraint):
+    """True or False (Python's or numpy's)."""
+
+    def accepts(self, value):
+        return _is_bool(value)
+
+    def convert(self, value):
+        return bool(value)
+
+    def expected(self, value):
+        return "True or False"
+
+    def type_doc(self):
+        return "bool"
+
+
+@dataclass(frozen=True)
 class Interval(Constraint):
     """A finite number of type ``kind`` (:class:`numbers.Integral` or
     :class:`numbers.Real`) between ``low`` and ``high`` (None: unbounded);
@@ -406,14 +423,114 @@ SAMPLE_WEIGHT = Param(
                 "row of the matrices.  Non-negative and finite, with a positive total.\n"
                 "None weighs every query equally.")
 
+JUDGED = Param(
+    "judged", type_text="array-like of bool of shape (n_samples,)",
+    description="False marks a retrieved document without any judgement (its label is\n"
+                "ignored; it is not a non-relevant one).  None means every document was\n"
+                "judged.")
+
 #: The arguments every metric function takes around its options, in signature order:
 #: ``f(y_true, y_score, *, qid=None, <options>, retrieved=None, exclude=None,
 #: sample_weight=None)``.
 POSITIONAL = (Y_TRUE, Y_SCORE)
 BEFORE_OPTIONS = (QID,)
 AFTER_OPTIONS = (RETRIEVED, EXCLUDE, SAMPLE_WEIGHT)
-ARRAY_ARGUMENTS = frozenset(p.name for p in (*POSITIONAL, *BEFORE_OPTIONS, *AFTER_OPTIONS))
+ARRAY_ARGUMENTS = frozenset(p.name for p in (*POSITIONAL, *BEFORE_OPTIONS, *AFTER_OPTIONS,
+                                               JUDGED))
 
 #: Every option declared here, by name (a metric may vary one, e.g. RBP's gain).
 OPTIONS = {p.name: p for p in (K, GAIN, LOG_BASE, P, THRESHOLD, DENOMINATOR, MAX_GRADE, TIES,
                                NO_RELEVANT)}
+
+
+# ---------------------------------------------------------------------------
+# The options of evaluate() (and skrank.dask.evaluate, the command line's
+# ``skrank evaluate``): defaults for every metric, and how qrels meet a run.
+
+METRIC = Param(
+    "metric", type_text="str", default=REQUIRED,
+    description="A metric name in the scorer grammar: a name from :data:`skrank.METRICS`\n"
+                '(``"ndcg"``, ``"map"``, ...), with a cutoff and options when wanted\n'
+                '(``"ndcg_exp@10"``, ``"map(denominator=min)@10"``), or ``"bpref"``,\n'
+                '``"infap"``, ``"judged@10"``.')
+
+class _Named:
+    """A default shown by its name in a docstring (``default=DEFAULT_METRICS``)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+METRIC_LIST = Param(
+    "metrics", type_text="list of str, or dict of label -> str or (str, dict)",
+    default=_Named("DEFAULT_METRICS"),
+    description='Metric names in the scorer grammar (``"ndcg_exp@10"``, ``"map"``,\n'
+                '``"precision@5"``, ``"map(denominator=min)@10"``; trec_eval names\n'
+                'such as ``"ndcg_cut.10"`` are accepted too), or ``(name, params)``\n'
+                'pairs, e.g. ``("map", {"k": 10, "denominator": "min"})``.  A name\n'
+                "(or a dict key) is its metric's label as written; a pair is labelled\n"
+                'by its canonical name, here ``"map(denominator=min)@10"``.')
+
+#: ``"trec"``: trec_eval's order of ties (score descending, then docno descending).
+EVALUATE_TIES = TIES.replace(
+    constraints=(NoneValue("each metric's default"), Options(("trec", *TIE_POLICIES))),
+    default=None,
+    description="Tie policy for every metric that does not set its own in a\n"
+                "``(name, params)`` pair; None uses each metric's default\n"
+                '(``"average"``, or ``"pessimistic"`` for ERR).  With TREC files the\n'
+                'default is ``"trec"``: score descending, then docno descending, as\n'
+                'trec_eval orders documents (with arrays, ``"trec"`` is an error).',
+    valid=(None, "trec", *TIE_POLICIES), invalid=("bogus", 3, "Average"))
+
+EVALUATE_NO_RELEVANT = NO_RELEVANT.replace(
+    description="Policy for queries without a relevant document, for the metrics that\n"
+                "take it and do not set their own (see :func:`skrank.ndcg_score`).")
+
+EVALUATE_THRESHOLD = THRESHOLD.replace(
+    constraints=(NoneValue("each metric's default of 1"), Interval(Real)), default=None,
+    description="Relevance threshold for every binary metric (trec_eval ``-l``); None\n"
+                "keeps each metric's default of 1.  The DCG family keeps graded gains.",
+    valid=(None, 1, 2, 0.5), invalid=(np.nan, np.inf, "1", True, [1]))
+
+MISSING_QUERIES = Param(
+    "missing_queries", (Options(("skip", "zero", "raise")),), default="skip",
+    description="Queries of ``qrels`` without any row in ``run`` (users or questions\n"
+                "the system returned nothing for) are left out of the means\n"
+                "(trec_eval's default), count as empty rankings, i.e. 0 for every\n"
+                "metric (``trec_eval -c``; a recommender that returns nothing for a\n"
+                "user is usually meant to score 0 there), or raise an error.  Whatever\n"
+                "the choice, a warning says how many there are.",
+    valid=("skip", "zero", "raise"), invalid=("bogus", None, True, "Skip"))
+
+UNJUDGED_QUERIES = Param(
+    "unjudged_queries", (Options(("skip", "raise")),), default="skip",
+    description="Queries of ``run`` absent from ``qrels`` are left out (with a warning\n"
+                "giving their count) or raise an error (trec_eval 10 refuses such a\n"
+                "run unless ``-c``).",
+    valid=("skip", "raise"), invalid=("zero", None, "bogus"))
+
+IGNORE_IDENTICAL_IDS = Param(
+    "ignore_identical_ids", (Boolean(),), default=False,
+    description="Drop every run row whose document id equals its query id before\n"
+                "evaluating (BEIR's ``ignore_identical_ids``: on corpora where the\n"
+                "queries are documents too, a query retrieving itself is not a hit).",
+    valid=(False, True, np.bool_(True)), invalid=(0, 1, "yes", None))
+
+#: evaluate()'s options, by name: their checks, docs and the command line's choices.
+EVALUATE_OPTIONS = {p.name: p for p in (
+    METRIC_LIST, EVALUATE_TIES, EVALUATE_NO_RELEVANT, EVALUATE_THRESHOLD, MISSING_QUERIES,
+    UNJUDGED_QUERIES, IGNORE_IDENTICAL_IDS)}
+
+#: The options about matching qrels with a run (meaningless for arrays).
+COLLECTION_OPTIONS = (MISSING_QUERIES, UNJUDGED_QUERIES, IGNORE_IDENTICAL_IDS)
+
+
+def fill_options(doc, params):
+    """``doc`` with each line ``{name}`` (indented) replaced by the numpydoc entry of
+    the Param of that name in ``params`` (a docstring with literal braces elsewhere)."""
+    for param in params:
+        doc = doc.replace("{" + param.name + "}", param.doc().replace("\n", "\n    "))
+    return doc

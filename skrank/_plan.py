@@ -17,27 +17,33 @@ import functools
 import numbers
 import re
 from dataclasses import dataclass
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
+from ._array_api import value_range
 from ._aggregate import apply_no_relevant, mean_over_queries, query_weights
 from ._grouping import Depth, rank_queries
 from ._inputs import is_matrix_form, matrix_arrays
 from ._metrics import METRICS
-from ._names import _parse_options, parse_metric_name
+from ._names import _parse_options, needs_cutoff, parse_metric_name
 from ._validation import InvalidParameterError, _describe, check_ranking_arrays
-
-# The metrics that take judged= (bpref, infap, judged@k): not scorer names, but
-# evaluate() and per_query_scores() accept them.
-_JUDGED_NAME = re.compile(
-    r"^(?P<stem>bpref|infap|infAP|judged)(?:\((?P<options>[^()]*)\))?(?:@(?P<k>\d+))?$")
-
 
 def _judged_specs():
     from ._judged import JUDGED_SPECS
 
     return JUDGED_SPECS
+
+
+@functools.lru_cache(maxsize=1)
+def _judged_names():
+    """The metrics that take judged= (bpref, infap, judged@k): not scorer names, but
+    evaluate() and per_query_scores() accept them, by the names their declarations give:
+    ``(pattern of a name, stem -> spec)``."""
+    stems = {stem: spec for spec in _judged_specs().values() for stem in spec.stems}
+    pattern = re.compile(rf"^(?P<stem>{'|'.join(map(re.escape, stems))})"
+                         r"(?:\((?P<options>[^()]*)\))?(?:@(?P<k>\d+))?$")
+    return pattern, stems
 
 
 def spec_of(metric):
@@ -166,18 +172,17 @@ def _parse_item(item, func, trec, judged, cutoff_given=False):
             f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
             f"(name, params_dict) such as ('ndcg', {{'k': 10, 'gain': 'exponential'}}). "
             f"Got {_describe(item)} instead.")
-    found = _JUDGED_NAME.match(name) if judged and isinstance(name, str) else None
+    pattern, judged_stems = _judged_names()
+    found = pattern.match(name) if judged and isinstance(name, str) else None
     if found is not None:
-        spec = _judged_specs()[found["stem"].lower()]
+        spec = judged_stems[found["stem"]]
         params = {} if found["options"] is None else _parse_options(name, found["options"],
                                                                      func)
         if found["k"] is not None:
             params["k"] = int(found["k"])
         if (spec.k == "required" and "k" not in params and extra.get("k") is None
                 and not cutoff_given):
-            raise InvalidParameterError(
-                f"{func}: {spec.name} needs a cutoff: write e.g. '{spec.name}@10'. Got "
-                f"{name!r} without one instead.")
+            raise needs_cutoff(func, spec, name)
     else:
         spec, params = parse_metric_name(name, func=func, trec=trec,
                                          cutoff_given=cutoff_given or extra.get("k") is not None)
@@ -206,7 +211,7 @@ def _extremes(values):
 
     def extremes():
         if not found:
-            found.append((values.min(), values.max()))
+            found.append(value_range(values))  # any namespace
         return found[0]
 
     return extremes
@@ -382,13 +387,32 @@ def run_kernel(spec, func, ranking, params, weights=None):
                              params.get("no_relevant", "zero"), weights)
 
 
+#: How per-query values make a score, by the name a declaration's ``aggregate`` gives.
+AGGREGATES = {"mean": mean_over_queries}
+
+
+def aggregation(func, spec):
+    """The function ``(func, values, weights) -> score`` that ``spec.aggregate`` declares."""
+    try:
+        return AGGREGATES[spec.aggregate]
+    except KeyError:
+        raise RuntimeError(
+            f"{func}: internal error: {spec.name} declares aggregate={spec.aggregate!r}, which "
+            f"the plan does not know. Known: {', '.join(map(repr, AGGREGATES))}.") from None
+
+
 class Column(NamedTuple):
     """Per-query values of one metric: the queries kept by its no_relevant policy,
-    their values and their weights (None: equal)."""
+    their values, their weights (None: equal) and how they make the score (the
+    metric's declared ``aggregate``)."""
 
     qid: np.ndarray
     values: np.ndarray
     weights: Optional[np.ndarray]
+    aggregate: Callable = mean_over_queries
+
+    def score(self, func):
+        return self.aggregate(func, self.values, self.weights)
 
 
 class Table(NamedTuple):
@@ -399,8 +423,7 @@ class Table(NamedTuple):
     rankings: dict
 
     def means(self, func):
-        return {label: mean_over_queries(func, c.values, c.weights)
-                for label, c in self.columns.items()}
+        return {label: c.score(func) for label, c in self.columns.items()}
 
 
 def build_rankings(p, prepared, rankings=None, *, full=False):
@@ -431,8 +454,9 @@ def execute(p, prepared, *, rankings=None, full=False):
         ranking = rankings[step.policy]
         qids = ranking.qids
         if step.label is not None:
-            columns[step.label] = Column(*run_kernel(step.call.spec, func, ranking,
-                                                     step.call.options, prepared.weights))
+            spec = step.call.spec
+            columns[step.label] = Column(*run_kernel(spec, func, ranking, step.call.options,
+                                                     prepared.weights), aggregation(func, spec))
     judged_steps = [step for step in p.steps if step.policy is None]
     if judged_steps:
         from ._judged import judged_columns
@@ -441,7 +465,8 @@ def execute(p, prepared, *, rankings=None, full=False):
                                                     prepared)
         qids = judged_qids if qids is None else qids
         for step, values in zip(judged_steps, judged_values):
-            columns[step.label] = Column(judged_qids, values, prepared.weights)
+            columns[step.label] = Column(judged_qids, values, prepared.weights,
+                                         aggregation(func, step.call.spec))
     if qids is None:
         qids = next(iter(rankings.values())).qids
     ordered = {step.label: columns[step.label] for step in p.steps if step.label is not None}
@@ -459,4 +484,4 @@ def per_query(func, call, y_true, y_score, qid=None, retrieved=None, exclude=Non
 def mean(func, call, *args, **kwargs):
     """The mean of one metric call on arrays, weighted by ``sample_weight`` when given."""
     column = per_query(func, call, *args, **kwargs)
-    return mean_over_queries(func, column.values, column.weights)
+    return column.score(func)

@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.metrics._scorer import make_scorer
 
 from . import _plan
+from ._array_api import keep_device
 from ._metrics import METRICS
 from ._names import metric_names, parse_metric_name
 from ._validation import InvalidParameterError, _describe, apply_gain, check_choice
@@ -152,7 +153,7 @@ class RankingScorer(_sklearn_scorer_class()):
             y_score = self._expected_gain(estimator, y_score)
         if self._plan is None:  # a callable metric
             weight = {} if sample_weight is None else {"sample_weight": sample_weight}
-            return self._score_func(y_true, np.asarray(y_score), qid=qid, **weight,
+            return self._score_func(y_true, keep_device(y_score), qid=qid, **weight,
                                     **self._kwargs)
         table = _execute(self._plan, method_caller, y_true, y_score, qid, sample_weight)
         return table.means(self._plan.func)["value"]
@@ -273,14 +274,14 @@ def _execute(p, method_caller, y_true, y_score, qid, sample_weight):
     first builds complete rankings into scikit-learn's per-call cache, the others read them."""
     cache = _sklearn_call_cache(method_caller)
     if cache is None:
-        prepared = _plan.prepare(p, y_true, np.asarray(y_score), qid,
+        prepared = _plan.prepare(p, y_true, keep_device(y_score), qid,
                                  sample_weight=sample_weight)
         return _plan.execute(p, prepared)
     inputs = (y_true, y_score, qid, sample_weight)
     key = ("skrank: checked arrays and rankings", *map(id, inputs))
     shared = cache.get(key)
     if shared is None:
-        prepared = _plan.prepare(p, y_true, np.asarray(y_score), qid,
+        prepared = _plan.prepare(p, y_true, keep_device(y_score), qid,
                                  sample_weight=sample_weight, check_labels=False)
         shared = cache[key] = _Shared(inputs, prepared)
     p.check_labels(shared.prepared.gain_arrays[0], shared.extremes)

@@ -244,6 +244,11 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):
     shape : (n_queries, n_documents) for 2-D input, else None.
     retrieved : bool array or None.
     """
+    from ._array_api import check_ranking_arrays as check_device_arrays
+
+    on_device = check_device_arrays(func, y_true, y_score, qid, retrieved, check_ranking_arrays)
+    if on_device is not None:  # PyTorch, CuPy, ...: validated on their device
+        return on_device
     y_true = _as_numeric(func, "y_true", y_true)
     y_score = _as_numeric(func, "y_score", y_score)
     if y_true.ndim != y_score.ndim or y_true.ndim not in (1, 2):
@@ -311,8 +316,13 @@ def check_labels(func, y_true, *, nonnegative, reason, low=None):
 
 
 def apply_gain(func, gain, labels):
+    from ._array_api import namespace
+
     if gain == "linear":
         return labels
+    xp = namespace(labels)
+    if xp is not None:
+        return _apply_gain_on_device(func, gain, labels, xp)
     if gain == "exponential":
         if labels.size and labels.max() > MAX_EXPONENTIAL_LABEL:
             raise ValueError(
@@ -337,3 +347,32 @@ def apply_gain(func, gain, labels):
     if not np.isfinite(gains).all():
         raise InvalidParameterError(f"{func}: the gain callable returned non-finite gains.")
     return gains
+
+
+def _apply_gain_on_device(func, gain, labels, xp):
+    """:func:`apply_gain` for device labels: the exponential gain in their namespace; a
+    callable gain must accept and return arrays of that namespace."""
+    from ._array_api import is_device_array, to_numpy, value_range
+
+    if gain == "exponential":
+        if value_range(labels)[1] > MAX_EXPONENTIAL_LABEL:
+            return apply_gain(func, gain, to_numpy(labels))  # raises the house error
+        return xp.expm1(labels * float(np.log(2.0)))
+    try:
+        gains = gain(labels)
+    except Exception as exc:
+        raise InvalidParameterError(
+            f"{func}: the gain callable failed on the labels array: {exc!r}. It must map "
+            f"an array of relevance labels to an array of gains of the same shape (with "
+            f"{type(labels).__module__} arrays, an array of that namespace)."
+        ) from exc
+    if not is_device_array(gains):
+        raise InvalidParameterError(
+            f"{func}: the gain callable must return an array of the labels' namespace "
+            f"({type(labels).__module__.partition('.')[0]}) when y_true is one. Got "
+            f"{type(gains).__name__} instead. Write it with the array's own operations "
+            f"(e.g. `lambda labels: labels ** 0.5`) rather than NumPy functions."
+        )
+    if tuple(gains.shape) != tuple(labels.shape) or not bool(xp.all(xp.isfinite(gains))):
+        return apply_gain(func, gain, to_numpy(labels))  # raises the house error
+    return xp.astype(gains, labels.dtype)

@@ -63,7 +63,10 @@ def _build_parser(command=None):
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     from ._names import metric_help
-    from ._params import NO_RELEVANT, TIES
+    from ._metrics import METRICS
+    from ._params import EVALUATE_NO_RELEVANT, EVALUATE_TIES
+
+    max_grade = METRICS["err"].name_defaults["max_grade"]   # gdeval's scale
     from ._trec_eval import measures_help
 
     ev = sub.add_parser(
@@ -84,9 +87,9 @@ def _build_parser(command=None):
                     help=f"a skrank metric name ({metric_help()}), or a trec_eval name "
                          "(ndcg_cut.10, P.5, recip_rank); also num_q, num_ret, num_rel, "
                          "num_rel_ret. Repeatable.")
-    ev.add_argument("--max-grade", type=float, default=4.0, metavar="G",
+    ev.add_argument("--max-grade", type=float, default=float(max_grade), metavar="G",
                     help="top grade of the relevance scale for err (ERR's stop probability "
-                         "is (2**rel - 1) / 2**G); default 4, as gdeval")
+                         f"is (2**rel - 1) / 2**G); default {max_grade:g}, as gdeval")
     ev.add_argument("-q", "--per-query", action="store_true",
                     help="also print one row per query")
     ev.add_argument("-l", "--threshold", type=float, default=None, metavar="LEVEL",
@@ -94,12 +97,12 @@ def _build_parser(command=None):
     ev.add_argument("-c", "--complete", action="store_true",
                     help="count queries in the qrels but missing from the run as 0 "
                          "(trec_eval -c); default: leave them out")
-    ev.add_argument("--ties", default="trec", choices=["trec", *TIES.choices],
+    ev.add_argument("--ties", default="trec", choices=EVALUATE_TIES.choices,
                     help="order of tied scores; default 'trec' (docno descending, "
                          "as trec_eval)")
     # 'raise' is the API's: the command line prints every query instead of failing
     ev.add_argument("--no-relevant", default="zero",
-                    choices=[c for c in NO_RELEVANT.choices if c != "raise"],
+                    choices=[c for c in EVALUATE_NO_RELEVANT.choices if c != "raise"],
                     help="value of queries without a relevant document (default zero)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of the table")
     ev.add_argument("-M", "--max-retrieved", type=int, default=None, metavar="N",
@@ -316,13 +319,15 @@ def _evaluate(args, out):
     metrics = {name: _trec_meaning(name) for name in requested if name not in COUNTS}
     metrics = _with_max_grade(metrics, args.max_grade)
 
-
     def check_grades(qrels):
         top = float(np.max(qrels.numbers["rel"]))
         if top > args.max_grade and any(_is_err(m) for m in metrics.values()):
+            from ._metrics import METRICS
+
             raise ValueError(
                 f"{_shown(args.qrels)}: relevance level {top:g} is above err's grade scale "
-                f"0-{args.max_grade:g} (--max-grade, default 4 as gdeval). "
+                f"0-{args.max_grade:g} (--max-grade, default "
+                f"{METRICS['err'].name_defaults['max_grade']:g} as gdeval). "
                 f"Pass --max-grade {top:g} or more.")
 
     options = dict(metrics=metrics or ["map"], ties=args.ties, threshold=args.threshold,

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._evaluate import DEFAULT_METRICS, Evaluation, _resolve_metrics
+from . import _plan
+from ._evaluate import DEFAULT_METRICS, Evaluation
 from ._evaluate import evaluate as _evaluate_in_memory
 from ._aggregate import mean_over_queries
 from ._inputs import check_collection_options, check_query_coverage, ids_as_str, qrels_from_frame, run_from_frame
@@ -217,7 +218,7 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
     # memory for the other's).
     divisions = tuple(range(npartitions + 1))
     rows = dd.concat([qrels_rows, run_rows]).set_index(_PART, divisions=divisions)
-    labels = [label for label, _, _ in _resolve_metrics(metrics, trec=True)]
+    labels = _labels(metrics)
     table = rows.map_partitions(
         _evaluate_partition, options=options,
         missing_queries="zero" if missing_queries == "zero" else "skip",
@@ -258,11 +259,13 @@ def _check_columns(frame, name, columns):
 def _skipped_as_nan(metrics, no_relevant):
     """Per metric label: whether a NaN per-query value means "left out by no_relevant='skip'"
     (then the mean is over the other queries), rather than a value of 'nan' (the mean is NaN)."""
-    skip = {}
-    for label, spec, params in _resolve_metrics(metrics, trec=True):
-        takes_policy = "no_relevant" in spec.parameters
-        skip[label] = takes_policy and params.get("no_relevant", no_relevant) == "skip"
-    return skip
+    calls = _plan.resolve(_FUNC, metrics, trec=True, defaults=dict(no_relevant=no_relevant))
+    return {label: call.options.get("no_relevant") == "skip" for label, call in calls}
+
+
+def _labels(metrics):
+    """The labels :func:`skrank.evaluate` gives the metrics (the plan's)."""
+    return [label for label, _ in _plan.resolve(_FUNC, metrics, trec=True)]
 
 
 def _partition_of(qid, npartitions):
@@ -318,7 +321,7 @@ def _evaluate_partition(rows, *, options, missing_queries):
 
     from .io import Qrels, Run
 
-    labels = [label for label, _, _ in _resolve_metrics(options["metrics"], trec=True)]
+    labels = _labels(options["metrics"])
     is_run = rows[_IS_RUN].to_numpy(dtype=bool)
     qrels_part, run_part = rows[~is_run], rows[is_run]
     qrels = Qrels(qid=_strings(qrels_part[_QID]), docno=_strings(qrels_part[_DOC]),

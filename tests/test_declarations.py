@@ -11,6 +11,7 @@
 
 import inspect
 import re
+import warnings
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -21,13 +22,17 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 import skrank
 from skrank import _params as P
-from skrank._names import canonical_name, metrics_markdown, parse_metric_name
+from skrank._judged import JUDGED_SPECS
+from skrank._names import judged_metrics_markdown, metrics_markdown, parse_metric_name
+from skrank._plan import MetricCall, _parse_item
 
 try:  # works whether or not tests/ is a package
     from tests.conftest import SPECS, spec_id, valid_params
 except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
     from conftest import SPECS, spec_id, valid_params
 
+#: Every declaration: the table METRICS and its sibling for the metrics taking judged=.
+ALL_SPECS = SPECS + list(JUDGED_SPECS.values())
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 Y = [2.0, 0.0, 1.0, 1.0, 0.0]
 S = [0.3, 0.2, 0.1, 0.5, 0.4]
@@ -39,7 +44,7 @@ Q = [0, 0, 0, 1, 1]
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=spec_id)
+@pytest.mark.parametrize("spec", ALL_SPECS, ids=spec_id)
 def test_signature_is_the_declaration(spec):
     """Names, order, kinds and defaults of the public function's arguments."""
     got = list(inspect.signature(spec.function).parameters.values())
@@ -58,7 +63,7 @@ def _doc_parameter_names(doc):
     return re.findall(r"^    (\w+) :", section, flags=re.M)
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=spec_id)
+@pytest.mark.parametrize("spec", ALL_SPECS, ids=spec_id)
 def test_docstring_parameters_are_the_declarations(spec):
     doc = spec.function.__doc__
     names = list(inspect.signature(spec.function).parameters)
@@ -71,7 +76,7 @@ def test_docstring_parameters_are_the_declarations(spec):
 
 def test_every_option_of_a_metric_is_a_declared_option():
     """A metric may vary an option (choices, default, note), never invent one."""
-    for spec in SPECS:
+    for spec in ALL_SPECS:
         for param in spec.params:
             assert param.name in P.OPTIONS, (spec.name, param.name)
             base = P.OPTIONS[param.name]
@@ -167,9 +172,24 @@ class _FirstColumn(RegressorMixin, BaseEstimator):
         return np.asarray(X)[:, 0]
 
 
+def _options(spec):
+    """Options making a valid call of the metric (its required ones)."""
+    if spec.name in skrank.METRICS:
+        return valid_params(spec, Y)
+    return {"k": 3} if spec.k == "required" else {}
+
+
 def _entry_points(spec, options):
-    """(name, call) running the metric with these options through each entry point."""
+    """(name, call) running the metric with these options through each entry point (the
+    metrics taking judged= are no scorers)."""
     X = np.asarray(S)[:, None]
+    if spec.name not in skrank.METRICS:
+        return [
+            ("function", lambda: spec.function(Y, S, qid=Q, judged=None, **options)),
+            ("per_query_scores", lambda: skrank.per_query_scores(spec.name, Y, S, qid=Q,
+                                                                 **options)),
+            ("evaluate", lambda: skrank.evaluate(Y, S, qid=Q, metrics=[(spec.name, options)])),
+        ]
 
     def scorer():
         scorer = skrank.make_ranking_scorer(spec.name, **options)
@@ -186,12 +206,12 @@ def _entry_points(spec, options):
 
 def _example_cases(which):
     return [pytest.param(spec, param.name, value, id=f"{spec.name}-{param.name}-{value!r}")
-            for spec in SPECS for param in spec.params for value in getattr(param, which)]
+            for spec in ALL_SPECS for param in spec.params for value in getattr(param, which)]
 
 
 @pytest.mark.parametrize("spec, name, value", _example_cases("invalid"))
 def test_invalid_example_raises_naming_the_option(spec, name, value):
-    options = {**valid_params(spec, Y), name: value}
+    options = {**_options(spec), name: value}
     for entry, call in _entry_points(spec, options):
         with pytest.raises(skrank.InvalidParameterError) as info:
             call()
@@ -200,7 +220,7 @@ def test_invalid_example_raises_naming_the_option(spec, name, value):
 
 @pytest.mark.parametrize("spec, name, value", _example_cases("valid"))
 def test_valid_example_runs(spec, name, value):
-    options = {**valid_params(spec, Y), name: value}
+    options = {**_options(spec), name: value}
     expected = spec.function(Y, S, qid=Q, **options)
     assert isinstance(expected, float)
     for entry, call in _entry_points(spec, options)[1:]:
@@ -217,12 +237,13 @@ def test_valid_example_runs(spec, name, value):
 
 
 def test_public_metric_functions_are_the_declared_ones():
-    from skrank._judged import JUDGED_METRICS  # bpref, infap, judged: they take judged=
-
+    """Both tables, both ways (bpref, infap, judged@k take judged= and are in the sibling
+    table), and no name in both."""
     public = {name for name in skrank.__all__ if name.endswith("_score")}
-    declared = {spec.function.__name__ for spec in SPECS}
-    assert public - {f.__name__ for f in JUDGED_METRICS.values()} == declared
-    for spec in SPECS:
+    declared = [spec.function.__name__ for spec in ALL_SPECS]
+    assert public == set(declared) and len(declared) == len(public)
+    assert not set(skrank.METRICS) & set(JUDGED_SPECS)
+    for spec in ALL_SPECS:
         assert getattr(skrank, spec.function.__name__) is spec.function
 
 
@@ -263,7 +284,8 @@ def test_scorer_name_computes_the_declared_function(spec):
             with sklearn.config_context(enable_metadata_routing=True):
                 got = skrank.get_scorer(name)(_FirstColumn(), X, y, qid=qid)
             assert got == pytest.approx(expected, rel=1e-12), name
-            assert canonical_name(spec, options) == (stem if spec.k == "none" else f"{stem}@3")
+            assert str(MetricCall.of(spec, options, func="f")) == (
+                stem if spec.k == "none" else f"{stem}@3")
 
 
 def test_name_defaults_may_be_overridden_and_variants_not():
@@ -309,8 +331,21 @@ def _evaluate_action(dest):
 
 
 def test_cli_choices_are_the_declared_ones():
-    assert list(_evaluate_action("ties").choices) == ["trec", *P.TIES.choices]
-    assert set(_evaluate_action("no_relevant").choices) == set(P.NO_RELEVANT.choices) - {"raise"}
+    assert list(_evaluate_action("ties").choices) == list(P.EVALUATE_TIES.choices)
+    assert list(P.EVALUATE_TIES.choices) == ["trec", *P.TIES.choices]
+    assert set(_evaluate_action("no_relevant").choices) == set(
+        P.EVALUATE_NO_RELEVANT.choices) - {"raise"}
+    # ERR's grade scale when a name does not give one: the declaration's (gdeval's 4)
+    max_grade = skrank.METRICS["err"].name_defaults["max_grade"]
+    assert _evaluate_action("max_grade").default == max_grade
+    assert f"default {max_grade:g}" in _evaluate_action("max_grade").help
+
+
+def test_cli_max_grade_default_follows_the_declaration(monkeypatch):
+    from skrank._metrics import METRICS
+
+    monkeypatch.setitem(METRICS["err"].name_defaults, "max_grade", 7)
+    assert _evaluate_action("max_grade").default == 7
 
 
 def test_cli_metric_help_names_exactly_the_declared_metrics():
@@ -343,20 +378,46 @@ def test_docs_metric_table_is_generated_from_the_declarations():
     assert functions == [spec.function.__name__ for spec in SPECS]
 
 
+def test_docs_judged_metric_table_is_generated_from_the_declarations():
+    """The same for the metrics that take judged= (their own table, in their section)."""
+    text = (DOCS / "metric_families.md").read_text(encoding="utf-8")
+    table = judged_metrics_markdown()
+    assert table in text
+    rows = table.splitlines()[2:]
+    assert [re.match(r"\| `(\w+)`", row)[1] for row in rows] == [
+        spec.function.__name__ for spec in JUDGED_SPECS.values()]
+    section = text.split("## Documents nobody judged", 1)[1].split("\n## ", 1)[0]
+    assert table in section
+
+
 def test_trec_eval_measure_table_agrees_with_the_trec_names():
     """The trec_eval measures whose "skrank on arrays" column (docs/trec_eval.md) names a
     declared metric are exactly the declared trec_names; cut measures are the trec_cut."""
     from skrank._trec_measures import TREC_MEASURES
 
-    stems = {stem: spec for spec in SPECS for stem in spec.variants}
+    stems = {stem: spec for spec in ALL_SPECS for stem in spec.variants}
     described = {}
     for measure in TREC_MEASURES.values():
         match = re.match(r"[a-z_]+", measure.skrank or "")
         if match and match[0] in stems:
             described[measure.name] = stems[match[0]]
-    assert described == {name: spec for spec in SPECS for name in spec.trec_names}
+    assert described == {name: spec for spec in ALL_SPECS for name in spec.trec_names}
     for name, spec in described.items():
-        assert (TREC_MEASURES[name].kind == "cut_long") == (name in spec.trec_cut), name
+        assert (TREC_MEASURES[name].kind == "cut_long") == (
+            name in getattr(spec, "trec_cut", ())), name
+
+
+@pytest.mark.parametrize("spec", JUDGED_SPECS.values(), ids=spec_id)
+def test_judged_metric_names_are_the_declared_ones(spec):
+    """evaluate() reads each judged metric by its name and its trec_eval names, and only
+    by those; error messages list them."""
+    for name in spec.stems:
+        item = f"{name}@3" if spec.k == "required" else name
+        got, params = _parse_item(item, "evaluate", True, True)
+        assert got is spec
+    with pytest.raises(skrank.InvalidParameterError, match="unknown metric name") as info:
+        skrank.evaluate(Y, S, qid=Q, metrics=[spec.name + "x"])
+    assert (f"{spec.name}@<k>" if spec.k == "required" else spec.name) in str(info.value)
 
 
 @pytest.mark.parametrize("param", [P.TIES, P.NO_RELEVANT], ids=lambda p: p.name)
@@ -382,3 +443,94 @@ def test_command_line_docs_list_the_declared_choices():
         row = next(line for line in text.splitlines() if line.startswith(f"| `{flag}` |"))
         documented = re.findall(r"`(\w+)`", row.split("|")[2])
         assert documented == list(_evaluate_action(dest).choices), flag
+
+
+# --------------------------------------------------------------------------------------
+# No dead code left behind by the declarations
+# --------------------------------------------------------------------------------------
+
+#: Module-level functions of private modules that skrank itself never calls, and why.
+_CALLED_FROM_OUTSIDE = {
+    "__dir__": "module hook, called by dir(skrank)",
+    "__getattr__": "module hook, called by attribute access",
+    "metrics_markdown": "generates docs/metric_families.md's table (the tests compare them)",
+    "judged_metrics_markdown": "generates docs/metric_families.md's table (the tests compare)",
+    "measures_markdown": "generates docs/trec_eval.md's table (the tests compare them)",
+}
+
+
+def test_every_private_function_is_used_by_skrank():
+    """A helper of a private module that no code of skrank refers to is dead (e.g. a
+    name helper left over once MetricCall wrote canonical names)."""
+    package = Path(skrank.__file__).resolve().parent
+    sources = {path: path.read_text(encoding="utf-8") for path in package.rglob("*.py")}
+    everything = "\n".join(sources.values())
+    unused = []
+    for path, text in sources.items():
+        if not path.name.startswith("_") or path.name == "__main__.py":
+            continue
+        for name in re.findall(r"^def (\w+)\(", text, flags=re.M):
+            if name not in _CALLED_FROM_OUTSIDE and len(
+                    re.findall(rf"\b{name}\b", everything)) == 1:
+                unused.append(f"{path.relative_to(package)}:{name}")
+    assert unused == []
+
+
+# --------------------------------------------------------------------------------------
+# evaluate()'s and per_query_scores' own options
+# --------------------------------------------------------------------------------------
+
+_QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d1": 1}}
+_RUN = {"q1": {"d1": 0.5, "d2": 0.9, "d3": 0.1}, "q2": {"d1": 0.3, "d4": 0.2}}
+
+
+def test_evaluate_docstring_is_the_declarations():
+    for doc, params in ((skrank.evaluate.__doc__, P.EVALUATE_OPTIONS.values()),
+                        (skrank.per_query_scores.__doc__, [P.METRIC])):
+        for param in params:
+            assert param.doc().replace("\n", "\n    ") in doc, param.name
+        assert not re.search(r"^    \{\w+\}$", doc, flags=re.M)
+    names = _doc_parameter_names(skrank.evaluate.__doc__)
+    assert set(P.EVALUATE_OPTIONS) <= set(names)
+    signature = inspect.signature(skrank.evaluate).parameters
+    for name, param in P.EVALUATE_OPTIONS.items():
+        if name != "metrics":
+            assert signature[name].default == param.default, name
+
+
+def _evaluate_cases(which):
+    return [pytest.param(param, value, id=f"{param.name}-{value!r}")
+            for param in P.EVALUATE_OPTIONS.values() for value in getattr(param, which)]
+
+
+@pytest.mark.parametrize("param, value", _evaluate_cases("invalid"))
+def test_evaluate_invalid_option_raises_naming_it(param, value):
+    """Checked whether or not a listed metric reads the option (cg takes neither
+    no_relevant nor threshold), for arrays and for qrels with a run."""
+    calls = [lambda: skrank.evaluate(qrels=_QRELS, run=_RUN, metrics=["cg@2"],
+                                     **{param.name: value}),
+             lambda: skrank.evaluate(Y, S, qid=Q, metrics=["cg@2"], **{param.name: value})]
+    for call in calls:
+        with pytest.raises(skrank.InvalidParameterError,
+                           match=rf"^evaluate: {param.name}\b"):
+            call()
+
+
+@pytest.mark.parametrize("param, value", _evaluate_cases("valid"))
+def test_evaluate_valid_option_runs(param, value):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # q2 has no relevant document retrieved, d4 unjudged
+        res = skrank.evaluate(qrels=_QRELS, run=_RUN, metrics=["cg@2", "recall@2"],
+                              **{param.name: value})
+    assert res.qid.tolist() == ["q1", "q2"]
+    # cg@2 of q1: d2 (0) then d1 (2); q2: d1 (1), then d4 (unjudged, 0)
+    assert res.per_query["cg@2"].tolist() == [2.0, 1.0]
+
+
+def test_no_name_suggests_itself():
+    """Where judged names are not read (a scorer name, the command line's skrank names),
+    the error lists them but never answers 'judged@10' with "Did you mean 'judged@10'?"."""
+    with pytest.raises(skrank.InvalidParameterError, match="unknown metric name") as info:
+        parse_metric_name("judged@10", func="evaluate")
+    assert "Did you mean 'judged@10'" not in str(info.value)
+    assert "judged@<k>" in str(info.value)

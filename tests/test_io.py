@@ -604,7 +604,7 @@ def test_block_order_sorts_each_query_block_like_lexsort(seed):
     values = [0.0, -0.0, 1.0, 2.5, -3.0, np.inf, -np.inf]
     neg_score = rng.choice(values, codes.size)
     expected = np.lexsort((neg_score, codes))
-    np.testing.assert_array_equal(_join._block_order(codes, neg_score), expected)
+    np.testing.assert_array_equal(_join._order_desc(codes, np.negative(neg_score)), expected)
 
 
 @pytest.mark.parametrize("seed", range(6))

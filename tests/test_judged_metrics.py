@@ -98,7 +98,7 @@ def test_bad_judged_mask():
         skrank.bpref_score([1, 0], [1, 0], qid=[0, 0], judged=[1, 0])
     with pytest.raises(ValueError, match="y_true and judged must have the same length"):
         skrank.bpref_score([1, 0], [1, 0], qid=[0, 0], judged=[True])
-    with pytest.raises(ValueError, match="ties must be one of"):
+    with pytest.raises(skrank.InvalidParameterError, match="ties='average' is not supported"):
         skrank.infap_score([1, 0], [1, 0], qid=[0, 0], ties="average")
 
 

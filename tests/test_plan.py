@@ -293,3 +293,25 @@ def test_to_dict_keys_queries_by_their_ids():
     data = res.to_dict()
     assert data["per_query"] == {1: {"mrr": 1.0}, "1": {"mrr": 0.5}}
     assert data["qid"] == [1, "1"]
+
+
+@pytest.mark.parametrize("spec", ALL_SPECS, ids=lambda spec: spec.name)
+def test_declared_aggregate_makes_the_score(spec, monkeypatch):
+    """execute reads each declaration's aggregate: "mean" is the (weighted) mean of the
+    per-query values; a value the plan does not know is an internal error, never a number."""
+    y, s, q = [2, 0, 1, 1, 0, 1], [.3, .2, .1, .5, .4, .9], [0, 0, 0, 1, 1, 1]
+    params = {"k": 2} if spec.k == "required" else {}
+    params.update({"max_grade": 2} if "max_grade" in spec.parameters else {})
+    call = MetricCall.of(spec, params, func="f")
+    weights = [1, 1, 1, 3, 3, 3]
+    column = skrank._plan.per_query("f", call, y, s, q, sample_weight=weights)
+    assert spec.aggregate == "mean"
+    assert skrank._plan.mean("f", call, y, s, q, sample_weight=weights) == pytest.approx(
+        np.average(column.values, weights=[1, 3]), rel=1e-12)
+
+    odd = type(spec)(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+                        "aggregate": "sum"})
+    table = {spec.name: odd}
+    monkeypatch.setattr(skrank._plan, "spec_of", table.__getitem__)
+    with pytest.raises(RuntimeError, match=r"internal error: .*aggregate='sum'"):
+        skrank._plan.mean("f", call, y, s, q)

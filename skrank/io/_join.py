@@ -148,11 +148,6 @@ def _match(run_keys, qrels_keys):
     return matched
 
 
-def _block_order(codes, neg_score):
-    """Permutation sorting rows by (codes, neg_score), stable."""
-    return _order_desc(codes, np.negative(neg_score))
-
-
 def _order_desc(codes, score):
     """Permutation sorting rows by code, then score descending, stable.
 

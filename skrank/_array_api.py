@@ -1,0 +1,571 @@
+"""Array-API inputs (PyTorch, CuPy, array-api-strict, ...): the one adapter.
+
+NumPy input (and lists, pandas, ...) never reaches this module: it keeps the
+NumPy engine of :mod:`skrank._grouping` and :mod:`skrank._kernels`.  Input
+whose ``y_true`` or ``y_score`` is an array of another array-API namespace is
+validated, grouped, ordered and scored in that namespace on the arrays' own
+device, by:
+
+* :func:`check_ranking_arrays` (validation on the device; a failing check is
+  re-run on host copies by the NumPy validation, for the house error message);
+* :func:`rank_queries`: one stable sort by (query, -score, tie key), tie
+  groups, offsets -> a :class:`DeviceRanking` with the attributes the metric
+  kernels read;
+* the kernels of :mod:`skrank._kernels`, which hand a :class:`DeviceRanking`
+  to :mod:`skrank._device_kernels` (same closed forms, array-API operations).
+
+The standard has sorts (``argsort(stable=True)``), ``searchsorted`` and
+``cumulative_sum`` but no scatter: :func:`segment_sum` uses the namespace's
+own primitive (``index_add_`` in PyTorch, ``bincount`` in CuPy) and, for any
+other namespace, differences of a cumulative sum over the contiguous
+segments.
+
+Return conventions (scikit-learn's for its array-API metrics): the metric
+functions and :func:`skrank.evaluate`'s means are Python floats; per-query
+values (``per_query_scores``, ``Evaluation.per_query``) stay arrays of the
+input's namespace on its device.  Query ids stay where they were given: a
+device ``qid`` gives device ids, a host ``qid`` (NumPy, list, strings) is
+factorised on the host and only its integer codes are copied to the device.
+"""
+
+import numpy as np
+
+_NUMPY_MODULES = ("numpy", "pandas", "builtins", "scipy", "polars", "pyarrow", "dask")
+
+
+def _compat():
+    try:
+        import array_api_compat
+    except ImportError:  # scikit-learn >= 1.6 vendors it
+        try:
+            from sklearn.externals import array_api_compat
+        except ImportError:
+            raise ImportError(
+                "skrank: arrays of a namespace other than NumPy need the array-api-compat "
+                "package. Install it with `pip install array-api-compat`, or pass NumPy "
+                "arrays."
+            ) from None
+    return array_api_compat
+
+
+def _is_foreign(x):
+    """Whether ``x`` is an array of a non-NumPy array-API namespace (cheap for NumPy)."""
+    if x is None or isinstance(x, (np.ndarray, list, tuple, np.generic, int, float, str)):
+        return False
+    module = type(x).__module__.partition(".")[0]
+    if module in _NUMPY_MODULES:
+        return False
+    return bool(_compat().is_array_api_obj(x))
+
+
+def namespace(*arrays):
+    """The array-API namespace of the non-NumPy arrays among ``arrays``, or None
+    when there are none (the NumPy path).  Mixing two such namespaces is an error."""
+    foreign = [x for x in arrays if _is_foreign(x)]
+    if not foreign:
+        return None
+    return _compat().array_namespace(*foreign)
+
+
+def device_of(x):
+    return _compat().device(x)
+
+
+def is_device_array(x):
+    return _is_foreign(x)
+
+
+def to_numpy(x):
+    """A host NumPy copy of any array (the error and host-id paths only)."""
+    if not _is_foreign(x):
+        return np.asarray(x)
+    compat = _compat()
+    if compat.is_torch_array(x):
+        return x.detach().cpu().numpy()
+    if compat.is_cupy_array(x):
+        return x.get()
+    xp = compat.array_namespace(x)
+    info = getattr(xp, "__array_namespace_info__", None)
+    host = x
+    if info is not None:
+        host = compat.to_device(x, info().default_device())
+    return np.asarray(host)
+
+
+def keep_device(x):
+    """Predictions as an array: device arrays (PyTorch, CuPy, ...) as they are, anything
+    else through ``np.asarray``."""
+    return x if _is_foreign(x) else np.asarray(x)
+
+
+def float_dtype(xp, *arrays):
+    """Floating dtype of the computation: float32 when the scores are float32
+    (and no input is float64), else float64."""
+    kinds = [a.dtype for a in arrays if a is not None and _is_foreign(a)]
+    if kinds and all(d == xp.float32 or not xp.isdtype(d, "real floating") for d in kinds) \
+            and any(d == xp.float32 for d in kinds):
+        return xp.float32
+    return xp.float64
+
+
+# ---------------------------------------------------------------------------
+# Primitives with no array-API form.
+
+
+def segment_sum(xp, values, segment_ids, offsets, n_segments):
+    """Sums of ``values`` over ``n_segments`` segments; rows of a segment are contiguous
+    (``offsets``) and ``segment_ids`` gives each row's segment."""
+    compat = _compat()
+    if compat.is_torch_array(values):
+        import torch
+
+        out = torch.zeros(n_segments, dtype=values.dtype, device=values.device)
+        return out.index_add_(0, segment_ids, values)
+    if compat.is_cupy_array(values):
+        import cupy
+
+        return cupy.bincount(segment_ids, weights=values, minlength=n_segments).astype(values.dtype)
+    # Generic: a cumulative sum read at the segment boundaries (exact for integers; for
+    # floats its rounding grows with the running total, which is why the namespaces
+    # with a scatter-add use it).
+    total = xp.cumulative_sum(values, include_initial=True)
+    return xp.take(total, offsets[1:]) - xp.take(total, offsets[:-1])
+
+
+def segment_cumsum_exclusive(xp, values, segment_of_row, offsets):
+    """Per row: the sum of the earlier values of its segment (exact for integers)."""
+    total = xp.cumulative_sum(values, include_initial=True)
+    return total[:-1] - xp.take(xp.take(total, offsets[:-1]), segment_of_row)
+
+
+def stable_argsort(xp, keys, *, descending=False):
+    return xp.argsort(keys, stable=True, descending=descending)
+
+
+def log_factorial(xp, longest, dtype, device):
+    """``table[n] = log(n!)`` for n = 0..longest: every binomial coefficient the tie
+    kernels need has integer arguments no larger than the longest query."""
+    steps = xp.log(xp.arange(1, longest + 1, dtype=dtype, device=device))
+    return xp.cumulative_sum(steps, include_initial=True)
+
+
+def log_comb(xp, table, n, k):
+    """log C(n, k) for integer-valued float arrays ``0 <= k <= n`` (via the table)."""
+    def at(v):
+        return xp.take(table, xp.astype(v, xp.int64))
+    return at(n) - at(k) - at(n - k)
+
+
+# ---------------------------------------------------------------------------
+# Validation on the device.
+
+
+def _fail_on_host(func, y_true, y_score, qid, retrieved, check):
+    """Re-run the NumPy validation on host copies: it raises the house error."""
+    check(func, to_numpy(y_true), to_numpy(y_score),
+          None if qid is None else to_numpy(qid),
+          None if retrieved is None else to_numpy(retrieved))
+    raise ValueError(f"{func}: invalid input arrays.")  # pragma: no cover (host check raised)
+
+
+def check_ranking_arrays(func, y_true, y_score, qid, retrieved, host_check):
+    """:func:`skrank._validation.check_ranking_arrays` for device arrays, or None
+    when neither ``y_true`` nor ``y_score`` is one (then the NumPy path runs).
+
+    Returns ``(y_true, y_score, qid, shape, retrieved)`` with float arrays of one
+    floating dtype on the scores' device; ``qid`` as given (a device array, or a
+    host array); ``retrieved`` a boolean device array or None.
+    """
+    xp = namespace(y_true, y_score)
+    if xp is None:
+        return None
+    compat = _compat()
+    device = compat.device(y_score if _is_foreign(y_score) else y_true)
+    dtype = float_dtype(xp, y_true, y_score)
+
+    def on_device(values):
+        if values is None:
+            return None
+        if not _is_foreign(values):
+            values = np.asarray(values)
+            if values.dtype.kind not in "iufb":
+                return None
+        values = xp.asarray(values, device=device)
+        if not (xp.isdtype(values.dtype, ("real floating", "integral", "bool"))):
+            return None
+        return xp.astype(values, dtype, copy=False)
+
+    labels, scores = on_device(y_true), on_device(y_score)
+    ok = labels is not None and scores is not None and labels.ndim == scores.ndim \
+        and labels.ndim in (1, 2) and labels.shape == scores.shape and labels.shape[0] > 0
+    if ok and labels.ndim == 2:
+        ok = qid is None and retrieved is None and labels.shape[1] > 0
+    elif ok:
+        ok = qid is not None and _length(qid) == labels.shape[0]
+    mask = None
+    if ok and retrieved is not None:
+        mask = xp.asarray(retrieved if _is_foreign(retrieved) else np.asarray(retrieved),
+                          device=device)
+        ok = mask.dtype == xp.bool and mask.ndim == 1 and mask.shape[0] == labels.shape[0]
+    if ok:
+        ok = bool(xp.all(xp.isfinite(labels))) and bool(
+            xp.all(xp.isfinite(scores) | (~mask if mask is not None else False)))
+    if not ok:
+        _fail_on_host(func, y_true, y_score, qid, retrieved, host_check)
+    if _is_foreign(qid) and xp.isdtype(qid.dtype, "real floating") \
+            and bool(xp.any(xp.isnan(qid))):
+        from ._grouping import check_no_missing_qid
+
+        check_no_missing_qid(func, to_numpy(qid))  # raises the house error
+    if labels.ndim == 2:
+        shape = tuple(labels.shape)
+        return xp.reshape(labels, (-1,)), xp.reshape(scores, (-1,)), None, shape, None
+    return labels, scores, qid, None, mask
+
+
+def _length(ids):
+    """Rows of a 1-D id array of any namespace (None when not 1-D)."""
+    shape = tuple(ids.shape) if _is_foreign(ids) else np.shape(ids)
+    return shape[0] if len(shape) == 1 else None
+
+
+def value_range(y_true, which=None):
+    """``(min, max)`` of a label array of any namespace, as Python floats; one of them
+    with ``which="min"`` or ``"max"``."""
+    xp = namespace(y_true)
+    if xp is None:
+        if which is not None:
+            return getattr(y_true, which)()
+        return y_true.min(), y_true.max()
+    if which is not None:
+        return float(getattr(xp, which)(y_true))
+    return float(xp.min(y_true)), float(xp.max(y_true))
+
+
+def query_weights(func, sample_weight, qid, n_queries, codes_of, host_check):
+    """Per-query weights on the device from per-row (``qid``) or per-query weights.
+
+    ``codes_of(qid)`` gives ``(codes, qids)`` as :func:`rank_queries` factorises
+    them.  A failed check re-runs ``host_check`` on host copies for its message.
+    """
+    xp = namespace(sample_weight, qid)
+    device = device_of(sample_weight if _is_foreign(sample_weight) else qid)
+    weights = xp.asarray(sample_weight if _is_foreign(sample_weight)
+                         else np.asarray(sample_weight, dtype=np.float64), device=device)
+
+    def fail():
+        host_check(func, to_numpy(sample_weight),
+                   qid=None if qid is None else to_numpy(qid), n_queries=n_queries)
+        raise ValueError(f"{func}: invalid sample_weight.")  # pragma: no cover
+
+    expected = n_queries if qid is None else _length(qid)
+    if weights.ndim != 1 or weights.shape[0] != expected or not xp.isdtype(
+            weights.dtype, ("real floating", "integral", "bool")):
+        fail()
+    weights = xp.astype(weights, xp.float64)
+    if not bool(xp.all(xp.isfinite(weights) & (weights >= 0))) or float(xp.sum(weights)) <= 0:
+        fail()
+    if qid is None:
+        return weights
+    codes, qids = codes_of(qid)
+    codes = xp.asarray(codes, device=device)
+    # The first row's weight of each query, then every row compared with it.
+    order = stable_argsort(xp, codes)
+    sorted_codes = xp.take(codes, order)
+    first = xp.searchsorted(sorted_codes, xp.arange(qids.shape[0], device=device))
+    per_query = xp.take(xp.take(weights, order), first)
+    if bool(xp.any(xp.take(per_query, codes) != weights)):
+        fail()
+    return per_query
+
+
+# ---------------------------------------------------------------------------
+# Grouping and ordering on the device.
+
+
+def factorize(func, qid, device, xp):
+    """``(codes on the device, qids)``: device ids by ``unique_inverse`` (sorted ids),
+    host ids by the NumPy factoriser (its order), codes then copied to the device."""
+    if _is_foreign(qid):
+        if qid.shape[0] > 1 and bool(xp.all(qid[1:] >= qid[:-1])):
+            # Sorted ids (the usual layout): runs of equal ids, numbered without a sort.
+            new = xp.concat([xp.ones(1, dtype=xp.bool, device=device), qid[1:] != qid[:-1]])
+            codes = xp.cumulative_sum(xp.astype(new, xp.int64)) - 1
+            return codes, xp.take(qid, xp.nonzero(new)[0])
+        qids, codes = xp.unique_inverse(qid)
+        return xp.astype(codes, xp.int64), qids
+    from ._grouping import factorize_qid
+    from ._validation import as_qid_array
+
+    codes, qids, _ = factorize_qid(func, as_qid_array(qid))
+    return xp.asarray(np.asarray(codes, dtype=np.int64), device=device), qids
+
+
+class DeviceRanking:
+    """The device counterpart of :class:`skrank._grouping.Ranking`: every retrieved
+    row ranked (no depth), attributes of the same names and meanings, arrays of
+    the namespace ``xp`` on one device.  Tie groups: ``group`` (each ranked row's
+    group) and ``group_start``, ``group_size``, ``group_query``, ``group_position``
+    when ``tie_starts`` is not None."""
+
+    depth = None
+
+    def __init__(self, xp, *, qids, query, labels, offsets, tie_starts, all_labels, all_query,
+                 all_offsets, new_group=None):
+        self.xp = xp
+        self.device = device_of(labels)
+        self.dtype = labels.dtype
+        self.qids = qids
+        self.n_queries = offsets.shape[0] - 1
+        self.query = query
+        self.labels = labels
+        self.offsets = offsets
+        self.n_kept = offsets[1:] - offsets[:-1]
+        self.n_ranked = self.n_kept
+        self.position = xp.arange(labels.shape[0], device=self.device) - xp.take(offsets, query)
+        self.fposition = xp.astype(self.position, self.dtype)
+        self.tie_starts = tie_starts
+        self.all_labels = all_labels
+        self.all_query = all_query
+        self.all_offsets = all_offsets
+        self.all_position = (xp.arange(all_labels.shape[0], device=self.device)
+                             - xp.take(all_offsets, all_query))
+        self._cache = {}
+        if tie_starts is not None:
+            starts = tie_starts[:-1]
+            self.group_start = starts
+            self.group_size = tie_starts[1:] - starts
+            self.group_query = xp.take(query, starts)
+            self.group_position = xp.take(self.position, starts)
+            # Each row's group: the number of group starts at or before it, minus one.
+            self.group = xp.cumulative_sum(xp.astype(new_group, xp.int64)) - 1
+
+    @property
+    def max_kept(self):
+        return int(self.xp.max(self.n_kept)) if self.n_queries else 0
+
+    def sum_by_query(self, values):
+        return segment_sum(self.xp, values, self.query, self.offsets, self.n_queries)
+
+    def sum_by_group(self, values):
+        return segment_sum(self.xp, values, self.group, self.tie_starts,
+                           self.group_start.shape[0])
+
+    def sum_groups_by_query(self, values):
+        group_offsets = self.xp.searchsorted(self.group_query, self.xp.arange(
+            self.n_queries + 1, device=self.device))
+        return segment_sum(self.xp, values, self.group_query, group_offsets, self.n_queries)
+
+    def as_float(self, values):
+        return self.xp.astype(values, self.dtype)
+
+    def relevant(self, threshold):
+        key = ("relevant", threshold)
+        if key not in self._cache:
+            self._cache[key] = self.as_float(self.labels >= threshold)
+        return self._cache[key]
+
+    def n_relevant(self, threshold):
+        key = ("n_relevant", threshold)
+        if key not in self._cache:
+            xp = self.xp
+            self._cache[key] = xp.astype(segment_sum(
+                xp, xp.astype(self.all_labels >= threshold, xp.int64), self.all_query,
+                self.all_offsets, self.n_queries), xp.int64)
+        return self._cache[key]
+
+    def n_relevant_ranked(self, threshold):
+        xp = self.xp
+        return xp.astype(self.sum_by_query(xp.astype(self.labels >= threshold, xp.int64)),
+                         xp.int64)
+
+    def ideal_labels(self):
+        """Each query's judged labels in decreasing order (the ideal ranking), sorted
+        on first use: only nDCG and rbp's trec gain read it."""
+        if "ideal" not in self._cache:
+            xp = self.xp
+            order, _, _ = _group(xp, self.all_query, [(self.all_labels, True)], self.n_queries,
+                                 self.device, grouped=True)
+            self._cache["ideal"] = xp.take(self.all_labels, order)
+        return self._cache["ideal"]
+
+    def max_label_by_query(self):
+        """Largest judged label of each query (the first of its ideal ranking)."""
+        return self.xp.take(self.ideal_labels(), self.all_offsets[:-1])
+
+
+def _group(xp, codes, keys, n_queries, device, grouped=False):
+    """Order of rows by (query, keys[-1], ..., keys[0]): one stable sort per key, least
+    significant first; returns ``(order, sorted codes, offsets)``.
+
+    Rows already grouped into queries of one size (the 2-D form, uniform lists with
+    sorted ids) are sorted row-wise as a (queries x documents) matrix: one sort per
+    key, segmented for free, and no sort by query."""
+    n = codes.shape[0]
+    if grouped:
+        offsets = xp.searchsorted(codes, xp.arange(n_queries + 1, device=device))
+        width = n // n_queries if n_queries else 0
+        if not keys:
+            return xp.arange(n, device=device), codes, offsets
+        if width * n_queries == n and bool(xp.all(offsets[1:] - offsets[:-1] == width)):
+            base = xp.reshape(xp.arange(n_queries, dtype=xp.int64, device=device) * width,
+                              (-1, 1))
+            within = xp.broadcast_to(xp.arange(width, dtype=xp.int64, device=device),
+                                     (n_queries, width))
+            for key, descending in keys:
+                block = xp.take(key, xp.reshape(within + base, (-1,)))
+                rows = xp.argsort(xp.reshape(block, (n_queries, width)), axis=1, stable=True,
+                                  descending=descending)
+                within = xp.take_along_axis(within, rows, axis=1)
+            return xp.reshape(within + base, (-1,)), codes, offsets
+    order = xp.arange(n, device=device)
+    for key, descending in keys:
+        order = xp.take(order, stable_argsort(xp, xp.take(key, order), descending=descending))
+    # A stable sort by query keeps the keys' order within each query.
+    order = xp.take(order, stable_argsort(xp, xp.take(codes, order)))
+    sorted_codes = xp.take(codes, order)
+    offsets = xp.searchsorted(sorted_codes, xp.arange(n_queries + 1, device=device))
+    return order, sorted_codes, offsets
+
+
+def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
+    """:func:`skrank._grouping.rank_queries` for checked device arrays."""
+    xp = namespace(y_true)
+    device = device_of(y_true)
+    if shape is not None:
+        n_queries, n_docs = shape
+        codes = xp.reshape(xp.broadcast_to(xp.reshape(
+            xp.arange(n_queries, dtype=xp.int64, device=device), (-1, 1)), shape), (-1,))
+        qids = xp.arange(n_queries, device=device)
+    else:
+        codes, qids = factorize(func, qid, device, xp)
+        n_queries = qids.shape[0]
+    # Already grouped (the 2-D form, sorted ids): the query sort is skipped.
+    grouped = shape is not None or bool(xp.all(codes[1:] >= codes[:-1]))
+    all_labels = all_query = all_offsets = None
+    if retrieved is not None:
+        # The judged rows (retrieved or not), grouped by query, for R and the ideal ranking.
+        all_order, all_query, all_offsets = _group(xp, codes, [], n_queries, device, grouped)
+        all_labels = xp.take(y_true, all_order)
+        kept = xp.nonzero(retrieved)[0]
+        codes, y_true, y_score = (xp.take(codes, kept), xp.take(y_true, kept),
+                                  xp.take(y_score, kept))
+    keys = [(y_score, True)]
+    if ties in ("pessimistic", "optimistic"):  # tied rows: least / most relevant first
+        keys = [(y_true, ties == "optimistic")] + keys
+    # Stable sorts, least significant key first: the tie key, the score, the query.
+    # (Dropping unretrieved rows keeps grouped ids grouped.)
+    order, query, offsets = _group(xp, codes, keys, n_queries, device, grouped)
+    labels = xp.take(y_true, order)
+    if all_labels is None:  # every judged row is ranked
+        all_labels, all_query, all_offsets = labels, query, offsets
+    tie_starts = new_group = None
+    if ties == "average" and labels.shape[0] > 1:
+        scores = xp.take(y_score, order)
+        new_group = (scores[1:] != scores[:-1]) | (query[1:] != query[:-1])
+        if not bool(xp.all(new_group)):
+            first = xp.ones(1, dtype=xp.bool, device=device)
+            new_group = xp.concat([first, new_group])
+            starts = xp.nonzero(new_group)[0]
+            tie_starts = xp.concat([starts, xp.asarray([labels.shape[0]], dtype=starts.dtype,
+                                                       device=device)])
+    return DeviceRanking(xp, qids=qids, query=query, labels=labels, offsets=offsets,
+                         tie_starts=tie_starts, all_labels=all_labels, all_query=all_query,
+                         all_offsets=all_offsets, new_group=new_group)
+
+
+# ---------------------------------------------------------------------------
+# Elementwise helpers the metric kernels share with the NumPy path.
+
+
+def divide_where(numerator, denominator, defined):
+    """``numerator / denominator`` where ``defined``, else 0 (any namespace)."""
+    xp = namespace(numerator)
+    if xp is None:
+        return np.divide(numerator, denominator, out=np.zeros_like(numerator), where=defined)
+    denominator = xp.astype(xp.asarray(denominator, device=device_of(numerator)),
+                            numerator.dtype) if _is_foreign(denominator) else denominator
+    safe = xp.where(defined, denominator, xp.ones_like(numerator))
+    return xp.where(defined, numerator / safe, xp.zeros_like(numerator))
+
+
+def minimum(values, bound):
+    xp = namespace(values)
+    if xp is None:
+        return np.minimum(values, bound)
+    if isinstance(bound, (int, float)):
+        return xp.where(values > bound, xp.asarray(bound, dtype=values.dtype,
+                                                   device=device_of(values)), values)
+    return xp.minimum(values, bound)
+
+
+def as_float(values, like=None):
+    """Booleans or integers as floats: float64 on NumPy, the ranking's dtype on a device."""
+    xp = namespace(values)
+    if xp is None:
+        return values.astype(np.float64)
+    return xp.astype(values, xp.float64 if like is None else like.dtype)
+
+
+def fill_skipped(values, kept_qids, qids):
+    """Per-query device values over all ``qids``, NaN for the queries left out
+    (``no_relevant="skip"``); ids on the host or on the device."""
+    xp = namespace(values)
+    device = device_of(values)
+    if _is_foreign(qids):
+        kept = xp.searchsorted(qids, kept_qids)  # device ids come sorted (unique_inverse)
+    else:
+        kept = xp.asarray(np.flatnonzero(np.isin(qids, kept_qids)), device=device)
+    present = xp.zeros(qids.shape[0], dtype=xp.bool, device=device)
+    # Scatter through a comparison: the standard has no index assignment of many places.
+    rank = xp.searchsorted(kept, xp.arange(qids.shape[0], device=device))
+    rank = xp.minimum(rank, xp.asarray(max(kept.shape[0] - 1, 0), device=device))
+    if kept.shape[0]:
+        present = xp.take(kept, rank) == xp.arange(qids.shape[0], device=device)
+        spread = xp.take(values, rank)
+    else:
+        spread = xp.zeros(qids.shape[0], dtype=values.dtype, device=device)
+    return xp.where(present, spread, xp.full_like(spread, float("nan")))
+
+
+def matrix_arrays(func, y_true, y_score, exclude):
+    """:func:`skrank._inputs.matrix_arrays` for dense device matrices and a dense boolean
+    ``exclude`` mask (device or host): the flat form with the excluded cells dropped; a
+    user left without any cell gets one unranked row of label 0.  Returns
+    ``(y_true, y_score, qid, retrieved, n_ranked)``, all on the device."""
+    xp = namespace(y_true, y_score, exclude)
+    if not (_is_foreign(y_true) and _is_foreign(y_score)) or exclude is None \
+            or not (_is_foreign(exclude) or isinstance(exclude, np.ndarray)):
+        raise TypeError(
+            f"{func}: with {type(y_score).__module__.partition('.')[0]} arrays, y_true and "
+            f"y_score must be dense 2-D arrays of that namespace and exclude a dense boolean "
+            f"mask (a sparse matrix lives on the host). Got y_true of type "
+            f"{type(y_true).__name__} and exclude of type {type(exclude).__name__} instead. "
+            f"Pass exclude as a boolean array, e.g. torch.as_tensor(exclude.toarray())."
+        )
+    device = device_of(y_score)
+    mask = xp.asarray(exclude, device=device)
+    shape = tuple(y_score.shape)
+    if mask.dtype != xp.bool or tuple(mask.shape) != shape or tuple(y_true.shape) != shape \
+            or len(shape) != 2:
+        raise ValueError(
+            f"{func}: y_true, y_score and exclude must be 2-D of the same shape, exclude "
+            f"boolean. Got shapes {tuple(y_true.shape)}, {shape} and {tuple(mask.shape)}, "
+            f"exclude of dtype {mask.dtype} instead."
+        )
+    n_users, n_items = shape
+    keep = xp.nonzero(~xp.reshape(mask, (-1,)))[0]
+    n_ranked = n_items - xp.sum(xp.astype(mask, xp.int64), axis=1)
+    empty = xp.nonzero(n_ranked == 0)[0]
+    dtype = float_dtype(xp, y_true, y_score)
+
+    def flat(values):
+        return xp.astype(xp.take(xp.reshape(values, (-1,)), keep), dtype)
+
+    zeros = xp.zeros(empty.shape[0], dtype=dtype, device=device)
+    labels = xp.concat([flat(y_true), zeros])
+    scores = xp.concat([flat(y_score), zeros])
+    qid = xp.concat([keep // n_items, xp.astype(empty, keep.dtype)])
+    retrieved = xp.concat([xp.ones(keep.shape[0], dtype=xp.bool, device=device),
+                           xp.zeros(empty.shape[0], dtype=xp.bool, device=device)])
+    return labels, scores, qid, retrieved, n_ranked
