@@ -128,14 +128,22 @@ def segment_sum(xp, values, segment_ids, offsets, n_segments):
     # Generic: a cumulative sum read at the segment boundaries (exact for integers; for
     # floats its rounding grows with the running total, which is why the namespaces
     # with a scatter-add use it).
-    total = xp.cumulative_sum(values, include_initial=True)
+    total = cumulative_sum_from_zero(xp, values)
     return xp.take(total, offsets[1:]) - xp.take(total, offsets[:-1])
 
 
 def segment_cumsum_exclusive(xp, values, segment_of_row, offsets):
     """Per row: the sum of the earlier values of its segment (exact for integers)."""
-    total = xp.cumulative_sum(values, include_initial=True)
+    total = cumulative_sum_from_zero(xp, values)
     return total[:-1] - xp.take(xp.take(total, offsets[:-1]), segment_of_row)
+
+
+def cumulative_sum_from_zero(xp, values):
+    """``[0, v0, v0 + v1, ...]``: the cumulative sum with a leading zero on ``values``'
+    device (array-api-strict before 2.6, the last releases that run on NumPy 1.x, puts
+    ``include_initial=True``'s zero on the default device)."""
+    zero = xp.zeros((1,), dtype=values.dtype, device=device_of(values))
+    return xp.concat([zero, xp.cumulative_sum(values)])
 
 
 def stable_argsort(xp, keys, *, descending=False):
@@ -146,7 +154,7 @@ def log_factorial(xp, longest, dtype, device):
     """``table[n] = log(n!)`` for n = 0..longest: every binomial coefficient the tie
     kernels need has integer arguments no larger than the longest query."""
     steps = xp.log(xp.arange(1, longest + 1, dtype=dtype, device=device))
-    return xp.cumulative_sum(steps, include_initial=True)
+    return cumulative_sum_from_zero(xp, steps)
 
 
 def log_comb(xp, table, n, k):

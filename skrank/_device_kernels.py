@@ -10,6 +10,7 @@ integers no larger than the longest query), where the NumPy kernels use
 
 import numpy as np
 
+from . import _array_api as A
 from ._array_api import log_comb, log_factorial, segment_cumsum_exclusive, segment_sum
 
 
@@ -43,7 +44,7 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     if _is_scalar(cutoff):
         longest = min(longest, cutoff)
     steps = weight(xp.arange(longest, dtype=ranking.dtype, device=ranking.device))
-    cumulative = xp.cumulative_sum(steps, include_initial=True)
+    cumulative = A.cumulative_sum_from_zero(xp, steps)
     group_pos, sizes = ranking.group_position, ranking.group_size
     if cutoff is None:
         limit = xp.full(group_pos.shape, longest, dtype=group_pos.dtype, device=ranking.device)

@@ -85,7 +85,8 @@ def _build_parser(command=None):
     ev.add_argument("run", help="TREC run file (plain or gzip); - reads standard input")
     ev.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
                     help=f"a skrank metric name ({metric_help()}), or a trec_eval name "
-                         "(ndcg_cut.10, P.5, recip_rank); also num_q, num_ret, num_rel, "
+                         "(ndcg_cut.10, P.5, recip_rank); also bpref, infap, judged@<k> "
+                         "(judged by the qrels), num_q, num_ret, num_rel, "
                          "num_rel_ret. Repeatable.")
     ev.add_argument("--max-grade", type=float, default=float(max_grade), metavar="G",
                     help="top grade of the relevance scale for err (ERR's stop probability "
@@ -397,10 +398,10 @@ def _evaluate_stream_skrank(args, options, check_grades):
 
 
 def _is_err(item):
-    from ._names import parse_metric_name
+    from ._plan import MetricCall
 
-    name, params = item if isinstance(item, tuple) else (item, {})
-    return parse_metric_name(name, func="evaluate", trec=True)[0].name == "err"
+    # judged=True: bpref, infap and judged@k are skrank names here too (the qrels judge).
+    return MetricCall.parse(item, func="evaluate", trec=True, judged=True).metric == "err"
 
 
 def _with_max_grade(metrics, max_grade):

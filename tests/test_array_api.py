@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sklearn
 
 import skrank
 
@@ -76,7 +77,16 @@ class Torch:
     float32 = torch.float32
 
 
-NAMESPACES = [pytest.param(Strict, id="strict"), pytest.param(Torch, id="torch")]
+# array-api-strict's releases that still run on NumPy 1.x mishandle devices (cumulative_sum
+# puts its leading zero on the default device; to_device calls NumPy 2's asarray(copy=)):
+# on NumPy 1.x (CI's oldest-versions run) PyTorch alone covers the device path.
+sklearn_version = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
+STRICT_RUNS_HERE = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+needs_working_strict = pytest.mark.skipif(
+    not STRICT_RUNS_HERE, reason="array-api-strict is unreliable on NumPy 1.x; PyTorch covers it")
+
+NAMESPACES = [pytest.param(Strict, id="strict", marks=needs_working_strict),
+              pytest.param(Torch, id="torch")]
 
 
 def _device_gain(labels):
@@ -291,6 +301,7 @@ def test_judged_metrics_say_they_need_numpy(metric):
                                 qid=[0, 0], judged=[True, True], **params)
 
 
+@needs_working_strict
 def test_mixing_namespaces_is_an_error():
     with pytest.raises(TypeError, match="[Mm]ultiple namespaces"):
         skrank.ndcg_score(torch.tensor([1.0, 0.0]), Strict.put([0.3, 0.2]), qid=[0, 0])
@@ -316,6 +327,10 @@ def test_numpy_input_never_loads_the_array_api_machinery():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.skipif(
+    not STRICT_RUNS_HERE or sklearn_version < (1, 6),
+    reason="scikit-learn's own array-API dispatch (Ridge.fit on tensors) fails before 1.6 / "
+           "NumPy 2 with today's array-api-compat")
 def test_scorers_under_array_api_dispatch():
     """scikit-learn's array-API dispatch, an estimator predicting tensors, routed tensor qid:
     the scorers score on the tensors and agree with the NumPy run of the same model."""

@@ -309,3 +309,20 @@ def test_skrank_names_give_trec_names_values(capsys, tmp_path):
     assert ("map", "q999") in trec_names and len(trec_names) > 7 * 30
     for (name, q), value in skrank_names.items():
         assert trec_names[pairs[name], q] == pytest.approx(value, abs=5e-5), (name, q)
+
+
+def test_judged_metrics_by_skrank_name(capsys, tiny):
+    # judged@k, bpref and infap take their judgements from the qrels, also beside other
+    # skrank names (they used to fail as "unknown metric name 'judged@2'").
+    status, out, err = run_cli(capsys, ["evaluate", *tiny, "-m", "ndcg@10", "-m", "judged@2",
+                                        "-m", "bpref", "-q"])
+    assert status == 0, err
+    values = {(m.strip(), q): float(v) for m, q, v in (ln.split("\t") for ln in out.splitlines())}
+    # q1 ranks a, then c before b (tied at 0.5, docno descending): both judged.
+    # q2 ranks y (unjudged) before x (judged): 1 of 2.
+    assert values[("judged@2", "q1")] == 1.0
+    assert values[("judged@2", "q2")] == 0.5
+    assert values[("judged@2", "all")] == 0.75
+    _, trec_out, _ = run_cli(capsys, ["evaluate", *tiny, "-m", "bpref", "-q", "-c"])
+    trec = {(m.strip(), q): float(v) for m, q, v in (ln.split("\t") for ln in trec_out.splitlines())}
+    assert values[("bpref", "q1")] == trec[("bpref", "q1")]

@@ -409,3 +409,13 @@ def test_no_relevant_raise(spec):
                  y, s, qid=qid, **ok_params(spec, y, no_relevant="raise"))
     # nothing raised when every query is defined
     spec.function(y[:2], s[:2], qid=qid[:2], **ok_params(spec, y, no_relevant="raise"))
+
+
+@pytest.mark.parametrize("name, fix", [("ndcg@0", "leave the cutoff out"),
+                                       ("precision@0", "'precision@10'.")])
+def test_zero_cutoff_in_a_name_says_what_it_got_and_the_fix(name, fix):
+    with pytest.raises(skrank.InvalidParameterError, match="Got 0 instead") as info:
+        skrank.evaluate([1, 0], [0.9, 0.1], qid=[1, 1], metrics=[name])
+    assert fix in str(info.value)
+    if name.startswith("precision"):
+        assert "leave the cutoff out" not in str(info.value)
