@@ -181,14 +181,9 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
                 threshold=threshold, missing_queries=missing_queries,
                 unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
                 npartitions=None)
-        y_true, y_score, qid, retrieved, judged = _trec_arrays(
+        y_true, y_score, qid, retrieved, judged, qid_labels = _trec_arrays(
             qrels, run, missing_queries, unjudged_queries, ignore_identical_ids)
-        if np.isinf(y_score).any():
-            # trec_eval ranks inf scores: their dense ranks keep every order and tie.
-            finite_rank = np.full(y_score.shape, np.nan)
-            scored = ~np.isnan(y_score)
-            finite_rank[scored] = np.unique(y_score[scored], return_inverse=True)[1]
-            y_score = finite_rank
+        y_score = _ranked_finite(y_score)
         ties = "trec" if ties is None else ties
     elif y_true is None or y_score is None:
         raise InvalidParameterError(f"{func}: y_true and y_score are required (or qrels and run).")
@@ -209,15 +204,57 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         # Rows already come in trec_eval's order; a stable sort keeps it.
         ties = "stable"
 
-    calls = _plan.resolve(func, metrics, trec=True,
-                          defaults=dict(ties=ties, no_relevant=no_relevant, threshold=threshold))
+    table, counts = _run_plan(func, metrics, dict(ties=ties, no_relevant=no_relevant,
+                                                  threshold=threshold),
+                              (y_true, y_score, qid, retrieved, exclude, sample_weight),
+                              judged, trec)
+    if trec:  # the rows carry query codes: name the queries
+        table = _named(table, qid_labels)
+    return _evaluation(func, table.qid, table.columns, counts, table.weights)
+
+
+def _run_plan(func, metrics, defaults, arrays, judged, trec):
+    """Plan, prepare and execute ``metrics`` on ``arrays`` (y_true, y_score, qid,
+    retrieved, exclude, sample_weight): ``(table, counts)``, the table with the
+    query weights as ``table.weights``."""
+    calls = _plan.resolve(func, metrics, trec=True, defaults=defaults)
     p = _plan.plan(func, calls, ranking_for_counts=True)
-    prepared = _plan.prepare(p, y_true, y_score, qid, retrieved, exclude, sample_weight,
-                             judged=judged, negative_is_unjudged=trec)
+    prepared = _plan.prepare(p, *arrays, judged=judged, negative_is_unjudged=trec)
     table = _plan.execute(p, prepared)
-    qids = table.qid
+    ranking = next(iter(table.rankings.values()))
+    threshold = defaults["threshold"]
+    counts = _counts(ranking, 1.0 if threshold is None else float(threshold))
+    if prepared.n_ranked is not None:
+        # Every item that is not excluded is ranked, though only the leading ones are held.
+        if isinstance(prepared.n_ranked, np.ndarray):
+            counts["num_ret"] = prepared.n_ranked.astype(np.int64)
+            counts["num_rel_ret"] = counts["num_rel"].copy()
+        else:  # device counts
+            counts["num_ret"] = prepared.n_ranked
+            counts["num_rel_ret"] = counts["num_rel"] + 0
+    return _Executed(table.qid, table.columns, prepared.weights), counts
+
+
+@dataclass(frozen=True)
+class _Executed:
+    """What one execution gives: the query ids, a Column per label, the query weights."""
+
+    qid: np.ndarray
+    columns: dict
+    weights: object
+
+
+def _named(table, qid_labels):
+    """``table`` with its query codes replaced by the query ids."""
+    return _Executed(qid_labels[table.qid],
+                     {label: column._replace(qid=qid_labels[column.qid])
+                      for label, column in table.columns.items()}, table.weights)
+
+
+def _evaluation(func, qids, columns, counts, weights):
+    """The :class:`Evaluation` of executed columns (label -> Column)."""
     per_query, mean = {}, {}
-    for label, column in table.columns.items():
+    for label, column in columns.items():
         mean[label] = column.score(func)
         if column.qid.shape[0] == qids.shape[0]:
             per_query[label] = column.values
@@ -227,20 +264,18 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
             full = np.full(qids.shape[0], np.nan)
             full[np.isin(qids, column.qid)] = column.values
             per_query[label] = full
+    return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts, weights=weights)
 
-    ranking = next(iter(table.rankings.values()))
-    relevant_at = 1.0 if threshold is None else float(threshold)
-    counts = _counts(ranking, relevant_at)
-    if prepared.n_ranked is not None:
-        # Every item that is not excluded is ranked, though only the leading ones are held.
-        if isinstance(prepared.n_ranked, np.ndarray):
-            counts["num_ret"] = prepared.n_ranked.astype(np.int64)
-            counts["num_rel_ret"] = counts["num_rel"].copy()
-        else:  # device counts
-            counts["num_ret"] = prepared.n_ranked
-            counts["num_rel_ret"] = counts["num_rel"] + 0
-    return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts,
-                      weights=prepared.weights)
+
+def _ranked_finite(y_score):
+    """Scores with infinities replaced by dense ranks, which keep every order and tie
+    (trec_eval ranks inf scores)."""
+    if not np.isinf(y_score).any():
+        return y_score
+    finite_rank = np.full(y_score.shape, np.nan)
+    scored = ~np.isnan(y_score)
+    finite_rank[scored] = np.unique(y_score[scored], return_inverse=True)[1]
+    return finite_rank
 
 
 evaluate.__doc__ = P.fill_options(evaluate.__doc__, P.EVALUATE_OPTIONS.values())
@@ -261,14 +296,104 @@ def _counts(ranking, threshold):
 
 def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
                  ignore_identical_ids=False):
-    from . import io
+    """The joined rows of ``qrels`` and ``run`` with query codes, and the query id
+    of each code.  Files are read as byte tables and joined on the readers' pair
+    hashes in trec_eval's order (the command line's path): no str column."""
+    from .io._join import flat_rows, join
+    from .io._tokenize import decode
 
-    qrels = as_qrels("evaluate", qrels, "qrels")
-    run = as_run("evaluate", run, "run")
+    qrels = _trec_table(qrels, "qrels")
+    run = _trec_table(run, "run")
     if ignore_identical_ids:
         run = drop_identical_ids(run)
     check_query_coverage("evaluate", qrels, run, missing_queries, unjudged_queries)
     if missing_queries == "raise":
         missing_queries = "skip"  # none is missing: both give the same rows
-    joined = io.join_qrels_run(qrels, run, missing_queries=missing_queries)
-    return joined.y_true, joined.y_score, joined.qid, joined.retrieved, joined.judged
+    joined = join(qrels, run, missing_queries=missing_queries, func="evaluate",
+                  columns=("score",))
+    rows = flat_rows(joined)
+    labels = decode(joined.qids) if joined.qids.shape[0] else np.zeros(0, dtype="U1")
+    return (rows["y_true"], rows["y_score"], rows["codes"], rows["retrieved"],
+            rows["judged"], labels)
+
+
+def _trec_table(value, name):
+    """A qrels or run in any accepted form -> its byte table (a file is read as one,
+    without str columns)."""
+    import os
+
+    from .io._containers import qrels_table, run_table
+    from .io._read import read_qrels_table, read_run_table
+    from .io._tokenize import Table
+
+    if isinstance(value, Table):  # read by the command line
+        return value
+    if isinstance(value, (str, os.PathLike)) or hasattr(value, "read"):
+        return (read_qrels_table(value) if name == "qrels"
+                else read_run_table(value, compact=True))
+    if name == "qrels":
+        return qrels_table(as_qrels("evaluate", value, name), "evaluate")
+    return run_table(as_run("evaluate", value, name), "evaluate")
+
+
+def _evaluate_stream(qrels, run, *, block_bytes, metrics, ties=None, no_relevant="zero",
+                     threshold=None, missing_queries="skip"):
+    """:func:`evaluate` of a qrels table and a run read one block of whole queries at
+    a time (``run``: a path or a binary file; the command line's ``--stream`` with
+    skrank's names).  Each block is joined and executed as ``evaluate(qrels=,
+    run=)`` would the whole run, so the values are the same; memory holds the
+    qrels, one block and the per-query values.  Raises
+    :class:`skrank._trec_eval.NotGroupedError` when the run is not grouped by query."""
+    from types import SimpleNamespace
+
+    from ._trec_eval import _QueryIndex, grouped_blocks
+    from .io._join import flat_rows, join
+    from .io._tokenize import check_no_duplicates, decode, empty_run_table
+
+    func = "evaluate"
+    check_collection_options(func, missing_queries, "skip", False)
+    check_no_duplicates(qrels, "in qrels")
+    index = _QueryIndex(qrels)
+    defaults = dict(ties="stable" if ties in (None, "trec") else ties,
+                    no_relevant=no_relevant, threshold=threshold)
+    _plan.resolve(func, metrics, trec=True, defaults=defaults)  # bad names fail first
+    seen = np.zeros(index.qids.shape[0], dtype=bool)
+    done, parts = [], []
+
+    def evaluate_block(sub_qrels, block, missing):
+        joined = join(sub_qrels, block, missing_queries=missing, func=func, columns=("score",))
+        rows = flat_rows(joined)
+        arrays = (rows["y_true"], _ranked_finite(rows["y_score"]), rows["codes"],
+                  rows["retrieved"], None, None)
+        table, counts = _run_plan(func, metrics, defaults, arrays, rows["judged"], True)
+        parts.append((_named(table, decode(joined.qids)), counts))
+
+    for block in grouped_blocks(run, block_bytes, done):
+        codes = index.codes_of(block.qid_runs)
+        codes = np.unique(codes[codes >= 0])
+        if codes.shape[0]:
+            seen[codes] = True
+            evaluate_block(index.subset(codes), block, "skip")
+    if not done:
+        from .io._tokenize import source_name
+
+        raise ValueError(f"{source_name(run)}: no line (an empty run file)")
+    # The policies for queries on one side only, on the whole run's queries.
+    ranked = decode(np.unique(np.concatenate(done)))
+    check_query_coverage(func, SimpleNamespace(qid=decode(index.qids)),
+                         SimpleNamespace(qid=ranked), missing_queries, "skip")
+    missing = np.flatnonzero(~seen)
+    if missing_queries == "zero" and missing.shape[0]:
+        evaluate_block(index.subset(missing), empty_run_table(), "zero")
+    qids = np.concatenate([table.qid for table, _ in parts])
+    order = np.argsort(qids, kind="stable")
+    columns = {}
+    for label in parts[0][0].columns:
+        column_qid = np.concatenate([t.columns[label].qid for t, _ in parts])
+        by_qid = np.argsort(column_qid, kind="stable")
+        columns[label] = parts[0][0].columns[label]._replace(
+            qid=column_qid[by_qid],
+            values=np.concatenate([t.columns[label].values for t, _ in parts])[by_qid])
+    counts = {name: np.concatenate([c[name] for _, c in parts])[order]
+              for name in parts[0][1]}
+    return _evaluation(func, qids[order], columns, counts, None)

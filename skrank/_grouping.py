@@ -139,6 +139,8 @@ def _sorted_run_offsets(func, qid):
     dtype (the common layout, found without sorting), else None."""
     check_no_missing_qid(func, qid)
     n = qid.shape[0]
+    if n == 0:
+        return np.zeros(1, dtype=np.intp)  # no run: no query
     if qid.dtype.kind in "US" and n > 1 and qid.dtype.itemsize % 4 == 0:
         # Strings: runs found on the raw characters as integer words (comparing
         # strings row by row is several times slower), order checked on one id per run.

@@ -351,7 +351,10 @@ def drop_identical_ids(run):
     """The run without rows whose document id equals their query id (BEIR's
     ``ignore_identical_ids``)."""
     from .io import Run
+    from .io._tokenize import Table
 
+    if isinstance(run, Table):  # a byte table (files read by evaluate)
+        return run.take(np.flatnonzero(run.qid() != run.docno))
     keep = run.qid != run.docno
     if keep.all():
         return run
@@ -375,9 +378,11 @@ def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
     left out, ``"raise"``).
     """
     from .io._containers import factorize_ids
+    from .io._tokenize import decode
 
-    judged = factorize_ids(func, qrels.qid)[1]
-    ranked = factorize_ids(func, run.qid)[1]
+    # byte tables (files read by evaluate) hold their ids as runs of bytes
+    judged, ranked = (decode(factorize_ids(func, side.qid_runs)[1]) if hasattr(side, "qid_runs")
+                      else factorize_ids(func, side.qid)[1] for side in (qrels, run))
     missing = judged[~np.isin(judged, ranked)]
     unjudged = ranked[~np.isin(ranked, judged)]
     if judged.size == 0:
@@ -423,6 +428,8 @@ _BLOCK_CELLS = 1 << 21
 
 
 def _issparse(value):
+    if "scipy.sparse" not in sys.modules:  # no sparse matrix exists: skip the import
+        return False
     try:
         from scipy import sparse
     except ImportError:  # pragma: no cover - scipy is a dependency

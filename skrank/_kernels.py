@@ -312,10 +312,16 @@ def expected_reciprocal_rank(ranking, labels, max_grade, k):
     # on large scales) is counted apart so that no -inf enters the sums.
     certain = stop >= 1.0
     log_continue = np.log1p(-np.where(certain, 0.0, stop))
+    from ._trec_data import segment_accumulate
+
     first = ranking.offsets[:-1][ranking.query]
-    cum = np.concatenate(([0.0], np.cumsum(log_continue)))
+    # Sums within each query (not differences of one running sum over all queries):
+    # a query's value does not depend on the queries evaluated with it.
+    shifted = np.zeros_like(log_continue)
+    shifted[1:] = log_continue[:-1]
+    shifted[first] = 0.0
+    before = segment_accumulate(np.add, shifted, ranking.query, np.diff(ranking.offsets))
     stops_before = np.concatenate(([0], np.cumsum(certain)))
-    before = cum[:-1] - cum[first]
     blocked = (stops_before[:-1] - stops_before[first]) > 0
     terms = np.where(blocked, 0.0, stop * np.exp(before)) / (ranking.position + 1.0)
     rows, query, _ = _ranked_rows(ranking, k)

@@ -491,7 +491,7 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
     import os
 
     from ._trec_data import run_tag, trec_ranking
-    from .io._read import iter_run_tables, read_qrels_table
+    from .io._read import read_qrels_table
     from .io._tokenize import check_no_duplicates, decode, empty_run_table
 
     selected = _selected(measures, "qrels")
@@ -509,24 +509,10 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
     parts = []          # per block: (qids, measure blocks)
     last = (None, "")   # (largest evaluated qid, its run tag): trec_eval's runid
     first_tag = None
-    for block in iter_run_tables(run, block_bytes):
-        if len(block) == 0:
-            continue
+    for block in grouped_blocks(run, block_bytes, done):
         if first_tag is None:
             first_tag = run_tag(block, None)
-        ids = block.qid_runs
-        again = np.isin(ids, np.concatenate(done)) if done else np.zeros(ids.shape[0], bool)
-        if again.any():
-            i = int(np.argmax(again))
-            row = int(block.run_lengths[:i].sum())
-            raise NotGroupedError(
-                f"{block.name}:{block.line_of(row)}: the run is not grouped by query: query "
-                f"{str(decode(ids[i:i + 1])[0])!r} comes again after other queries. Streaming "
-                f"(--stream) reads a run one block of queries at a time; sort it by query "
-                f"first (e.g. sort -k1,1 -s run > run.sorted), or evaluate it in memory "
-                f"(--no-stream).")
-        done.append(np.unique(ids))
-        codes = index.codes_of(ids)
+        codes = index.codes_of(block.qid_runs)
         codes = np.unique(codes[codes >= 0])
         if codes.shape[0] == 0:
             continue  # no judged query in this block
@@ -565,6 +551,32 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
 
 class NotGroupedError(ValueError):
     """A streamed run whose lines are not grouped by query."""
+
+
+def grouped_blocks(run, block_bytes, done):
+    """The non-empty tables of whole queries of ``run`` (a path or a binary file),
+    about ``block_bytes`` read at a time; ``done`` (a list) receives each block's
+    sorted query ids.  Raises :class:`NotGroupedError` when a query comes again
+    after other queries."""
+    from .io._read import iter_run_tables
+    from .io._tokenize import decode
+
+    for block in iter_run_tables(run, block_bytes):
+        if len(block) == 0:
+            continue
+        ids = block.qid_runs
+        again = np.isin(ids, np.concatenate(done)) if done else np.zeros(ids.shape[0], bool)
+        if again.any():
+            i = int(np.argmax(again))
+            row = int(block.run_lengths[:i].sum())
+            raise NotGroupedError(
+                f"{block.name}:{block.line_of(row)}: the run is not grouped by query: query "
+                f"{str(decode(ids[i:i + 1])[0])!r} comes again after other queries. Streaming "
+                f"(--stream) reads a run one block of queries at a time; sort it by query "
+                f"first (e.g. sort -k1,1 -s run > run.sorted), or evaluate it in memory "
+                f"(--no-stream).")
+        done.append(np.unique(ids))
+        yield block
 
 
 class _QueryIndex:

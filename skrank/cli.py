@@ -312,8 +312,6 @@ def _evaluate(args, out):
                                        ("-J", args.judged_only), ("-Z", args.zscores),
                                        ("--float32-scores", args.float32_scores),
                                        ("-R", args.rel_format != "qrels")) if on]
-    if args.stream:
-        trec_only.append("--stream")
     if trec_only:
         raise ValueError(f"{' and '.join(trec_only)} apply to trec_eval measures only "
                          f"(e.g. -m P.10, -m all_trec). Got skrank metric names or options "
@@ -321,19 +319,26 @@ def _evaluate(args, out):
     requested = args.metrics or list(DEFAULT_CLI_METRICS)
     metrics = {name: _trec_meaning(name) for name in requested if name not in COUNTS}
     metrics = _with_max_grade(metrics, args.max_grade)
-    qrels, run = _read_inputs(args, common_queries=True)
-    top = float(np.max(qrels.rel))
-    if top > args.max_grade and any(_is_err(m) for m in metrics.values()):
-        from ._metrics import METRICS
 
-        raise ValueError(
-            f"{_shown(args.qrels)}: relevance level {top:g} is above err's grade scale "
-            f"0-{args.max_grade:g} (--max-grade, default "
-            f"{METRICS['err'].name_defaults['max_grade']:g} as gdeval). "
-            f"Pass --max-grade {top:g} or more.")
-    res = evaluate(qrels=qrels, run=run, metrics=metrics or ["map"],
-                   ties=args.ties, threshold=args.threshold, no_relevant=args.no_relevant,
+    def check_grades(qrels):
+        top = float(np.max(qrels.numbers["rel"]))
+        if top > args.max_grade and any(_is_err(m) for m in metrics.values()):
+            from ._metrics import METRICS
+
+            raise ValueError(
+                f"{_shown(args.qrels)}: relevance level {top:g} is above err's grade scale "
+                f"0-{args.max_grade:g} (--max-grade, default "
+                f"{METRICS['err'].name_defaults['max_grade']:g} as gdeval). "
+                f"Pass --max-grade {top:g} or more.")
+
+    options = dict(metrics=metrics or ["map"], ties=args.ties, threshold=args.threshold,
+                   no_relevant=args.no_relevant,
                    missing_queries="zero" if args.complete else "skip")
+    res = _evaluate_stream_skrank(args, options, check_grades) if _streaming(args) else None
+    if res is None:
+        qrels, run = _read_inputs(args, common_queries=True, tables=True)
+        check_grades(qrels)
+        res = evaluate(qrels=qrels, run=run, **options)
     if args.json:
         data = res.to_dict()
         if not metrics:
@@ -364,6 +369,32 @@ def _evaluate(args, out):
     per_query_rows.sort(key=lambda row: row[0])
     for label, q, value in [row for _, row in per_query_rows] + all_rows:
         out.write(f"{label:<22}\t{q}\t{_format(value)}\n")
+
+
+def _evaluate_stream_skrank(args, options, check_grades):
+    """skrank's names on a run read one block of queries at a time; None when the
+    run, streamed by default, turns out not to be grouped by query and is small
+    enough to read whole."""
+    from . import io
+    from ._evaluate import _evaluate_stream
+    from ._trec_eval import NotGroupedError
+
+    if args.qrels == "-" and args.run == "-":
+        raise ValueError("only one of qrels and run can be read from standard input ('-')")
+    qrels = _read_file(args.qrels, "qrels", io._read.read_qrels_table)
+    check_grades(qrels)
+    try:
+        return _evaluate_stream(qrels, sys.stdin.buffer if args.run == "-" else args.run,
+                                block_bytes=args.block_size, **options)
+    except FileNotFoundError:
+        raise ValueError(f"{args.run}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{args.run}: is a directory, not a run file") from None
+    except NotGroupedError:
+        size = _run_size(args)
+        if args.stream or size is None or size > _AUTO_STREAM_BYTES:
+            raise
+        return None  # streamed by default, not grouped by query, small enough
 
 
 def _is_err(item):
@@ -404,7 +435,8 @@ def _read_inputs(args, *, common_queries, tables=False):
         readers = (io.read_qrels, io.read_run)
     qrels = _read_file(args.qrels, "qrels", readers[0])
     run = _read_file(args.run, "run", readers[1])
-    if common_queries and not args.complete and np.intersect1d(qrels.qid, run.qid).size == 0:
+    if (common_queries and not args.complete
+            and np.intersect1d(qrels.qid_runs, run.qid_runs).size == 0):
         raise ValueError(
             f"{_shown(args.run)}: no query of the run is in {_shown(args.qrels)} (the query "
             f"ids of the two files do not match)")

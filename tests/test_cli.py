@@ -212,8 +212,6 @@ def test_stream_errors(capsys, tmp_path):
     # Without -c, a judged query absent from the run stops, as in memory and in trec_eval.
     status, _, err = run_cli(capsys, ["evaluate", "--stream", "--block-size", "1K", qrels, run])
     assert status == 2 and "Got query 'q999' (1 in all) missing from the run" in err
-    status, _, err = run_cli(capsys, ["evaluate", "--stream", "-m", "ndcg@10", qrels, run])
-    assert status == 2 and "--stream apply to trec_eval measures only" in err
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     status, _, err = run_cli(capsys, ["evaluate", "--stream", qrels, str(empty)])
@@ -250,6 +248,67 @@ def test_stream_is_automatic_above_one_block(capsys, tmp_path, monkeypatch):
     status, _, err = run_cli(capsys, ["evaluate", "--stream", "--block-size", "100", "-c", qrels,
                                       str(shuffled)])
     assert status == 2 and "not grouped by query" in err
+
+
+_SKRANK_NAMES = ["-m", "ndcg@10", "-m", "map", "-m", "P@5", "-m", "mrr", "-m", "err@10",
+                 "-m", "recall@100", "-m", "num_ret", "-m", "num_rel_ret",
+                 "-m", "num_q"]
+
+
+@pytest.mark.parametrize("options", [
+    ["-q"], ["-c", "-q"], ["--json"], ["-c", "--json", "--ties", "optimistic"],
+    ["-q", "--no-relevant", "skip"], ["-q", "-l", "2"], ["-c", "-q", "--no-relevant", "nan"]])
+@pytest.mark.parametrize("block", ["16", "1K"])
+def test_stream_skrank_names_is_the_in_memory_output_byte_for_byte(capsys, tmp_path, options,
+                                                                    block):
+    qrels, run = _grouped_run(tmp_path)
+    argv = ["evaluate", *_SKRANK_NAMES, *options, qrels, run]
+    status, whole, whole_err = run_cli(capsys, [*argv[:1], "--no-stream", *argv[1:]])
+    assert status == 0, whole_err
+    status, streamed, streamed_err = run_cli(capsys, [*argv[:1], "--stream", "--block-size",
+                                                      block, *argv[1:]])
+    assert status == 0, streamed_err
+    assert streamed == whole
+    assert streamed_err == whole_err  # the same warnings (queries on one side only), once
+    assert "no ground truth in qrels" in whole_err
+
+
+def test_stream_skrank_names_not_grouped(capsys, tmp_path):
+    qrels, run = _grouped_run(tmp_path)
+    lines = Path(run).read_text().splitlines(keepends=True)
+    shuffled = tmp_path / "shuffled.txt"
+    shuffled.write_text("".join(lines[1::2] + lines[0::2]))
+    argv = ["evaluate", "-q", "-m", "ndcg@10", "-m", "map", qrels]
+    whole = _cli_text(capsys, [*argv, run])
+    # streamed by default (the run is larger than a block), read whole when not grouped
+    assert _cli_text(capsys, [*argv, "--block-size", "100", str(shuffled)]) == whole
+    status, _, err = run_cli(capsys, [*argv, "--stream", "--block-size", "100", str(shuffled)])
+    assert status == 2 and "not grouped by query" in err
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    status, _, err = run_cli(capsys, [*argv, "--stream", str(empty)])
+    assert status == 2 and "no line (an empty run file)" in err
+
+
+def test_skrank_names_give_trec_names_values(capsys, tmp_path):
+    """The same metric under both names, per query and mean, on the same files."""
+    qrels, run = _grouped_run(tmp_path)
+    pairs = {"ndcg@10": "ndcg_cut_10", "map": "map", "P@5": "P_5", "mrr": "recip_rank",
+             "recall@100": "recall_100", "num_ret": "num_ret", "num_rel_ret": "num_rel_ret"}
+    files = [qrels, run]
+
+    def values(argv):
+        out = _cli_text(capsys, ["evaluate", "-c", "-q", *argv, *files])
+        rows = [line.split("\t") for line in out.splitlines()]
+        return {(m.strip(), q): float(v) for m, q, v in rows}
+
+    skrank_names = values([f"-m{name}" for name in pairs])
+    trec_names = values(["-mndcg_cut.10", "-mmap", "-mP.5", "-mrecip_rank", "-mrecall.100",
+                         "-mnum_ret", "-mnum_rel_ret"])
+    assert {(pairs[name], q) for name, q in skrank_names} == set(trec_names)
+    assert ("map", "q999") in trec_names and len(trec_names) > 7 * 30
+    for (name, q), value in skrank_names.items():
+        assert trec_names[pairs[name], q] == pytest.approx(value, abs=5e-5), (name, q)
 
 
 def test_judged_metrics_by_skrank_name(capsys, tiny):

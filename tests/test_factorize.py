@@ -452,3 +452,11 @@ def test_tie_groups_ordered_by_label_like_a_stable_sort_per_group(worst_first, v
     got = labels.copy()
     G._order_ties_by_label(got, same, worst_first=worst_first)
     np.testing.assert_array_equal(got.view(np.uint64), np.array(want).view(np.uint64))
+
+
+@pytest.mark.parametrize("dtype", ["S3", "U3", np.int64, np.uint8, np.float64, bool, object,
+                                   "datetime64[s]"])
+def test_empty_ids_have_no_query(dtype):
+    codes, uniques, grouped = G.factorize_qid("f", np.zeros(0, dtype=dtype))
+    assert codes.shape == (0,) and uniques.shape == (0,) and grouped
+    assert uniques.dtype == np.dtype(dtype)

@@ -577,3 +577,78 @@ def test_collection_options_are_refused_with_arrays(option):
     with pytest.raises(skrank.InvalidParameterError,
                        match=rf"evaluate: {name}={value!r} applies to qrels and run only"):
         skrank.evaluate([1, 0], [0.2, 0.1], qid=[0, 0], metrics=["map"], **option)
+
+
+def _write_collection(tmp_path, seed=0):
+    """Files with tied scores, -1 and unjudged documents, a query retrieving itself,
+    a run-only query and a judged query absent from the run, queries out of order."""
+    rng = np.random.default_rng(seed)
+    run_lines, qrels_lines = [], []
+    for q in rng.permutation(30):
+        docs = [f"d{d}" for d in rng.choice(500, size=int(rng.integers(1, 40)), replace=False)]
+        if q % 7 == 0:
+            docs[-1] = f"q{q}"  # the query retrieves itself (ignore_identical_ids)
+        for d in docs:
+            run_lines.append(f"q{q} Q0 {d} 0 {rng.integers(0, 5)} tag\n")
+            if q != 3 and rng.random() < 0.5:
+                qrels_lines.append(f"q{q} 0 {d} {rng.choice([-1, 0, 1, 2])}\n")
+    qrels_lines.append("q999 0 d1 1\n")
+    (tmp_path / "qrels").write_text("".join(qrels_lines))
+    (tmp_path / "run").write_text("".join(run_lines))
+    return tmp_path / "qrels", tmp_path / "run"
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"missing_queries": "zero"}, {"ignore_identical_ids": True},
+    {"ties": "optimistic", "threshold": 2}, {"no_relevant": "skip"}])
+def test_files_and_containers_give_the_same_evaluation(tmp_path, options):
+    """Files are read as byte tables and joined on codes; Qrels/Run objects and frames
+    as before: the same rows, so the same values, counts and query ids."""
+    qrels, run = _write_collection(tmp_path)
+    metrics = ["ndcg@10", "map", "mrr", "precision@5", "recall@100", "bpref", "infap",
+               "judged@10"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from_files = skrank.evaluate(qrels=qrels, run=str(run), metrics=metrics, **options)
+        from_objects = skrank.evaluate(qrels=skrank.io.read_qrels(qrels),
+                                       run=skrank.io.read_run(run), metrics=metrics, **options)
+        q_frame = skrank.io.read_qrels(qrels).to_pandas().set_axis(
+            ["query_id", "doc_id", "relevance"], axis=1)
+        r_frame = skrank.io.read_run(run).to_pandas()[["qid", "docno", "score"]].set_axis(
+            ["query_id", "doc_id", "score"], axis=1)
+        from_frames = skrank.evaluate(qrels=q_frame, run=r_frame, metrics=metrics, **options)
+    for other in (from_objects, from_frames):
+        np.testing.assert_array_equal(from_files.qid, other.qid.astype(str))
+        for name in metrics:
+            np.testing.assert_array_equal(from_files.per_query[name], other.per_query[name])
+            assert from_files.mean[name] == other.mean[name]
+        for name, counts in from_files.counts.items():
+            np.testing.assert_array_equal(counts, other.counts[name])
+    assert from_files.qid.dtype.kind == "U" and "q3" not in from_files.qid  # run-only: out
+
+
+@pytest.mark.parametrize("block_bytes", [16, 300, 1 << 20])
+@pytest.mark.parametrize("missing_queries", ["skip", "zero"])
+def test_streamed_evaluation_is_the_in_memory_one(tmp_path, block_bytes, missing_queries):
+    from skrank._evaluate import _evaluate_stream
+    from skrank.io._read import read_qrels_table
+
+    qrels, run = _write_collection(tmp_path)
+    lines = run.read_text().splitlines(keepends=True)
+    run.write_text("".join(sorted(lines, key=lambda line: line.split()[0])))  # grouped
+    metrics = ["ndcg@10", "map", "err@10", "rbp", "bpref", "infap", "r_precision"]
+    with warnings.catch_warnings(record=True) as whole_warnings:
+        warnings.simplefilter("always")
+        whole = skrank.evaluate(qrels=qrels, run=run, metrics=metrics,
+                                missing_queries=missing_queries)
+    with warnings.catch_warnings(record=True) as streamed_warnings:
+        warnings.simplefilter("always")
+        streamed = _evaluate_stream(read_qrels_table(qrels), str(run), block_bytes=block_bytes,
+                                    metrics=metrics, missing_queries=missing_queries)
+    assert [str(w.message) for w in streamed_warnings] == [str(w.message) for w in whole_warnings]
+    np.testing.assert_array_equal(streamed.qid, whole.qid)
+    for name in metrics:  # bit for bit: a query's value does not depend on the others
+        np.testing.assert_array_equal(streamed.per_query[name], whole.per_query[name])
+        assert streamed.mean[name] == whole.mean[name]
+    for name, counts in whole.counts.items():
+        np.testing.assert_array_equal(streamed.counts[name], counts)

@@ -12,9 +12,7 @@ from ._tokenize import Table, decode
 
 
 def factorize_ids(func, ids):
-    """``(codes, sorted distinct ids)`` by the engine's one factoriser (empty ids too)."""
-    if ids.shape[0] == 0:
-        return np.zeros(0, dtype=np.intp), ids[:0]
+    """``(codes, sorted distinct ids)`` by the engine's one factoriser."""
     codes, uniques, _ = factorize_qid(func, ids)
     return codes, uniques
 

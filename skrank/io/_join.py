@@ -237,6 +237,18 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
                         f"Got {type(run).__name__} instead.")
     check_choice(func, "missing_queries", missing_queries, ("skip", "zero"))
     j = join(qrels, run, missing_queries=missing_queries, func=func)
+    rows = flat_rows(j, docno=True)
+    codes = rows.pop("codes")
+    return TrecArrays(qid=decode(j.qids)[codes] if codes.shape[0] else np.zeros(0, dtype="U1"),
+                      docno=decode(rows.pop("docno")), **rows)
+
+
+def flat_rows(j, *, docno=False):
+    """The rows of :func:`join_qrels_run` from a :class:`Joined` (with "score"
+    joined), ids as codes: a dict of ``codes`` (indexing ``j.qids``, sorted),
+    ``y_true``, ``y_score``, ``retrieved``, ``judged`` and, with ``docno``, the
+    docno bytes.  Each query's retrieved rows in trec_eval's order, then its
+    unretrieved judged rows in qrels order."""
     hit = j.r_match >= 0
     r_true = np.zeros(j.r_codes.shape[0], dtype=np.float64)
     r_true[hit] = j.q_rel[j.r_match[hit]]
@@ -259,13 +271,14 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
         out[unret_dest] = unret_values
         return out
 
-    codes = place(j.r_codes, u_codes[u_order], np.intp)
-    docno = place(j.r_docno, j.q_docno[unret_rows], np.result_type(j.r_docno, j.q_docno))
-    return TrecArrays(
+    rows = dict(
+        codes=place(j.r_codes, u_codes[u_order], np.intp),
         y_true=place(r_true, j.q_rel[unret_rows], np.float64),
         y_score=place(j.r_score, np.nan, np.float64),
-        qid=decode(j.qids)[codes] if n_ret + n_unret else np.zeros(0, dtype="U1"),
-        docno=decode(docno),
         retrieved=place(True, False, bool),
         judged=place(hit, True, bool),
     )
+    if docno:
+        rows["docno"] = place(j.r_docno, j.q_docno[unret_rows],
+                              np.result_type(j.r_docno, j.q_docno))
+    return rows

@@ -536,6 +536,21 @@ class Table:
     def line_of(self, row):
         return None if self.lines is None else self.lines(row)
 
+    def take(self, rows):
+        """The table of the rows ``rows`` (increasing), in the same order."""
+        run_of_row = np.repeat(np.arange(self.qid_runs.shape[0]), self.run_lengths)[rows]
+        runs, lengths = runs_of(run_of_row)
+        tag = self.tag
+        if tag is not None:
+            tag = tag[runs] if self.tag_per_run else tag[rows]
+        lines = None if self.lines is None else (lambda row: self.lines(int(rows[row])))
+        return Table(name=self.name, qid_runs=self.qid_runs[runs], run_lengths=lengths,
+                     docno=self.docno[rows],
+                     numbers={f: v[rows] for f, v in self.numbers.items()}, tag=tag,
+                     tag_per_run=self.tag_per_run,
+                     keys=None if self.keys is None else self.keys[rows], lines=lines,
+                     checked=self.checked)
+
     @classmethod
     def of_columns(cls, name, qid, docno, numbers, tag=None):
         qid_runs, lengths = runs_of(np.asarray(qid))
