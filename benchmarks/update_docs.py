@@ -26,26 +26,15 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
 PAGE = ROOT / "docs" / "performance.md"
+sys.path.insert(0, str(HERE))
+from run import fmt_ratio as x, fmt_time as ms  # noqa: E402  (one formatting for both)
+
 _BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)", re.S)
 
 
 def _load(name):
     path = RESULTS / name
     return json.loads(path.read_text()) if path.exists() else None
-
-
-def ms(seconds):
-    if seconds is None:
-        return "—"
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 0.001:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds * 1e6:.0f} µs"
-
-
-def x(ratio):
-    return "—" if ratio is None else (f"{ratio:.1f}x" if ratio >= 10 else f"{ratio:.2f}x")
 
 
 def _minutes(seconds):
