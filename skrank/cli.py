@@ -182,7 +182,9 @@ def _add_compare_parser(sub):
     cmp.add_argument("--n-resamples", type=int, default=10_000, metavar="B",
                      help="resamples of the randomization/bootstrap test and intervals "
                           "(10000)")
-    cmp.add_argument("--seed", type=int, default=None, help="random seed (reproducible output)")
+    cmp.add_argument("--seed", type=int, default=None, help="random seed of the randomization and bootstrap tests (default: none, so "
+                          "their p-values and intervals vary slightly from run to run; give one "
+                          "for reproducible output)")
     cmp.add_argument("-c", "--complete", action="store_true",
                      help="count queries of the qrels missing from a run as 0 (trec_eval -c)")
     cmp.add_argument("--common-queries", action="store_true",
