@@ -252,7 +252,9 @@ def _sorted_object_runs(qid):
             differs = qid[1:] != qid[:-1]
     except Exception:  # ids whose comparison raises: left to the general path
         return None
-    if differs.dtype != bool or differs.shape != (n - 1,):
+    # NumPy 1.x answers a failed elementwise comparison with one scalar bool.
+    if not isinstance(differs, np.ndarray) or differs.dtype != bool \
+            or differs.shape != (n - 1,):
         return None
     offsets = np.concatenate(([0], np.flatnonzero(differs) + 1, [n])).astype(np.intp)
     # The order first, on a few runs, then the types: ids in random order leave here

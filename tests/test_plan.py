@@ -255,6 +255,17 @@ def test_evaluate_ranks_once_per_tie_policy(monkeypatch):
 THREE = ["ndcg@10", "map", "mrr"]
 
 
+def sklearn_multimetric(est, scorers):
+    """What scikit-learn's search and cross_validate build for a dict ``scoring=``
+    (``check_scoring`` takes a dict from 1.5; before, they build the same class)."""
+    try:
+        return check_scoring(est, scoring=scorers)
+    except ValueError:
+        from sklearn.metrics._scorer import _MultimetricScorer
+
+        return _MultimetricScorer(scorers=scorers, raise_exc=True)
+
+
 @pytest.mark.parametrize("how", ["make_ranking_scorer", "sklearn dict"])
 def test_multi_metric_scorers_rank_once_and_equal_the_single_scorers(monkeypatch, how):
     est = FixedScores(S).fit(X, Y)
@@ -265,7 +276,7 @@ def test_multi_metric_scorers_rank_once_and_equal_the_single_scorers(monkeypatch
         expected = {n: scorer(est, X, Y, qid=QID, sample_weight=weight)
                     for n, scorer in singles.items()}
         if how == "sklearn dict":
-            multi = check_scoring(est, scoring=singles)
+            multi = sklearn_multimetric(est, singles)
         else:
             multi = skrank.make_ranking_scorer(THREE).set_score_request(sample_weight=True)
         calls = _counting(monkeypatch)
@@ -276,8 +287,8 @@ def test_multi_metric_scorers_rank_once_and_equal_the_single_scorers(monkeypatch
 
 def test_sklearn_dict_of_scorers_still_checks_each_metrics_labels():
     est = FixedScores(S).fit(X, Y)
-    multi = check_scoring(est, scoring={"ndcg": skrank.get_scorer("ndcg@3"),
-                                        "err": skrank.make_ranking_scorer("err", max_grade=1)})
+    multi = sklearn_multimetric(est, {"ndcg": skrank.get_scorer("ndcg@3"),
+                                       "err": skrank.make_ranking_scorer("err", max_grade=1)})
     with sklearn.config_context(enable_metadata_routing=True):
         with pytest.raises(ValueError, match=r"err_score: y_true must lie in \[0, max_grade\]"):
             multi(est, X, Y, qid=QID)

@@ -482,7 +482,10 @@ def runs_of(values):
         return values[:0], np.zeros(0, dtype=np.int64)
     change = np.empty(n, dtype=bool)
     change[0] = True
-    np.not_equal(values[1:], values[:-1], out=change[1:])
+    if values.dtype.kind in "SU":  # NumPy 1.x has no not_equal loop for strings: the operator
+        change[1:] = values[1:] != values[:-1]
+    else:
+        np.not_equal(values[1:], values[:-1], out=change[1:])
     starts = np.flatnonzero(change)
     return values[starts], np.diff(np.append(starts, n))
 
