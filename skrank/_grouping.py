@@ -24,6 +24,7 @@ query's length, which is what keeps long and ragged queries as cheap as short
 uniform ones.
 """
 
+import warnings
 import weakref
 from typing import NamedTuple, Optional
 
@@ -248,7 +249,10 @@ def _sorted_object_runs(qid):
     if n > _ROW_PROBE and _sorted_object_runs(qid[:_ROW_PROBE]) is None:
         return None  # ids in random order: told from the first rows
     try:
-        with np.errstate(all="ignore"):  # NaN ids compare unequal quietly (an error later)
+        # NaN ids compare unequal quietly (an error later); NumPy 1.x warns where an
+        # elementwise comparison fails, which the check below answers instead.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
             differs = qid[1:] != qid[:-1]
     except Exception:  # ids whose comparison raises: left to the general path
         return None
