@@ -101,10 +101,10 @@ def _build_parser(command=None):
     ev.add_argument("--ties", default="trec", choices=EVALUATE_TIES.choices,
                     help="order of tied scores; default 'trec' (docno descending, "
                          "as trec_eval)")
-    # 'raise' is the API's: the command line prints every query instead of failing
-    ev.add_argument("--no-relevant", default="zero",
-                    choices=[c for c in EVALUATE_NO_RELEVANT.choices if c != "raise"],
-                    help="value of queries without a relevant document (default zero)")
+    ev.add_argument("--no-relevant", default="zero", choices=EVALUATE_NO_RELEVANT.choices,
+                    help="value of queries without a relevant document: zero (default, "
+                         "trec_eval), one (LightGBM, XGBoost), skip (left out of the mean), "
+                         "nan, or raise (an error naming them, exit status 2)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of the table")
     ev.add_argument("-M", "--max-retrieved", type=int, default=None, metavar="N",
                     help="trec_eval -M: evaluate only the first N documents of each ranking")
