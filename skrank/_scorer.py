@@ -478,7 +478,8 @@ def get_scorer(scoring):
 
     if scoring in _sklearn_names():
         return sk_get_scorer(scoring)
-    parse_metric_name(scoring, func="get_scorer")  # raises with the grammar and a suggestion
+    # raises with the grammar and a suggestion (scikit-learn's names too: they are valid here)
+    parse_metric_name(scoring, func="get_scorer", also=sorted(_sklearn_names()))
     raise AssertionError("unreachable")  # pragma: no cover
 
 
