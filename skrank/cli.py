@@ -515,6 +515,14 @@ def _compare(args, out):
                          f"Pass the runs of the systems to compare, e.g. skrank compare "
                          f"{args.qrels} {args.runs[0]} OTHER_RUN.")
     _check_distinct_runs(args.runs)
+    # in the options' own names (compare()'s messages name its parameters)
+    for option, value, valid, expected in (
+            ("--seed", args.seed, args.seed is None or args.seed >= 0, "an int >= 0"),
+            ("--n-resamples", args.n_resamples, args.n_resamples >= 1, "an int >= 1"),
+            ("--alpha", args.alpha, 0 < args.alpha < 1, "a number in (0, 1)"),
+            ("--confidence", args.confidence, 0 < args.confidence < 1, "a number in (0, 1)")):
+        if not valid:
+            raise ValueError(f"{option} must be {expected}. Got {value:g} instead.")
     names = _run_names(args.runs)
     baseline = args.baseline
     if baseline is not None and baseline not in names:  # a path as given, or another path
