@@ -457,22 +457,62 @@ def group_queries(func, qid):
 
 def _string_character_keys(qid):
     """Integer keys ordered as the fixed-width strings ``qid`` are, from the characters
-    each position holds: a position's characters are numbered in order (a bincount of
-    that column), and the numbers combine as digits of a mixed-radix number.  Ids such
-    as "q00042" vary in a few positions over few characters, so the keys span a small
+    each position holds, combined as the digits of a mixed-radix number.  Ids such as
+    "q00042" vary in a few positions over few characters, so the keys span a small
     range (then grouped by lookup); None when they would span more than 2**32 values
-    or 4 per row."""
+    or 4 per row.
+
+    A position's digit is its character minus the smallest one found there (base: the
+    characters' range), so the keys are one integer matrix-vector product of the
+    characters; only when those ranges multiply past the limit are each position's
+    characters numbered in order (a bincount of that column) to narrow the bases."""
     n = qid.shape[0]
-    if qid.dtype.itemsize == 0:
+    if qid.dtype.itemsize == 0 or n == 0:
         return None
     unit = np.uint8 if qid.dtype.kind == "S" else np.uint32
     chars = np.ascontiguousarray(qid, dtype=qid.dtype.newbyteorder("=")).view(unit).reshape(n, -1)
     limit = min(max(4 * n, 2 ** 16), 2 ** 32)
+    lo, hi = _column_min_max(chars)
+    weights = np.zeros(chars.shape[1], dtype=np.uint32)
+    span = 1
+    for position in range(chars.shape[1] - 1, -1, -1):  # last character: least significant
+        if lo[position] != hi[position]:
+            weights[position] = span
+            span *= int(hi[position]) - int(lo[position]) + 1
+            if span > limit:
+                return _numbered_character_keys(chars, limit)
+    # uint32 arithmetic wraps modulo 2**32: exact, as every key lies in [0, span).
+    keys = chars @ weights
+    keys -= np.uint32(int(lo.astype(np.int64) @ weights.astype(np.int64)) % 2 ** 32)
+    return keys
+
+
+def _column_min_max(chars):
+    """Smallest and largest value of each column of a narrow 2-D array.  numpy reduces
+    the first axis of a few columns slowly (a few elements per inner step), so blocks
+    of rows are laid side by side first: wide rows, reduced elementwise."""
+    rows = 256
+    m = chars.shape[0] // rows * rows
+    if m == 0:
+        return chars.min(axis=0), chars.max(axis=0)
+    head = chars[:m].reshape(-1, rows * chars.shape[1])
+    lo = head.min(axis=0).reshape(rows, -1).min(axis=0)
+    hi = head.max(axis=0).reshape(rows, -1).max(axis=0)
+    if m < chars.shape[0]:
+        np.minimum(lo, chars[m:].min(axis=0), out=lo)
+        np.maximum(hi, chars[m:].max(axis=0), out=hi)
+    return lo, hi
+
+
+def _numbered_character_keys(chars, limit):
+    """:func:`_string_character_keys` with each position's characters numbered in order
+    (a bincount of that column): bases as small as the characters found allow."""
+    n = chars.shape[0]
     keys = np.zeros(n, dtype=np.int64)
     span = 1
     for position in range(chars.shape[1]):
         column = chars[:, position]
-        if n == 0 or column.min() == column.max():  # the same character on every row
+        if column.min() == column.max():  # the same character on every row
             continue
         present = np.bincount(column) > 0
         base = int(np.count_nonzero(present))
