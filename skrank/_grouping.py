@@ -304,7 +304,7 @@ def _plain_object_ids(qid):
     values = qid.tolist()
     if values and isinstance(values[0], str):
         return _joined_strings(values)
-    if values and isinstance(values[0], int):
+    if values and isinstance(values[0], (int, np.integer)):
         return _packed_integers(values)
     return None
 
@@ -566,7 +566,14 @@ def _string_character_keys(qid):
             if span > limit:
                 return _numbered_character_keys(chars, limit)
     # uint32 arithmetic wraps modulo 2**32: exact, as every key lies in [0, span).
-    keys = chars @ weights
+    if unit is np.uint32:
+        keys = chars @ weights
+    else:  # bytes: widened column by column (a product of mixed types casts every column)
+        keys = np.zeros(n, dtype=np.uint32)
+        for position in np.flatnonzero(weights):
+            digit = chars[:, position].astype(np.uint32)
+            digit *= weights[position]
+            keys += digit
     keys -= np.uint32(int(lo.astype(np.int64) @ weights.astype(np.int64)) % 2 ** 32)
     return keys
 
