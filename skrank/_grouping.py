@@ -221,8 +221,9 @@ _KNOWN_CODES = {}
 
 
 def remember_codes(qid, codes, uniques):
-    """Record that the object array ``qid`` is ``uniques[codes]`` with ``uniques`` sorted
-    and distinct (some may be unused: a categorical's categories), for as long as that
+    """Record that the object array ``qid`` is ``uniques[codes]``, ``codes`` non-negative
+    integers, ``uniques`` distinct and sorted where a code points (others are unused:
+    a categorical's categories, holes between string keys), for as long as that
     array lives (``qid`` is a fresh array no caller can change)."""
     key = id(qid)
     _KNOWN_CODES[key] = (weakref.ref(qid, lambda _, key=key: _KNOWN_CODES.pop(key, None)),
@@ -230,7 +231,7 @@ def remember_codes(qid, codes, uniques):
 
 
 def _known_codes(qid):
-    """``(codes, sorted distinct ids)`` recorded for this very array by :func:`remember_codes`, or None."""
+    """``(codes, ids)`` recorded for this very array by :func:`remember_codes`, or None."""
     entry = _KNOWN_CODES.get(id(qid))
     if entry is None or entry[0]() is not qid:
         return None
@@ -539,7 +540,7 @@ def group_queries(func, qid):
     return qids, offsets, None if grouped else _group_order(codes, qids.shape[0], counts)
 
 
-def _string_character_keys(qid):
+def _string_character_keys(qid, *, with_strings=False):
     """Integer keys ordered as the fixed-width strings ``qid`` are, from the characters
     each position holds, combined as the digits of a mixed-radix number.  Ids such as
     "q00042" vary in a few positions over few characters, so the keys span a small
@@ -549,7 +550,11 @@ def _string_character_keys(qid):
     A position's digit is its character minus the smallest one found there (base: the
     characters' range), so the keys are one integer matrix-vector product of the
     characters; only when those ranges multiply past the limit are each position's
-    characters numbered in order (a bincount of that column) to narrow the bases."""
+    characters numbered in order (a bincount of that column) to narrow the bases.
+
+    ``with_strings``: returns ``(keys, strings)`` instead, ``strings[key]`` the string
+    of every key in ``[0, keys.max()]`` (held by a row or not), decoded from the
+    digits when they span at most one key per row, else None."""
     n = qid.shape[0]
     if qid.dtype.itemsize == 0 or n == 0:
         return None
@@ -564,7 +569,8 @@ def _string_character_keys(qid):
             weights[position] = span
             span *= int(hi[position]) - int(lo[position]) + 1
             if span > limit:
-                return _numbered_character_keys(chars, limit)
+                keys = _numbered_character_keys(chars, limit)
+                return (keys, None) if with_strings and keys is not None else keys
     # uint32 arithmetic wraps modulo 2**32: exact, as every key lies in [0, span).
     if unit is np.uint32:
         keys = chars @ weights
@@ -575,7 +581,17 @@ def _string_character_keys(qid):
             digit *= weights[position]
             keys += digit
     keys -= np.uint32(int(lo.astype(np.int64) @ weights.astype(np.int64)) % 2 ** 32)
-    return keys
+    if not with_strings:
+        return keys
+    if span > n:
+        return keys, None
+    # Every key's characters: the smallest ones, plus each position's digit of the key.
+    every = np.arange(span, dtype=np.uint32)
+    strings = np.repeat(lo[None, :], span, axis=0)
+    for position in np.flatnonzero(weights):
+        base = int(hi[position]) - int(lo[position]) + 1
+        strings[:, position] += (every // weights[position] % np.uint32(base)).astype(unit)
+    return keys, strings.view(qid.dtype.newbyteorder("=")).reshape(span)
 
 
 def _column_min_max(chars):

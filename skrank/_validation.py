@@ -269,14 +269,15 @@ def _factorized_codes(qid):
 def _arrow_string_codes(qid):
     """Codes of a string column stored by Arrow, read from its offsets and UTF-8 bytes
     when every character is ASCII: the bytes become a fixed-width ``S`` array (a view
-    when every id has one length), factorised by skrank's character keys.  None
-    otherwise (missing ids, other characters, other storage)."""
-    from ._grouping import factorize_qid
+    when every id has one length) whose character keys (see ``_string_character_keys``)
+    are the codes.  None otherwise (missing ids, other characters, other storage)."""
+    from ._grouping import _string_character_keys, factorize_qid
 
     try:
         import pyarrow as pa
 
-        chunks = pa.chunked_array(qid.array.__arrow_array__()).combine_chunks()
+        chunks = pa.chunked_array(qid.array.__arrow_array__())
+        chunks = chunks.chunk(0) if chunks.num_chunks == 1 else chunks.combine_chunks()
     except Exception:  # not pyarrow-backed after all, or an old pyarrow
         return None
     if chunks.null_count or not pa.types.is_string(chunks.type) and not pa.types.is_large_string(chunks.type):
@@ -307,8 +308,21 @@ def _arrow_string_codes(qid):
         padded = np.zeros(n * width, dtype=np.uint8)
         padded[cells] = data
         fixed = padded.view(f"S{width}")
-    codes, uniques, _ = factorize_qid("pandas", fixed)
-    return codes, uniques.astype(f"U{uniques.dtype.itemsize}").astype(object)
+    found = _string_character_keys(fixed, with_strings=True)
+    if found is None:  # too many combinations of characters: factorised
+        codes, uniques, _ = factorize_qid("pandas", fixed)
+        return codes, uniques.astype(f"U{uniques.dtype.itemsize}").astype(object)
+    # The keys are the codes, in the ids' order: the ids indexed by key (the keys no
+    # row holds are never looked up), no renumbering pass.
+    keys, strings = found
+    if strings is None:  # keys spread wider than the rows: a row of each key held
+        row = np.full(int(keys.max()) + 1, -1, dtype=np.intp)
+        row[keys] = np.arange(n)
+        present = np.flatnonzero(row >= 0)
+        uniques = np.empty(row.shape[0], dtype=object)
+        uniques[present] = fixed[row[present]].astype(f"U{fixed.dtype.itemsize}").astype(object)
+        return keys, uniques
+    return keys, strings.astype(f"U{fixed.dtype.itemsize}").astype(object)
 
 
 def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):

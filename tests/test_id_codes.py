@@ -229,3 +229,38 @@ def test_arrow_string_columns_read_from_their_buffers(monkeypatch):
         assert uniques.tolist() == want_uniques
         np.testing.assert_array_equal(codes, want_codes)
         assert (calls == []) == fast
+
+
+@pytest.mark.parametrize("words, decoded", [
+    (["q00", "q07", "q10", "q99"], True),             # keys span fewer values than rows: decoded
+    (["a", "é", "\U0001f600"], False),                # a wide range of characters, few ids
+    (["!!!", "~~~", "!~!", "~!~"], False),            # ranges too wide: characters numbered
+])
+@pytest.mark.parametrize("kind", ["U", "S"])
+def test_character_keys_with_the_strings_of_every_key(words, decoded, kind):
+    if kind == "S" and any(ord(c) > 127 for w in words for c in w):
+        pytest.skip("not ASCII")
+    rng = np.random.default_rng(2)
+    qid = np.array(words, dtype=kind)[rng.integers(0, len(words), 2000)]
+    keys, strings = G._string_character_keys(qid, with_strings=True)
+    assert (strings is not None) == decoded
+    _, inverse = np.unique(qid, return_inverse=True)
+    np.testing.assert_array_equal(np.unique(keys, return_inverse=True)[1].reshape(-1), inverse.reshape(-1))
+    if decoded:
+        assert strings.dtype == qid.dtype
+        np.testing.assert_array_equal(strings[keys], qid)
+
+
+@pytest.mark.parametrize("words", [
+    ["q00", "q07", "q10", "q99"],                     # keys decoded into the ids
+    ["aa0", "zz9", "mm5", "az1"],                     # keys spread wider than the rows
+    ["!!!", "~~~", "!~!", "~!~"],                     # characters numbered
+    ["".join(w) for w in np.random.default_rng(0).choice(list("abcdefgh"), (300, 9))],  # factorised
+])
+def test_arrow_string_columns_on_every_key_route(words):
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(5)
+    values = [words[i] for i in rng.integers(0, len(words), 3000)]
+    arr = as_qid_array(pd.Series(values, dtype="string[pyarrow]"))
+    assert arr.dtype == object and arr.tolist() == values
+    _assert_like_reference(arr, values, str)
