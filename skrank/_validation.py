@@ -209,18 +209,24 @@ def _pandas_string_ids(qid):
     array whose integer codes (in the sorted ids' order) are recorded for skrank's
     grouping (see ``remember_codes``), or None for anything else, missing ids included
     (they get numpy's path and its error).  A categorical column holds such codes
-    already; a string column stored by Arrow is read from its buffers; other columns
-    are factorised by pandas' hash table.  numpy's conversion of a categorical or
-    string column alone costs more than any of these."""
+    already; a string column stored by Arrow is read from its buffers (or factorised
+    by pandas' hash table when not ASCII); numpy's conversion of those alone costs
+    more.  Columns of Python objects (object dtype, or strings stored as Python
+    objects) are left to numpy: None."""
     from ._grouping import remember_codes
 
     if getattr(qid, "ndim", 1) != 1 or str(getattr(qid, "dtype", "")) not in (
             "object", "category", "string", "str"):
         return None
+    storage = getattr(qid.dtype, "storage", None)
+    if str(qid.dtype) == "object" or storage == "python":
+        # Python objects already: numpy's array of them (the column's own, for an object
+        # column) goes to the grouping's object paths, cheaper than a hash table.
+        return None
     found = None
     if str(qid.dtype) == "category":
         found = _categorical_codes(qid)
-    elif getattr(qid.dtype, "storage", None) == "pyarrow":
+    elif storage in ("pyarrow", "pyarrow_numpy"):
         found = _arrow_string_codes(qid)
     if found is None:
         found = _factorized_codes(qid)

@@ -166,7 +166,7 @@ def _names(n, kind):
 
 
 @pytest.mark.parametrize("kind", ["one length", "lengths vary", "not ascii"])
-@pytest.mark.parametrize("dtype", ["category", "string", "str", "object"])
+@pytest.mark.parametrize("dtype", ["category", "string", "str", "object", "string[python]"])
 @pytest.mark.parametrize("shuffled", [False, True])
 def test_pandas_columns_equal_int_ids(kind, dtype, shuffled):
     y, s, qid, perm = _rows()
