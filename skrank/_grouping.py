@@ -554,7 +554,7 @@ def _string_character_keys(qid, *, with_strings=False):
 
     ``with_strings``: returns ``(keys, strings)`` instead, ``strings[key]`` the string
     of every key in ``[0, keys.max()]`` (held by a row or not), decoded from the
-    digits when they span at most one key per row, else None."""
+    digits when they span at most one key per 8 rows, else None."""
     n = qid.shape[0]
     if qid.dtype.itemsize == 0 or n == 0:
         return None
@@ -583,7 +583,7 @@ def _string_character_keys(qid, *, with_strings=False):
     keys -= np.uint32(int(lo.astype(np.int64) @ weights.astype(np.int64)) % 2 ** 32)
     if not with_strings:
         return keys
-    if span > n:
+    if 8 * span > n:  # decoding every key would make more strings than a row of each
         return keys, None
     # Every key's characters: the smallest ones, plus each position's digit of the key.
     every = np.arange(span, dtype=np.uint32)
