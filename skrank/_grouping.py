@@ -1009,7 +1009,9 @@ class Ranking:
             rows = np.flatnonzero(is_relevant)
             # Rows come query after query: their queries follow from the counts.
             if self.labels is self._all_labels:  # every judged row is ranked and held
-                counts = self.n_relevant(threshold)
+                # R from these flags (unless known): no second pass over the labels.
+                counts = self._cached(("n_relevant", threshold),
+                                      lambda: _count_by_segment(is_relevant, self.offsets))
             else:
                 counts = _count_by_segment(is_relevant, self.offsets)
             query = np.repeat(np.arange(self.n_queries), counts)
@@ -1024,6 +1026,9 @@ class Ranking:
             labels = self._all_labels if self._all_labels is not None else self._regroup[0]
             if labels.size == 0:
                 return None
+            binary = self._binary_grade_counts(labels)
+            if binary is not None:
+                return binary
             # One cast and one comparison over the labels: a label that is not an
             # integer, or lies outside int8's range, does not survive the round trip.
             with np.errstate(invalid="ignore"):
@@ -1051,6 +1056,18 @@ class Ranking:
             cells = self.all_query * width + grades.astype(np.intp)
             return np.bincount(cells, minlength=self.n_queries * width).reshape(-1, width)
         return self._cached("grade_counts", count)
+
+    def _binary_grade_counts(self, labels):
+        """:meth:`grade_counts` of binary labels (each 0 or 1) from R at threshold 1, which
+        MAP, MRR and recall read too, or None for other labels.  Three passes over the
+        labels (min, max, and a count of the positive ones: none lies strictly between 0
+        and 1 when they are as many as those >= 1) instead of casting and comparing them."""
+        if labels.min() < 0 or labels.max() != 1:
+            return None
+        relevant = self.n_relevant(1.0)
+        if np.count_nonzero(labels > 0) != relevant.sum():
+            return None
+        return np.column_stack([np.diff(self.all_offsets) - relevant, relevant])
 
     def ideal_labels(self):
         """All labels of each query sorted in decreasing order (the ideal ranking)."""
