@@ -705,17 +705,49 @@ def segmented_argsort_desc(values, offsets, *, stable):
     unspecified.  ``values`` must be finite (padding uses +inf on the negated values).
     """
     out = np.empty(values.shape[0], dtype=np.intp)
-    # Ascending sort of the negated values (negation is far cheaper than
-    # reversing each sorted row, a strided pass).
-    negated = np.negative(values)
     for _, starts, widths, width in _size_blocks(offsets):
-        block, rows, valid = _block(negated, starts, widths, width, np.inf)
-        order = np.argsort(block, axis=1, kind="stable" if stable else None)
+        block, rows, valid = _block(values, starts, widths, width, -np.inf)
+        order = _argsort_rows_desc(block, "stable" if stable else None)
         order += starts[:, None]
         if rows is None:
             return order.reshape(-1)
         _scatter(out, order, rows, valid)
     return out
+
+
+# Rows of a block are sorted a chunk of about this many cells at a time: the negated
+# chunk and its order stay in cache, and no temporary as large as the block is made.
+_SORT_CHUNK_CELLS = 2 ** 16
+
+
+def _argsort_rows_desc(block, kind):
+    """The permutation sorting each row of ``block`` in descending order: an ascending
+    sort of the negated values (negation is far cheaper than reversing each sorted row,
+    a strided pass), chunk by chunk."""
+    n_rows, width = block.shape
+    step = max(1, _SORT_CHUNK_CELLS // max(width, 1))
+    if n_rows <= step:
+        return np.argsort(np.negative(block), axis=1, kind=kind)
+    order = np.empty(block.shape, dtype=np.intp)
+    negated = np.empty((step, width), dtype=block.dtype)
+    for first in range(0, n_rows, step):
+        chunk = block[first:first + step]
+        rows = chunk.shape[0]
+        np.negative(chunk, out=negated[:rows])
+        order[first:first + rows] = np.argsort(negated[:rows], axis=1, kind=kind)
+    return order
+
+
+def _adjacent_equal(values, order):
+    """``values[order][1:] == values[order][:-1]``, gathered a chunk at a time (no
+    temporary as large as ``values``)."""
+    n = order.shape[0]
+    same = np.empty(max(n - 1, 0), dtype=bool)
+    for first in range(0, n - 1, _SORT_CHUNK_CELLS):
+        last = min(first + _SORT_CHUNK_CELLS, n - 1)
+        gathered = values[order[first:last + 1]]
+        np.equal(gathered[1:], gathered[:-1], out=same[first:last])
+    return same
 
 
 def segmented_top_order(values, offsets, depth, *, stable):
@@ -1265,11 +1297,10 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         same = np.zeros(0, dtype=bool)
     else:
         # Tie groups: runs of equal scores that do not cross a query boundary.
-        scores_sorted = scores_g[order]
-        same = scores_sorted[1:] == scores_sorted[:-1]
+        same = _adjacent_equal(scores_g, order)
         if same.size:
             boundaries = offsets[1:-1]
-            boundaries = boundaries[(boundaries > 0) & (boundaries < scores_sorted.shape[0])]
+            boundaries = boundaries[(boundaries > 0) & (boundaries < order.shape[0])]
             same[boundaries - 1] = False
     if same.any():
         if ties == "average":
