@@ -1046,9 +1046,19 @@ class Ranking:
                                       lambda: _count_by_segment(is_relevant, self.offsets))
             else:
                 counts = _count_by_segment(is_relevant, self.offsets)
+            self._cache[("relevant_counts", threshold)] = counts
             query = np.repeat(np.arange(self.n_queries), counts)
             return rows, query, rows - self.offsets[query]
         return self._cached(("relevant_rows", threshold), find)
+
+    def relevant_first(self, threshold):
+        """``(counts, first)``: per query, the ranked rows held with label >= threshold,
+        and the index in :meth:`relevant_rows` of the first of them."""
+        def find():
+            self.relevant_rows(threshold)
+            counts = self._cache[("relevant_counts", threshold)]
+            return counts, np.cumsum(counts) - counts
+        return self._cached(("relevant_first", threshold), find)
 
     def grade_counts(self):
         """``counts[q, g]``: documents of grade g in query q (retrieved or not), when every
@@ -1091,13 +1101,13 @@ class Ranking:
 
     def _binary_grade_counts(self, labels):
         """:meth:`grade_counts` of binary labels (each 0 or 1) from R at threshold 1, which
-        MAP, MRR and recall read too, or None for other labels.  Three passes over the
-        labels (min, max, and a count of the positive ones: none lies strictly between 0
-        and 1 when they are as many as those >= 1) instead of casting and comparing them."""
-        if labels.min() < 0 or labels.max() != 1:
+        MAP, MRR and recall read too, or None for other labels.  Two passes over the
+        labels without a temporary (the largest is 1, and the labels that are not 0 are
+        as many as those >= 1, so each is 0 or 1) instead of casting and comparing them."""
+        if labels.max() != 1:
             return None
         relevant = self.n_relevant(1.0)
-        if np.count_nonzero(labels > 0) != relevant.sum():
+        if np.count_nonzero(labels) != relevant.sum():
             return None
         return np.column_stack([np.diff(self.all_offsets) - relevant, relevant])
 

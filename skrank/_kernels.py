@@ -246,13 +246,12 @@ def reciprocal_rank(ranking, threshold, k):
     nq = ranking.n_queries
     value = np.zeros(nq)
     if ranking.tie_starts is None:
-        rel_rows, q, position = ranking.relevant_rows(threshold)
-        if rel_rows.size == 0:
-            return value
-        is_first = np.concatenate(([True], q[1:] != q[:-1]))
-        pos = position[is_first]
+        _, _, position = ranking.relevant_rows(threshold)
+        counts, first = ranking.relevant_first(threshold)
+        found = np.flatnonzero(counts)   # the queries with a relevant row
+        pos = position[first[found]]
         within = pos < (np.inf if k is None else k)
-        value[q[is_first][within]] = 1.0 / (pos[within] + 1.0)
+        value[found[within]] = 1.0 / (pos[within] + 1.0)
         return value
     from scipy.special import gammaln  # lazily: 0.2 s of every `import skrank`
 
@@ -296,7 +295,7 @@ def average_precision_sum(ranking, threshold, k):
         # Only relevant rows contribute: the j-th relevant row of its query (from 1)
         # at position p adds j / (p + 1).
         rows, query, position = ranking.relevant_rows(threshold)
-        first_of_query = np.searchsorted(rows, ranking.offsets[:-1])
+        _, first_of_query = ranking.relevant_first(threshold)
         hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
         keep = slice(None) if k is None else position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
