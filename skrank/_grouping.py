@@ -1006,6 +1006,8 @@ class Ranking:
     def n_relevant(self, threshold):
         """R: relevant documents per query (retrieved or not), label >= threshold."""
         def count():
+            if self.labels is self._all_labels:  # every row ranked and held: flags shared
+                return _count_by_segment(self._ranked_relevant(threshold), self.offsets)
             grades = self._cache.get("grade_counts")
             if grades is not None:  # already counted by grade: no pass over the labels
                 first = max(int(np.ceil(threshold)), 0)
@@ -1034,16 +1036,19 @@ class Ranking:
             return counts
         return self._cached(("relevant_before", threshold), count)
 
+    def _ranked_relevant(self, threshold):
+        """``labels >= threshold`` of the ranked rows held, shared by R and the
+        relevant rows when every row is ranked and held."""
+        return self._cached(("ranked_relevant", threshold), lambda: self.labels >= threshold)
+
     def relevant_rows(self, threshold):
         """``(rows, query, position)`` of the ranked rows with label >= threshold."""
         def find():
-            is_relevant = self.labels >= threshold
+            is_relevant = self._ranked_relevant(threshold)
             rows = np.flatnonzero(is_relevant)
             # Rows come query after query: their queries follow from the counts.
             if self.labels is self._all_labels:  # every judged row is ranked and held
-                # R from these flags (unless known): no second pass over the labels.
-                counts = self._cached(("n_relevant", threshold),
-                                      lambda: _count_by_segment(is_relevant, self.offsets))
+                counts = self.n_relevant(threshold)
             else:
                 counts = _count_by_segment(is_relevant, self.offsets)
             self._cache[("relevant_counts", threshold)] = counts
