@@ -116,7 +116,9 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     if ranking.tie_starts is None:
         block = _top_block(ranking, row_values, cutoff)
         if block is not None:
-            return _weighted_row_sums(transform(block), weight(np.arange(block.shape[1])))
+            # transformed flat, as per row below (a gain callable sees the same array)
+            values = transform(block.reshape(-1)).reshape(block.shape)
+            return _weighted_row_sums(values, weight(np.arange(block.shape[1])))
         rows, query, position = _ranked_rows(ranking, cutoff)
         if row_values is ranking.labels and rows is not None and np.ndim(cutoff) == 0:
             values = ranking.top_labels(int(cutoff))  # shared by the metrics of one ranking
