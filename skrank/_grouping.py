@@ -852,17 +852,49 @@ def segmented_argsort_desc(values, offsets, *, stable):
     unspecified.  ``values`` must be finite (padding uses +inf on the negated values).
     """
     out = np.empty(values.shape[0], dtype=np.intp)
-    # Ascending sort of the negated values (negation is far cheaper than
-    # reversing each sorted row, a strided pass).
-    negated = np.negative(values)
     for _, starts, widths, width in _size_blocks(offsets):
-        block, rows, valid = _block(negated, starts, widths, width, np.inf)
-        order = np.argsort(block, axis=1, kind="stable" if stable else None)
+        block, rows, valid = _block(values, starts, widths, width, -np.inf)
+        order = _argsort_rows_desc(block, "stable" if stable else None)
         order += starts[:, None]
         if rows is None:
             return order.reshape(-1)
         _scatter(out, order, rows, valid)
     return out
+
+
+# Rows of a block are sorted a chunk of about this many cells at a time: the negated
+# chunk and its order stay in cache, and no temporary as large as the block is made.
+_SORT_CHUNK_CELLS = 2 ** 16
+
+
+def _argsort_rows_desc(block, kind):
+    """The permutation sorting each row of ``block`` in descending order: an ascending
+    sort of the negated values (negation is far cheaper than reversing each sorted row,
+    a strided pass), chunk by chunk."""
+    n_rows, width = block.shape
+    step = max(1, _SORT_CHUNK_CELLS // max(width, 1))
+    if n_rows <= step:
+        return np.argsort(np.negative(block), axis=1, kind=kind)
+    order = np.empty(block.shape, dtype=np.intp)
+    negated = np.empty((step, width), dtype=block.dtype)
+    for first in range(0, n_rows, step):
+        chunk = block[first:first + step]
+        rows = chunk.shape[0]
+        np.negative(chunk, out=negated[:rows])
+        order[first:first + rows] = np.argsort(negated[:rows], axis=1, kind=kind)
+    return order
+
+
+def _adjacent_equal(values, order):
+    """``values[order][1:] == values[order][:-1]``, gathered a chunk at a time (no
+    temporary as large as ``values``)."""
+    n = order.shape[0]
+    same = np.empty(max(n - 1, 0), dtype=bool)
+    for first in range(0, n - 1, _SORT_CHUNK_CELLS):
+        last = min(first + _SORT_CHUNK_CELLS, n - 1)
+        gathered = values[order[first:last + 1]]
+        np.equal(gathered[1:], gathered[:-1], out=same[first:last])
+    return same
 
 
 def segmented_top_order(values, offsets, depth, *, stable):
@@ -1121,6 +1153,8 @@ class Ranking:
     def n_relevant(self, threshold):
         """R: relevant documents per query (retrieved or not), label >= threshold."""
         def count():
+            if self.labels is self._all_labels:  # every row ranked and held: flags shared
+                return _count_by_segment(self._ranked_relevant(threshold), self.offsets)
             grades = self._cache.get("grade_counts")
             if grades is not None:  # already counted by grade: no pass over the labels
                 first = max(int(np.ceil(threshold)), 0)
@@ -1149,19 +1183,34 @@ class Ranking:
             return counts
         return self._cached(("relevant_before", threshold), count)
 
+    def _ranked_relevant(self, threshold):
+        """``labels >= threshold`` of the ranked rows held, shared by R and the
+        relevant rows when every row is ranked and held."""
+        return self._cached(("ranked_relevant", threshold), lambda: self.labels >= threshold)
+
     def relevant_rows(self, threshold):
         """``(rows, query, position)`` of the ranked rows with label >= threshold."""
         def find():
-            is_relevant = self.labels >= threshold
+            is_relevant = self._ranked_relevant(threshold)
             rows = np.flatnonzero(is_relevant)
             # Rows come query after query: their queries follow from the counts.
             if self.labels is self._all_labels:  # every judged row is ranked and held
                 counts = self.n_relevant(threshold)
             else:
                 counts = _count_by_segment(is_relevant, self.offsets)
+            self._cache[("relevant_counts", threshold)] = counts
             query = np.repeat(np.arange(self.n_queries), counts)
             return rows, query, rows - self.offsets[query]
         return self._cached(("relevant_rows", threshold), find)
+
+    def relevant_first(self, threshold):
+        """``(counts, first)``: per query, the ranked rows held with label >= threshold,
+        and the index in :meth:`relevant_rows` of the first of them."""
+        def find():
+            self.relevant_rows(threshold)
+            counts = self._cache[("relevant_counts", threshold)]
+            return counts, np.cumsum(counts) - counts
+        return self._cached(("relevant_first", threshold), find)
 
     def grade_counts(self):
         """``counts[q, g]``: documents of grade g in query q (retrieved or not), when every
@@ -1171,6 +1220,9 @@ class Ranking:
             labels = self._all_labels if self._all_labels is not None else self._regroup[0]
             if labels.size == 0:
                 return None
+            binary = self._binary_grade_counts(labels)
+            if binary is not None:
+                return binary
             # One cast and one comparison over the labels: a label that is not an
             # integer, or lies outside int8's range, does not survive the round trip.
             with np.errstate(invalid="ignore"):
@@ -1198,6 +1250,18 @@ class Ranking:
             cells = self.all_query * width + grades.astype(np.intp)
             return np.bincount(cells, minlength=self.n_queries * width).reshape(-1, width)
         return self._cached("grade_counts", count)
+
+    def _binary_grade_counts(self, labels):
+        """:meth:`grade_counts` of binary labels (each 0 or 1) from R at threshold 1, which
+        MAP, MRR and recall read too, or None for other labels.  Two passes over the
+        labels without a temporary (the largest is 1, and the labels that are not 0 are
+        as many as those >= 1, so each is 0 or 1) instead of casting and comparing them."""
+        if labels.max() != 1:
+            return None
+        relevant = self.n_relevant(1.0)
+        if np.count_nonzero(labels) != relevant.sum():
+            return None
+        return np.column_stack([np.diff(self.all_offsets) - relevant, relevant])
 
     def ideal_labels(self):
         """All labels of each query sorted in decreasing order (the ideal ranking)."""
@@ -1395,11 +1459,10 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         same = np.zeros(0, dtype=bool)
     else:
         # Tie groups: runs of equal scores that do not cross a query boundary.
-        scores_sorted = scores_g[order]
-        same = scores_sorted[1:] == scores_sorted[:-1]
+        same = _adjacent_equal(scores_g, order)
         if same.size:
             boundaries = offsets[1:-1]
-            boundaries = boundaries[(boundaries > 0) & (boundaries < scores_sorted.shape[0])]
+            boundaries = boundaries[(boundaries > 0) & (boundaries < order.shape[0])]
             same[boundaries - 1] = False
     if same.any():
         if ties == "average":

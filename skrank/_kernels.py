@@ -69,6 +69,39 @@ def _take(values, rows):
     return values if rows is None else values[rows]
 
 
+# Widest top block summed column by column (beyond it, one bincount over the rows costs
+# less than as many passes over the queries).
+_BLOCK_WIDTH = 32
+
+
+def _top_block(ranking, row_values, cutoff):
+    """``row_values`` of the ranked rows at positions < cutoff as an (n_queries, width)
+    array when every query holds ``width`` of them (a view when every query holds as many
+    rows), else None: sums over it need no per-row query or position index."""
+    if ranking.n_queries == 0 or np.ndim(cutoff) != 0:
+        return None
+    longest = ranking.max_kept
+    width = longest if cutoff is None else min(int(cutoff), longest)
+    n_kept = ranking.n_kept
+    fewest = int(n_kept.min())
+    if width == 0 or width > _BLOCK_WIDTH or fewest < width:
+        return None
+    if fewest == longest:  # queries tile the rows: a strided view, no gather
+        return row_values.reshape(ranking.n_queries, longest)[:, :width]
+    if row_values is ranking.labels:  # shared by the metrics of one ranking
+        return ranking.top_labels(width).reshape(ranking.n_queries, width)
+    return row_values[ranking.top(width)[0]].reshape(ranking.n_queries, width)
+
+
+def _weighted_row_sums(values, weights):
+    """``values @ weights`` summed column after column, in rank order: the sums
+    :func:`sum_by_query` gives over the same rows, to the last bit."""
+    total = values[:, 0] * weights[0]
+    for column in range(1, values.shape[1]):
+        total += values[:, column] * weights[column]
+    return total.astype(np.float64, copy=False)
+
+
 @_device_form
 def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     """Expected ``sum(f(row_values[i]) * weight(position_i))`` over ranks < cutoff, per query.
@@ -81,6 +114,11 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     transform = transform or (lambda values: values)
     nq = ranking.n_queries
     if ranking.tie_starts is None:
+        block = _top_block(ranking, row_values, cutoff)
+        if block is not None:
+            # transformed flat, as per row below (a gain callable sees the same array)
+            values = transform(block.reshape(-1)).reshape(block.shape)
+            return _weighted_row_sums(values, weight(np.arange(block.shape[1])))
         rows, query, position = _ranked_rows(ranking, cutoff)
         if row_values is ranking.labels and rows is not None and np.ndim(cutoff) == 0:
             values = ranking.top_labels(int(cutoff))  # shared by the metrics of one ranking
@@ -210,13 +248,12 @@ def reciprocal_rank(ranking, threshold, k):
     nq = ranking.n_queries
     value = np.zeros(nq)
     if ranking.tie_starts is None:
-        rel_rows, q, position = ranking.relevant_rows(threshold)
-        if rel_rows.size == 0:
-            return value
-        is_first = np.concatenate(([True], q[1:] != q[:-1]))
-        pos = position[is_first]
+        _, _, position = ranking.relevant_rows(threshold)
+        counts, first = ranking.relevant_first(threshold)
+        found = np.flatnonzero(counts)   # the queries with a relevant row
+        pos = position[first[found]]
         within = pos < (np.inf if k is None else k)
-        value[q[is_first][within]] = 1.0 / (pos[within] + 1.0)
+        value[found[within]] = 1.0 / (pos[within] + 1.0)
         return value
     from scipy.special import gammaln  # lazily: 0.2 s of every `import skrank`
 
@@ -260,7 +297,7 @@ def average_precision_sum(ranking, threshold, k):
         # Only relevant rows contribute: the j-th relevant row of its query (from 1)
         # at position p adds j / (p + 1).
         rows, query, position = ranking.relevant_rows(threshold)
-        first_of_query = np.searchsorted(rows, ranking.offsets[:-1])
+        _, first_of_query = ranking.relevant_first(threshold)
         hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
         keep = slice(None) if k is None else position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)

@@ -205,16 +205,24 @@ def ranking_depth(spec, params):
     return None
 
 
-def _extremes(values):
-    """``(min, max)`` of ``values``, computed on the first call only."""
-    found = []
+class _Extremes:
+    """``(min, max)`` of ``values`` for the metrics of one call: ``extremes()[0]`` is the
+    minimum; each is computed when first read, once (most metrics read only the minimum,
+    or nothing)."""
 
-    def extremes():
-        if not found:
-            found.append(value_range(values))  # any namespace
-        return found[0]
+    def __init__(self, values):
+        self._values = values
+        self._found = {}
 
-    return extremes
+    def __call__(self):
+        return self
+
+    def __getitem__(self, index):
+        which = ("min", "max")[index]
+        if which not in self._found:
+            self._found[which] = value_range(self._values, which)  # any namespace
+        return self._found[which]
+
 
 
 class Step(NamedTuple):
@@ -249,7 +257,7 @@ class Plan:
     def check_labels(self, y_true, extremes=None):
         """Check ``y_true`` for every metric of the plan (min and max computed once)."""
         if extremes is None and len(self.steps) > 1:
-            extremes = _extremes(y_true)
+            extremes = _Extremes(y_true)
         # (one metric computes only the extreme it needs)
         for step in self.steps:
             if step.policy is not None:

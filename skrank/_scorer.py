@@ -314,7 +314,7 @@ class _Shared:
         self.inputs = inputs      # held so that the ids in the key stay theirs
         self.prepared = prepared
         self.rankings = {}
-        self.extremes = _plan._extremes(prepared.gain_arrays[0])
+        self.extremes = _plan._Extremes(prepared.gain_arrays[0])
 
 
 def _execute(p, method_caller, y_true, y_score, qid, sample_weight):

@@ -1,0 +1,226 @@
+"""Several metrics on one ranking: what they share, and the fast paths that sharing takes.
+
+Oracles: the slow per-query reference (tests/_reference.py), per-query counts and sorts
+written out with numpy (bincount, lexsort), the single-metric scorers and functions (each
+on its own ranking), and the general code paths themselves (the shortcuts switched off),
+which the shortcuts must match to the last bit.
+"""
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import BaseEstimator, RegressorMixin
+
+import skrank
+from skrank import _grouping, _kernels
+from skrank._grouping import Depth, rank_queries, segmented_argsort_desc
+from skrank._plan import _Extremes, run_kernel
+from tests._reference import ref_mean
+
+RNG = np.random.default_rng(11)
+
+
+def _rows(sizes, labels, rng, *, tied=False):
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.choice(labels, qid.size)
+    s = rng.integers(0, 4, qid.size).astype(float) if tied else rng.normal(size=qid.size)
+    return y, s, qid
+
+
+def _kernel(ranking, name, **params):
+    spec = skrank.METRICS[name]
+    options = spec.check_params("test", params)
+    return run_kernel(spec, "test", ranking, options)[1]
+
+
+# --------------------------------------------------------------------------------------
+# Binary labels: the ideal DCG from R, which MAP and MRR read too
+
+
+def test_ideal_dcg_of_binary_labels_reads_the_r_map_reads():
+    y, s, qid = _rows([7, 12, 3, 9, 1], [0.0, 1.0], RNG)
+    y[:7] = 0.0   # a query without a relevant document
+    ranking = rank_queries("test", y, s, qid, None, None, "average")
+    ndcg = _kernel(ranking, "ndcg", k=5)
+    assert ("n_relevant", 1.0) in ranking._cache   # counted once, for nDCG, MAP and MRR
+    expected = np.bincount(qid, weights=y).astype(int)
+    np.testing.assert_array_equal(ranking.grade_counts()[:, 1], expected)
+    np.testing.assert_array_equal(ranking.grade_counts()[:, 0], np.bincount(qid) - expected)
+    assert ndcg.mean() == pytest.approx(ref_mean("ndcg", y, s, qid, k=5)[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("labels", [[0.0, 0.5, 1.0], [0.0, 0.25], [0.0, 1.0, 2.0],
+                                    [0.0, 1.0, 1.5], [0.0], [1.0]])
+def test_only_labels_of_zero_and_one_take_the_binary_ideal_dcg(labels):
+    y, s, qid = _rows([6, 10, 4], labels, RNG)
+    y[0], y[-1] = labels[0], labels[-1]
+    ranking = rank_queries("test", y, s, qid, None, None, "average")
+    found = ranking._binary_grade_counts(ranking.all_labels)
+    binary = set(np.unique(y)) <= {0.0, 1.0} and y.max() == 1   # (all 0: the general path)
+    assert (found is not None) == binary
+    for gain in ("linear", "exponential"):
+        got = skrank.ndcg_score(y, s, qid=qid, k=3, gain=gain)
+        assert got == pytest.approx(ref_mean("ndcg", y, s, qid, k=3, gain=gain)[0], rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# Sums over the leading ranks of equal-width queries: a 2-D block, column by column
+
+
+LAYOUTS = {"equal sizes": [8] * 6, "every query >= k": [5, 9, 14, 6, 5],
+           "some queries < k": [2, 9, 14, 1, 5]}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("ties", ["average", "stable", "pessimistic"])
+def test_sums_over_a_top_block_equal_the_per_row_sums_to_the_last_bit(layout, ties,
+                                                                         monkeypatch):
+    y, s, qid = _rows(LAYOUTS[layout], [0, 1, 2, 3], RNG, tied=ties != "average")
+    metrics = ["ndcg@4", "ndcg_exp@4", "dcg@4", "precision@4", "recall@4", "ndcg@30",
+               "cg@4", ("rbp", {"k": 4, "p": 0.5, "gain": "trec"})]
+    got = skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
+    monkeypatch.setattr(_kernels, "_BLOCK_WIDTH", 0)   # every sum per row, by bincount
+    expected = skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
+    for label in got.per_query:
+        np.testing.assert_array_equal(got.per_query[label], expected.per_query[label])
+
+
+def test_top_block_is_a_view_when_queries_tile_the_rows():
+    y, s, qid = _rows([10] * 4, [0.0, 1.0], RNG)
+    ranking = rank_queries("test", y, s, qid, None, None, "average")
+    block = _kernels._top_block(ranking, ranking.labels, 3)
+    assert np.shares_memory(block, ranking.labels)
+    np.testing.assert_array_equal(block, ranking.labels.reshape(4, 10)[:, :3])
+    assert _kernels._top_block(ranking, ranking.labels, 10).shape == (4, 10)
+    ragged = rank_queries("test", *_rows([3, 5], [0.0, 1.0], RNG), None, None, "average")
+    assert _kernels._top_block(ragged, ragged.labels, 4) is None   # a query holds 3 rows
+
+
+# --------------------------------------------------------------------------------------
+# MAP and MRR: each query's first relevant row from shared counts
+
+
+def test_first_relevant_row_of_each_query_from_the_counts():
+    y, s, qid = _rows([5, 8, 3, 6], [0.0, 1.0, 2.0], RNG)
+    y[5:13] = 0.0   # the second query has no relevant document
+    ranking = rank_queries("test", y, s, qid, None, None, "stable")
+    rows, query, _ = ranking.relevant_rows(1.0)
+    counts, first = ranking.relevant_first(1.0)
+    np.testing.assert_array_equal(counts, np.bincount(query, minlength=4))
+    for q in np.flatnonzero(counts):
+        assert first[q] == np.flatnonzero(query == q)[0]
+    for name in ("map", "mrr"):
+        got = skrank.per_query_scores(name, y, s, qid=qid, ties="stable").score
+        _, expected = ref_mean(name, y, s, qid, ties="stable")
+        for q in range(4):
+            assert got[q] == pytest.approx(expected[q], rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# Full rankings sorted a chunk of rows at a time
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 40])
+@pytest.mark.parametrize("sizes", [[10] * 9, [1, 4, 9, 30, 2, 17, 5, 8]])
+def test_rows_sorted_a_chunk_at_a_time(chunk, sizes, monkeypatch):
+    monkeypatch.setattr(_grouping, "_SORT_CHUNK_CELLS", chunk)
+    y, s, qid = _rows(sizes, [0, 1, 2], RNG, tied=True)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    # Stable: within each query by decreasing score, ties in input order (lexsort's last
+    # key sorts first).
+    expected = np.lexsort((np.arange(s.size), -s, qid))
+    np.testing.assert_array_equal(segmented_argsort_desc(s, offsets, stable=True), expected)
+    order = segmented_argsort_desc(s, offsets, stable=False)
+    np.testing.assert_array_equal(np.sort(order), np.arange(s.size))
+    np.testing.assert_array_equal(qid[order], qid)          # rows stay in their query
+    np.testing.assert_array_equal(s[order], s[expected])    # by decreasing score
+    metrics = ["ndcg@3", "map", "mrr", "precision@2", "recall"]
+    got = {ties: skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
+           for ties in ("average", "stable", "pessimistic", "optimistic")}
+    monkeypatch.setattr(_grouping, "_SORT_CHUNK_CELLS", 2 ** 16)
+    for ties, result in got.items():
+        expected_result = skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
+        for label in metrics:
+            np.testing.assert_array_equal(result.per_query[label],
+                                          expected_result.per_query[label])
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+def test_tie_groups_found_a_chunk_at_a_time(chunk, monkeypatch):
+    monkeypatch.setattr(_grouping, "_SORT_CHUNK_CELLS", chunk)
+    y, s, qid = _rows([6, 1, 11, 4], [0, 1], RNG, tied=True)
+    ranking = rank_queries("test", y, s, qid, None, None, "average")
+    order = np.lexsort((-s, qid))
+    sorted_scores, sorted_qid = s[order], qid[order]
+    starts = np.flatnonzero(np.concatenate(
+        ([True], (sorted_scores[1:] != sorted_scores[:-1]) | (sorted_qid[1:] != sorted_qid[:-1]))))
+    np.testing.assert_array_equal(ranking.tie_starts, np.append(starts, s.size))
+
+
+# --------------------------------------------------------------------------------------
+# One call: label extremes and rankings shared
+
+
+def test_label_extremes_each_computed_when_first_read():
+    class Counting(np.ndarray):
+        reads = []
+
+        def min(self, *args, **kwargs):
+            self.reads.append("min")
+            return super().min(*args, **kwargs)
+
+        def max(self, *args, **kwargs):
+            self.reads.append("max")
+            return super().max(*args, **kwargs)
+
+    values = np.array([0.0, 2.0, 1.0]).view(Counting)
+    extremes = _Extremes(values)
+    assert extremes()[0] == 0.0 and extremes()[0] == 0.0
+    assert Counting.reads == ["min"]
+    assert extremes()[1] == 2.0 and Counting.reads == ["min", "max"]
+
+
+class FixedScores(RegressorMixin, BaseEstimator):
+    def __init__(self, scores=None):
+        self.scores = scores
+
+    def fit(self, X, y=None):
+        return self
+
+    def predict(self, X):
+        return self.scores
+
+
+@pytest.mark.parametrize("sizes", [[20] * 15, [3, 25, 12, 40, 8, 15, 30, 11]])
+def test_binary_labels_one_ranking_values_of_the_single_scorers(sizes, monkeypatch):
+    """Binary labels, tie-free scores: the multi-metric scorer ranks once, to the end, and
+    reads nDCG@10 from that ranking; each single scorer ranks on its own (nDCG@10 only to
+    rank 10).  The values agree exactly, and with the reference."""
+    y, s, qid = _rows(sizes, [0.0, 0.0, 1.0], RNG)
+    X = np.zeros((s.size, 1))
+    est = FixedScores(s).fit(X, y)
+    names = ["ndcg@10", "map", "mrr"]
+    with sklearn.config_context(enable_metadata_routing=True):
+        singles = {n: skrank.get_scorer(n)(est, X, y, qid=qid) for n in names}
+        calls = []
+        original = skrank._plan.rank_queries
+
+        def counting(*args, **kwargs):
+            calls.append(kwargs.get("depth", args[7] if len(args) > 7 else None))
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(skrank._plan, "rank_queries", counting)
+        got = skrank.make_ranking_scorer(names)(est, X, y, qid=qid)
+    assert calls == [None]   # one ranking, to the end
+    assert got == singles
+    for name, stem, params in (("ndcg@10", "ndcg", {"k": 10}), ("map", "map", {}),
+                               ("mrr", "mrr", {})):
+        assert got[name] == pytest.approx(ref_mean(stem, y, s, qid, **params)[0], rel=1e-12)
+
+
+def test_full_ranking_reads_every_depth_a_top_ranking_reads():
+    y, s, qid = _rows([30, 12, 25], [0.0, 1.0], RNG)
+    full = rank_queries("test", y, s, qid, None, None, "average")
+    top = rank_queries("test", y, s, qid, None, None, "average", Depth(k=10))
+    assert top.depth == Depth(k=10) and full.depth is None
+    np.testing.assert_array_equal(_kernel(full, "ndcg", k=10), _kernel(top, "ndcg", k=10))
