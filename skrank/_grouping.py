@@ -428,31 +428,85 @@ def _factorize_hashed(keys):
 def group_queries(func, qid):
     """Return ``(qids, offsets, order)``: rows ``order[offsets[q]:offsets[q+1]]`` are
     query ``qids[q]``; ``order`` is None when the rows are already grouped."""
+    groups = query_groups(func, qid)
+    return groups.qids, groups.offsets, groups.order
+
+
+class QueryGroups:
+    """Which query each row belongs to, before any row is moved.
+
+    ``qids``: the query ids; ``offsets``: query ``q`` holds ``offsets[q + 1] -
+    offsets[q]`` rows; ``codes``: each row's query index, or None when the rows are
+    already grouped in the order of ``qids``.  ``order``, the stable permutation
+    that groups the rows (None when they are grouped), is computed on first use:
+    a caller that needs only some rows grouped groups those (see
+    :func:`rank_queries`).
+    """
+
+    def __init__(self, qids, offsets, codes=None):
+        self.qids = qids
+        self.offsets = offsets
+        self.codes = codes
+        self.n_queries = qids.shape[0]
+        self._order = None
+
+    @property
+    def order(self):
+        if self._order is None and self.codes is not None:
+            self._order = _group_order(self.codes, self.n_queries, np.diff(self.offsets))
+        return self._order
+
+    def first_rows(self):
+        """One row of each query (any: its rows share the id)."""
+        if self.codes is None:
+            return self.offsets[:-1]
+        rows = np.empty(self.n_queries, dtype=np.intp)
+        rows[self.codes] = np.arange(self.codes.shape[0])
+        return rows
+
+    def count(self, flags):
+        """Per query, the rows where the boolean ``flags`` (one per row, in input
+        order) hold, without grouping the rows."""
+        if self.codes is None:
+            return _count_by_segment(flags, self.offsets)
+        return self.count_values(flags.view(np.uint8), 2)[:, 1]
+
+    def count_values(self, values, width):
+        """``counts[q, v]``: rows of query ``q`` whose value is ``v``, for integer
+        ``values`` in ``[0, width)``: one bincount of (query, value) cells."""
+        cells = self.codes.astype(np.intp)
+        cells *= width
+        cells += values
+        return np.bincount(cells, minlength=self.n_queries * width).reshape(-1, width)
+
+
+def query_groups(func, qid):
+    """:class:`QueryGroups` of the query ids ``qid`` (see :func:`group_queries`)."""
     offsets = _sorted_object_runs(qid)
     if offsets is not None:
-        return qid[offsets[:-1]], offsets, None
+        return QueryGroups(qid[offsets[:-1]], offsets)
     plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: grouped as numpy ids, handed back as objects
-        qids, offsets, order = group_queries(func, plain)
-        return qids.astype(object), offsets, order
+        groups = query_groups(func, plain)
+        groups.qids = groups.qids.astype(object)
+        return groups
     offsets = _sorted_run_offsets(func, qid)
     if offsets is not None:  # the common case: rows sorted by query, no regrouping
-        return qid[offsets[:-1]], offsets, None
+        return QueryGroups(qid[offsets[:-1]], offsets)
     if qid.dtype.kind in "iu":
-        found = _group_small_range(qid)
+        found = _small_range_groups(qid)
         if found is not None:
             return found
     if qid.dtype.kind in "US":
         keys = _string_character_keys(qid)
-        found = None if keys is None else _group_small_range(keys)
+        found = None if keys is None else _small_range_groups(keys)
         if found is not None:
-            _, offsets, order = found
-            return qid[order[offsets[:-1]]], offsets, order
+            found.qids = qid[found.first_rows()]
+            return found
     codes, qids, grouped = _factorize_unsorted(func, qid)
     offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
-    counts = np.bincount(codes, minlength=qids.shape[0])
-    np.cumsum(counts, out=offsets[1:])
-    return qids, offsets, None if grouped else _group_order(codes, qids.shape[0], counts)
+    np.cumsum(np.bincount(codes, minlength=qids.shape[0]), out=offsets[1:])
+    return QueryGroups(qids, offsets, None if grouped else codes)
 
 
 def _string_character_keys(qid):
@@ -487,11 +541,18 @@ def _string_character_keys(qid):
 
 
 def _group_small_range(keys):
-    """:func:`group_queries` for unsorted integer ids of a small range (at most 65,536
+    """:func:`group_queries` for unsorted integer ids of a small range, or None (see
+    :func:`_small_range_groups`)."""
+    groups = _small_range_groups(keys)
+    return None if groups is None else (groups.qids, groups.offsets, groups.order)
+
+
+def _small_range_groups(keys):
+    """:class:`QueryGroups` of unsorted integer ids of a small range (at most 65,536
     values, or 4 per row, and below 2**32) without factorising: the offsets from the
-    key minus the smallest (one bincount over the range), the order from stable radix
-    passes over the same offsets (ids in increasing order are query codes in
-    increasing order).  None for a wider range."""
+    key minus the smallest (one bincount over the range), the codes from the same
+    differences (ids in increasing order are query codes in increasing order), in a
+    16- or 32-bit type.  None for a wider range."""
     lo, hi = keys.min(), keys.max()
     width = int(hi) - int(lo) + 1
     if width > max(4 * keys.shape[0], 2 ** 16) or width > 2 ** 32:
@@ -508,7 +569,11 @@ def _group_small_range(keys):
     qids += lo
     offsets = np.zeros(present.shape[0] + 1, dtype=np.intp)
     np.cumsum(counts[present], out=offsets[1:])
-    return qids, offsets, _group_order(offset, width, counts)
+    if present.shape[0] < width:  # ids missing from the range: number those present
+        number = np.cumsum(counts > 0, dtype=narrow)
+        number -= narrow(1)
+        offset = number[offset]
+    return QueryGroups(qids, offsets, offset)
 
 
 def _top_rows(offsets, k):
@@ -718,6 +783,85 @@ def segmented_argsort_desc(values, offsets, *, stable):
     return out
 
 
+# Rows in random order read to a depth.  Grouping every row (a radix sort and a
+# random gather of the scores) would cost as much as ranking grouped rows; instead a
+# lower bound of each query's k-th largest score is found without grouping, and only
+# the rows scoring at least that much (the candidates) are grouped and ranked.  The
+# bound: each query's rows are dealt into _SUBSETS_PER_K * k disjoint subsets (by row
+# number), and the k-th largest of the subsets' maxima is at most the query's k-th
+# largest score (k distinct rows reach it), so the candidates hold every row of the
+# leading k ranks, ties at the cutoff included.  (Lowered in the tests.)
+_SUBSETS_PER_K = 2
+
+# Candidates are grouped when they are at most this share of the rows; else (queries
+# too short to filter, or rows grouped in a way the subsets do not spread) every row is.
+_CANDIDATE_SHARE = 0.5
+
+# Rows per step of the passes over every row, so that their temporaries stay in cache.
+_PASS_ROWS = 2 ** 16
+
+
+def _candidate_rows(groups, labels, scores, depth):
+    """The rows of each query that can be ranked within ``depth``, grouped by query
+    in input order: ``(rows, offsets)`` (query ``q``'s candidates are
+    ``rows[offsets[q]:offsets[q + 1]]``), or None when filtering does not pay.
+
+    The candidates of a query are its rows scoring at least a bound that is at most
+    the query's ``k``-th largest score and at most the score of its best document
+    of each ``first_relevant`` threshold: a prefix of the query's ranking (never a
+    part of a tie group) at least as deep as ``depth``.
+    """
+    n_queries, n = groups.n_queries, scores.shape[0]
+    codes = groups.codes.astype(np.intp, copy=False)  # full-width indices gather fastest
+    bound = None
+    if depth.k is not None:
+        bound = _kth_largest_lower_bound(scores, codes, n_queries, depth.k)
+        if bound is None:
+            return None
+    for threshold in depth.first_relevant:
+        relevant = labels >= threshold
+        best = np.full(n_queries, -np.inf)
+        np.maximum.at(best, codes[relevant], scores[relevant])
+        best[best == -np.inf] = np.inf  # no such document: nothing to read for it
+        bound = best if bound is None else np.minimum(bound, best)
+    # Chunk by chunk: the temporaries stay in cache.
+    rows = []
+    for first in range(0, n, _PASS_ROWS):
+        last = first + _PASS_ROWS
+        found = np.flatnonzero(scores[first:last] >= bound[codes[first:last]])
+        found += first
+        rows.append(found)
+    rows = np.concatenate(rows) if len(rows) != 1 else rows[0]
+    if rows.shape[0] > _CANDIDATE_SHARE * n:
+        return None
+    candidate_codes = codes[rows]
+    counts = np.bincount(candidate_codes, minlength=n_queries)
+    offsets = np.zeros(n_queries + 1, dtype=np.intp)
+    np.cumsum(counts, out=offsets[1:])
+    return rows[_group_order(candidate_codes, n_queries, counts)], offsets
+
+
+def _kth_largest_lower_bound(scores, codes, n_queries, k):
+    """Per query, a value at most its ``k``-th largest score (-inf when the query holds
+    fewer than ``k`` rows, or its rows fill fewer than ``k`` subsets), or None when
+    the queries hold too few rows on average for the subsets to say much."""
+    n = scores.shape[0]
+    n_subsets = 1 << max(_SUBSETS_PER_K * k - 1, 1).bit_length()  # a power of two
+    if n_subsets * n_queries > n:
+        return None
+    maxima = np.full(n_queries * n_subsets, -np.inf)
+    # A row's cell: its query's n_subsets cells, the subset being the row number's low
+    # bits.  Chunk by chunk (chunks of whole multiples of n_subsets rows).
+    chunk = max(_PASS_ROWS - _PASS_ROWS % n_subsets, n_subsets)
+    subset = np.tile(np.arange(n_subsets), chunk // n_subsets)
+    for first in range(0, n, chunk):
+        cells = codes[first:first + chunk] * n_subsets
+        cells += subset[:cells.shape[0]]
+        np.maximum.at(maxima, cells, scores[first:first + chunk])
+    maxima = maxima.reshape(n_queries, n_subsets)
+    return np.partition(maxima, n_subsets - k, axis=1)[:, n_subsets - k]
+
+
 def segmented_top_order(values, offsets, depth, *, stable):
     """The ``depth`` leading ranks of each segment, in order (descending values).
 
@@ -894,11 +1038,12 @@ class Ranking:
     retrieved_labels, retrieved_offsets : ndarray
         Labels of every retrieved row, grouped by query in input order.
 
-    ``all_labels`` may be given as None with ``regroup=(labels, order)``: every
-    row is retrieved and ``all_labels`` is ``labels[order]``, gathered only if a
-    metric asks for it (counts per query are taken on one-byte flags gathered
-    instead: a random gather of full-width labels is the costliest step of
-    ranking rows that arrive in random order).
+    ``all_labels`` may be given as None with ``regroup=(labels, groups)`` (a
+    :class:`QueryGroups` of rows in random order): every row is retrieved and
+    ``all_labels`` is ``labels[groups.order]``, grouped only if a metric asks for
+    it.  Counts per query (R, the grades of the ideal ranking) are taken from the
+    rows' query codes instead, without grouping: a ranking read to a depth groups
+    only the rows that can reach it (see :func:`rank_queries`).
     """
 
     def __init__(self, *, qids, labels, offsets, depth, tie_starts, all_labels, all_offsets,
@@ -921,21 +1066,22 @@ class Ranking:
     @property
     def all_labels(self):
         if self._all_labels is None:
-            source, order = self._regroup
-            self._all_labels = self._retrieved_labels = source[order]
+            source, groups = self._regroup
+            self._all_labels = self._retrieved_labels = source[groups.order]
         return self._all_labels
 
     @property
     def retrieved_labels(self):
         return self.all_labels if self._retrieved_labels is None else self._retrieved_labels
 
-    def _all_labels_map(self, fn):
-        """``fn(all_labels)`` for an elementwise ``fn``, gathering ``fn``'s (narrower)
-        result instead of the labels when they are not grouped yet."""
+    def _count_all(self, flag):
+        """Per query, the rows (retrieved or not) whose label ``flag`` (elementwise,
+        boolean) holds for, counted from the query codes when the labels are not
+        grouped yet."""
         if self._all_labels is None:
-            source, order = self._regroup
-            return fn(source)[order]
-        return fn(self._all_labels)
+            source, groups = self._regroup
+            return groups.count(flag(source))
+        return _count_by_segment(flag(self._all_labels), self.all_offsets)
 
     def _cached(self, key, make):
         if key not in self._cache:
@@ -978,8 +1124,7 @@ class Ranking:
             if grades is not None:  # already counted by grade: no pass over the labels
                 first = max(int(np.ceil(threshold)), 0)
                 return grades[:, first:].sum(axis=1, dtype=np.intp)
-            return _count_by_segment(self._all_labels_map(lambda labels: labels >= threshold),
-                                     self.all_offsets)
+            return self._count_all(lambda labels: labels >= threshold)
         return self._cached(("n_relevant", threshold), count)
 
     def n_relevant_ranked(self, threshold):
@@ -1033,9 +1178,16 @@ class Ranking:
             top = int(grades.max())
             if grades.min() < 0 or top > _MAX_COUNTED_GRADE:
                 return None
-            if self._all_labels is None:  # one-byte grades gathered, not the labels
-                grades = grades[self._regroup[1]]
             width = top + 1
+            if self._all_labels is None:  # rows not grouped: counted from the query codes
+                groups = self._regroup[1]
+                if width == 2 and labels.dtype == np.float64:
+                    # Binary labels: their sum per query (exact: whole numbers) is the
+                    # count of ones; a float64 bincount needs no cast of the weights.
+                    ones = np.bincount(groups.codes, weights=labels, minlength=self.n_queries)
+                    ones = ones.astype(np.intp)
+                    return np.column_stack([np.diff(self.all_offsets) - ones, ones])
+                return groups.count_values(grades, width)
             starts = self.all_offsets[:-1]
             sizes = np.diff(self.all_offsets)
             if width <= 8 and np.all(sizes > 0):
@@ -1196,28 +1348,45 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
 
     ``depth`` (a :class:`Depth`; None: all) is how far the metrics will read;
     queries are then ranked only that deep (see :func:`segmented_top_order`).
+    Rows in random order read to a depth are not all grouped: only the rows that
+    can reach the depth are (see :func:`_candidate_rows`).
     """
     if not isinstance(y_true, np.ndarray):  # PyTorch, CuPy, ...: from check_ranking_arrays
         from . import _array_api
 
         return _array_api.rank_queries(func, y_true, y_score, qid, shape, retrieved, ties)
     all_labels, all_offsets = None, None
-    group_order = None  # set when the labels are regrouped lazily (see Ranking)
+    group_order = None  # set when the labels are gathered through it (see Ranking)
+    groups = None       # set when the labels are grouped lazily (see Ranking)
+    full_offsets = None  # set when only the candidates of each query are grouped
     if shape is not None:
         n_queries, n_docs = shape
         qids = np.arange(n_queries)
         offsets = np.arange(n_queries + 1) * n_docs
         labels_g, scores_g = y_true, y_score
     else:
-        qids, offsets, order = group_queries(func, qid)
-        if order is None:
+        found = query_groups(func, qid)
+        qids, offsets = found.qids, found.offsets
+        candidates = None
+        if found.codes is not None and retrieved is None and depth is not None:
+            candidates = _candidate_rows(found, y_true, y_score, depth)
+        if found.codes is None:
             labels_g, scores_g, keep = y_true, y_score, retrieved
+        elif candidates is not None:
+            # Rows in random order read to a depth: only the rows that can reach it
+            # are grouped and ranked (all of them: they are few, and a prefix of the
+            # ranking); the labels of the others are only counted.
+            groups, keep = found, None
+            group_order, candidate_offsets = candidates
+            full_offsets, offsets = offsets, candidate_offsets
+            labels_g, scores_g = None, y_score[group_order]
         elif retrieved is None and not (depth is not None and depth.first_relevant):
             # Rows in random order: only the scores are gathered before ranking; the
             # labels of the ranked rows are gathered through the composed order below.
-            group_order, keep = order, None
-            labels_g, scores_g = None, y_score[order]
+            groups, group_order, keep = found, found.order, None
+            labels_g, scores_g = None, y_score[group_order]
         else:
+            order = found.order
             labels_g, scores_g = y_true[order], y_score[order]
             keep = None if retrieved is None else retrieved[order]
         if keep is not None:
@@ -1228,9 +1397,13 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
             np.cumsum(np.add.reduceat(keep, all_offsets[:-1], dtype=np.intp), out=offsets[1:])
 
     retrieved_labels, retrieved_offsets = labels_g, offsets
+    if full_offsets is not None:  # the candidates are not every retrieved row
+        retrieved_labels, retrieved_offsets = None, full_offsets
     stable = ties == "stable"
     top = None
-    if depth is not None and depth.first_relevant:
+    if full_offsets is not None:
+        pass  # the candidates are ranked whole
+    elif depth is not None and depth.first_relevant:
         floor = first_relevant_floor(labels_g, scores_g, offsets, depth.first_relevant)
         if depth.k is not None:
             floor = np.minimum(floor, kth_largest_floor(scores_g, offsets, depth.k))
@@ -1238,7 +1411,8 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     elif depth is not None:
         top = segmented_top_order(scores_g, offsets, depth.k, stable=stable)
     if top is None:
-        depth = None
+        if full_offsets is None:
+            depth = None  # every row ranked: the ranking is complete
         order = segmented_argsort_desc(scores_g, offsets, stable=stable)
     else:
         order, offsets = top
@@ -1269,4 +1443,4 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     return Ranking(qids=qids, labels=labels_sorted, offsets=offsets, depth=depth,
                    tie_starts=tie_starts, all_labels=all_labels, all_offsets=all_offsets,
                    retrieved_labels=retrieved_labels, retrieved_offsets=retrieved_offsets,
-                   regroup=None if all_labels is not None else (y_true, group_order))
+                   regroup=None if all_labels is not None else (y_true, groups))
