@@ -151,7 +151,11 @@ def _sorted_run_offsets(func, qid):
         if not _increasing(qid, np.concatenate(([0], starts))):
             return None
         return np.concatenate(([0], starts, [n])).astype(np.intp)
-    if qid.dtype.kind not in "iufUSbmM" or (n > 1 and not bool(np.all(qid[1:] >= qid[:-1]))):
+    if qid.dtype.kind not in "iufUSbmM":
+        return None
+    if n > _ROW_PROBE and not bool(np.all(qid[1:_ROW_PROBE] >= qid[:_ROW_PROBE - 1])):
+        return None  # ids in random order: told from the first rows
+    if n > 1 and not bool(np.all(qid[1:] >= qid[:-1])):
         return None
     if n == 0:  # no rows: no queries (not one empty query)
         return np.zeros(1, dtype=np.intp)
@@ -551,18 +555,20 @@ def _small_range_groups(keys):
     """:class:`QueryGroups` of unsorted integer ids of a small range (at most 65,536
     values, or 4 per row, and below 2**32) without factorising: the offsets from the
     key minus the smallest (one bincount over the range), the codes from the same
-    differences (ids in increasing order are query codes in increasing order), in a
-    16- or 32-bit type.  None for a wider range."""
+    differences (ids in increasing order are query codes in increasing order).  None
+    for a wider range."""
     lo, hi = keys.min(), keys.max()
     width = int(hi) - int(lo) + 1
     if width > max(4 * keys.shape[0], 2 ** 16) or width > 2 ** 32:
         return None
-    # Keys cast (modulo 2**16 or 2**32) to the offsets' narrow type, then the smallest
-    # subtracted there: wrapping arithmetic, exact as every difference fits that type,
-    # and no full-width temporary.
-    narrow = np.uint16 if width <= 2 ** 16 else np.uint32
-    offset = keys.astype(narrow)
-    offset -= np.asarray(lo).astype(narrow)
+    # Keys cast (modulo 2**64) to intp, then the smallest subtracted there: wrapping
+    # arithmetic, exact as every difference fits.  Full-width codes, as bincount and
+    # indexing take them without a cast.
+    if lo == 0 and keys.dtype == np.intp:  # ids from 0: the keys are the offsets
+        offset = keys
+    else:
+        offset = keys.astype(np.intp)
+        offset -= np.asarray(lo).astype(np.intp)
     counts = np.bincount(offset, minlength=width)
     present = np.flatnonzero(counts)
     qids = present.astype(keys.dtype)
@@ -570,8 +576,8 @@ def _small_range_groups(keys):
     offsets = np.zeros(present.shape[0] + 1, dtype=np.intp)
     np.cumsum(counts[present], out=offsets[1:])
     if present.shape[0] < width:  # ids missing from the range: number those present
-        number = np.cumsum(counts > 0, dtype=narrow)
-        number -= narrow(1)
+        number = np.cumsum(counts > 0, dtype=np.intp)
+        number -= 1
         offset = number[offset]
     return QueryGroups(qids, offsets, offset)
 
@@ -613,10 +619,10 @@ _RADIX_DIGIT_BITS = 16
 
 # numpy's radix sort costs ~3x more per row at 1M rows than at 64k, and ~8x at 10M: its
 # scatter leaves the caches.  Beyond _CHUNKED_ABOVE rows the rows are therefore sorted
-# in chunks of _CHUNK_ROWS that stay in cache, then placed (measured: 10M rows 1.5x
-# faster with one radix pass, 2.9x with two; break-even near 4M).  (Lowered in the tests.)
-_CHUNK_ROWS = 2 ** 18
-_CHUNKED_ABOVE = 3 * 2 ** 20
+# in chunks of _CHUNK_ROWS that stay in cache, then placed (measured: 3M rows 1.3x
+# faster, 10M rows 3x; no gain at 1M).  (Lowered in the tests.)
+_CHUNK_ROWS = 2 ** 16
+_CHUNKED_ABOVE = 2 * 2 ** 20
 
 
 def _group_order(codes, n_queries, counts=None):
@@ -654,9 +660,10 @@ def _radix_order(codes, bits):
 
 def _chunked_group_order(codes, n_queries, bits, counts=None):
     """:func:`_group_order` of many rows: each chunk of ``_CHUNK_ROWS`` rows is
-    radix-sorted in cache, then its runs of equal codes are written where their
-    query's rows go, after the same query's rows of earlier chunks (so the result
-    is the stable sort).  A loop over chunks, each step vectorised over its rows."""
+    radix-sorted in cache, then each row is written where its query's rows go, after
+    the same query's rows of earlier chunks (so the result is the stable sort): the
+    i-th row of query q in the sorted chunk goes to q's next free place plus i.  A
+    loop over chunks, each step vectorised over its rows."""
     n = codes.shape[0]
     if counts is None:
         counts = np.bincount(codes, minlength=n_queries)
@@ -666,19 +673,17 @@ def _chunked_group_order(codes, n_queries, bits, counts=None):
     within = np.arange(min(_CHUNK_ROWS, n))
     for first in range(0, n, _CHUNK_ROWS):
         chunk = codes[first:first + _CHUNK_ROWS]
-        m = chunk.shape[0]
         chunk_order = _radix_order(chunk, bits)
-        sorted_codes = chunk[chunk_order]
-        run_starts = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1])
-        run_starts += 1
-        run_starts = np.concatenate(([0], run_starts))
-        run_codes = sorted_codes[run_starts]
-        run_sizes = np.diff(run_starts, append=m)
-        position = np.repeat(next_free[run_codes] - run_starts, run_sizes)
-        position += within[:m]
+        chunk_counts = np.bincount(chunk, minlength=n_queries)
+        # Sorted position of query q's first row in the chunk, minus q's next free place.
+        shift = np.cumsum(chunk_counts)
+        shift -= chunk_counts
+        shift -= next_free
+        position = shift[chunk[chunk_order]]
+        np.subtract(within[:chunk.shape[0]], position, out=position)
         chunk_order += first
         order[position] = chunk_order
-        next_free[run_codes] += run_sizes
+        next_free += chunk_counts
     return order
 
 
@@ -787,10 +792,13 @@ def segmented_argsort_desc(values, offsets, *, stable):
 # random gather of the scores) would cost as much as ranking grouped rows; instead a
 # lower bound of each query's k-th largest score is found without grouping, and only
 # the rows scoring at least that much (the candidates) are grouped and ranked.  The
-# bound: each query's rows are dealt into _SUBSETS_PER_K * k disjoint subsets (by row
-# number), and the k-th largest of the subsets' maxima is at most the query's k-th
-# largest score (k distinct rows reach it), so the candidates hold every row of the
-# leading k ranks, ties at the cutoff included.  (Lowered in the tests.)
+# bound: the rows are cut into _SUBSETS_PER_K * k consecutive slices, each query's
+# rows in each slice form one subset, and the k-th largest of a query's subset maxima
+# is at most its k-th largest score (the maxima of disjoint subsets are k distinct rows
+# reaching it), so the candidates hold every row of the leading k ranks, ties at the
+# cutoff included.  Rows in random order spread each query over every slice; rows in
+# runs of one query (grouped, but not in the order of the ids) do not, and are
+# grouped whole.
 _SUBSETS_PER_K = 2
 
 # Candidates are grouped when they are at most this share of the rows; else (queries
@@ -803,8 +811,8 @@ _PASS_ROWS = 2 ** 16
 
 def _candidate_rows(groups, labels, scores, depth):
     """The rows of each query that can be ranked within ``depth``, grouped by query
-    in input order: ``(rows, offsets)`` (query ``q``'s candidates are
-    ``rows[offsets[q]:offsets[q + 1]]``), or None when filtering does not pay.
+    in input order: ``(offsets, labels, scores)`` of those rows (query ``q``'s are
+    ``offsets[q]:offsets[q + 1]``), or None when filtering does not pay.
 
     The candidates of a query are its rows scoring at least a bound that is at most
     the query's ``k``-th largest score and at most the score of its best document
@@ -812,7 +820,7 @@ def _candidate_rows(groups, labels, scores, depth):
     part of a tie group) at least as deep as ``depth``.
     """
     n_queries, n = groups.n_queries, scores.shape[0]
-    codes = groups.codes.astype(np.intp, copy=False)  # full-width indices gather fastest
+    codes = groups.codes
     bound = None
     if depth.k is not None:
         bound = _kth_largest_lower_bound(scores, codes, n_queries, depth.k)
@@ -824,42 +832,46 @@ def _candidate_rows(groups, labels, scores, depth):
         np.maximum.at(best, codes[relevant], scores[relevant])
         best[best == -np.inf] = np.inf  # no such document: nothing to read for it
         bound = best if bound is None else np.minimum(bound, best)
-    # Chunk by chunk: the temporaries stay in cache.
-    rows = []
+    # Chunk by chunk, so that the candidates' codes, labels and scores are gathered
+    # while their chunk is in cache.
+    parts = []
     for first in range(0, n, _PASS_ROWS):
-        last = first + _PASS_ROWS
-        found = np.flatnonzero(scores[first:last] >= bound[codes[first:last]])
-        found += first
-        rows.append(found)
-    rows = np.concatenate(rows) if len(rows) != 1 else rows[0]
-    if rows.shape[0] > _CANDIDATE_SHARE * n:
-        return None
-    candidate_codes = codes[rows]
-    counts = np.bincount(candidate_codes, minlength=n_queries)
+        part = slice(first, first + _PASS_ROWS)
+        chunk_codes, chunk_scores = codes[part], scores[part]
+        found = np.flatnonzero(chunk_scores >= bound[chunk_codes])
+        parts.append((chunk_codes[found], labels[part][found], chunk_scores[found]))
+        if sum(p[0].shape[0] for p in parts) > _CANDIDATE_SHARE * n:
+            return None
+    if len(parts) == 1:
+        kept_codes, kept_labels, kept_scores = parts[0]
+    else:
+        kept_codes, kept_labels, kept_scores = (np.concatenate(p) for p in zip(*parts))
+    counts = np.bincount(kept_codes, minlength=n_queries)
     offsets = np.zeros(n_queries + 1, dtype=np.intp)
     np.cumsum(counts, out=offsets[1:])
-    return rows[_group_order(candidate_codes, n_queries, counts)], offsets
+    order = _group_order(kept_codes, n_queries, counts)
+    return offsets, kept_labels[order], kept_scores[order]
 
 
 def _kth_largest_lower_bound(scores, codes, n_queries, k):
-    """Per query, a value at most its ``k``-th largest score (-inf when the query holds
-    fewer than ``k`` rows, or its rows fill fewer than ``k`` subsets), or None when
-    the queries hold too few rows on average for the subsets to say much."""
+    """Per query, a value at most its ``k``-th largest score (-inf when its rows fill
+    fewer than ``k`` subsets), or None when the queries hold too few rows on average
+    for the subsets to say much.
+
+    The subsets are the query's rows in each of ``_SUBSETS_PER_K * k`` consecutive
+    slices of the rows: each slice updates its own table of one maximum per query,
+    small enough to stay in cache (subsets by row number modulo the count would
+    scatter every row over the whole table).
+    """
     n = scores.shape[0]
-    n_subsets = 1 << max(_SUBSETS_PER_K * k - 1, 1).bit_length()  # a power of two
+    n_subsets = _SUBSETS_PER_K * k
     if n_subsets * n_queries > n:
         return None
-    maxima = np.full(n_queries * n_subsets, -np.inf)
-    # A row's cell: its query's n_subsets cells, the subset being the row number's low
-    # bits.  Chunk by chunk (chunks of whole multiples of n_subsets rows).
-    chunk = max(_PASS_ROWS - _PASS_ROWS % n_subsets, n_subsets)
-    subset = np.tile(np.arange(n_subsets), chunk // n_subsets)
-    for first in range(0, n, chunk):
-        cells = codes[first:first + chunk] * n_subsets
-        cells += subset[:cells.shape[0]]
-        np.maximum.at(maxima, cells, scores[first:first + chunk])
-    maxima = maxima.reshape(n_queries, n_subsets)
-    return np.partition(maxima, n_subsets - k, axis=1)[:, n_subsets - k]
+    maxima = np.full((n_subsets, n_queries), -np.inf)
+    step = -(-n // n_subsets)
+    for subset, first in enumerate(range(0, n, step)):
+        np.maximum.at(maxima[subset], codes[first:first + step], scores[first:first + step])
+    return np.partition(maxima, n_subsets - k, axis=0)[n_subsets - k]
 
 
 def segmented_top_order(values, offsets, depth, *, stable):
@@ -1377,9 +1389,8 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
             # are grouped and ranked (all of them: they are few, and a prefix of the
             # ranking); the labels of the others are only counted.
             groups, keep = found, None
-            group_order, candidate_offsets = candidates
-            full_offsets, offsets = offsets, candidate_offsets
-            labels_g, scores_g = None, y_score[group_order]
+            full_offsets = offsets
+            offsets, labels_g, scores_g = candidates
         elif retrieved is None and not (depth is not None and depth.first_relevant):
             # Rows in random order: only the scores are gathered before ranking; the
             # labels of the ranked rows are gathered through the composed order below.
