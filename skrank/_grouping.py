@@ -22,6 +22,12 @@ plus every row tied with the last of them, so that no tie group is cut), and
 only those few rows are sorted.  The cost per row no longer grows with the
 query's length, which is what keeps long and ragged queries as cheap as short
 uniform ones.
+
+Rows in random order are not grouped before that: a lower bound of each query's
+``k``-th largest score is found on the rows as they come (see
+:func:`_candidate_rows`), and only the rows reaching it are grouped and ranked.
+When every row must be grouped, the rows are moved chunk by chunk
+(:meth:`QueryGroups.grouped`).
 """
 
 import warnings
