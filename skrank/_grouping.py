@@ -575,13 +575,6 @@ def _string_character_keys(qid):
     return keys
 
 
-def _group_small_range(keys):
-    """:func:`group_queries` for unsorted integer ids of a small range, or None (see
-    :func:`_small_range_groups`)."""
-    groups = _small_range_groups(keys)
-    return None if groups is None else (groups.qids, groups.offsets, groups.order)
-
-
 def _small_range_groups(keys):
     """:class:`QueryGroups` of unsorted integer ids of a small range (at most 65,536
     values, or 4 per row, and below 2**32) without factorising: the offsets from the
@@ -851,6 +844,9 @@ _CANDIDATE_SHARE = 0.5
 # Rows per step of the passes over every row, so that their temporaries stay in cache.
 _PASS_ROWS = 2 ** 16
 
+# At most this many subsets (one numpy call each): larger cutoffs rank every row.
+_MAX_SUBSETS = 1024
+
 
 def _candidate_rows(groups, labels, scores, depth):
     """The rows of each query that can be ranked within ``depth``, grouped by query
@@ -864,6 +860,8 @@ def _candidate_rows(groups, labels, scores, depth):
     """
     n_queries, n = groups.n_queries, scores.shape[0]
     codes = groups.codes
+    if _in_runs(codes[:_ROW_PROBE], np.diff(groups.offsets) / n):
+        return None  # rows in runs of one query: the slices would not spread them
     bound = None
     if depth.k is not None:
         bound = _kth_largest_lower_bound(scores, codes, n_queries, depth.k)
@@ -877,13 +875,14 @@ def _candidate_rows(groups, labels, scores, depth):
         bound = best if bound is None else np.minimum(bound, best)
     # Chunk by chunk, so that the candidates' codes, labels and scores are gathered
     # while their chunk is in cache.
-    parts = []
+    parts, n_kept = [], 0
     for first in range(0, n, _PASS_ROWS):
         part = slice(first, first + _PASS_ROWS)
         chunk_codes, chunk_scores = codes[part], scores[part]
         found = np.flatnonzero(chunk_scores >= bound[chunk_codes])
         parts.append((chunk_codes[found], labels[part][found], chunk_scores[found]))
-        if sum(p[0].shape[0] for p in parts) > _CANDIDATE_SHARE * n:
+        n_kept += found.shape[0]
+        if n_kept > _CANDIDATE_SHARE * n:
             return None
     if len(parts) == 1:
         kept_codes, kept_labels, kept_scores = parts[0]
@@ -894,6 +893,15 @@ def _candidate_rows(groups, labels, scores, depth):
     np.cumsum(counts, out=offsets[1:])
     order = _group_order(kept_codes, n_queries, counts)
     return offsets, kept_labels[order], kept_scores[order]
+
+
+def _in_runs(codes, shares):
+    """Whether neighbouring ``codes`` are equal far more often than rows in random
+    order would be (``shares``: each query's share of the rows)."""
+    if codes.shape[0] < 2:
+        return False
+    equal = np.count_nonzero(codes[1:] == codes[:-1]) / (codes.shape[0] - 1)
+    return equal > max(0.5, 4 * float(np.square(shares).sum()))
 
 
 def _kth_largest_lower_bound(scores, codes, n_queries, k):
@@ -908,7 +916,7 @@ def _kth_largest_lower_bound(scores, codes, n_queries, k):
     """
     n = scores.shape[0]
     n_subsets = _SUBSETS_PER_K * k
-    if n_subsets * n_queries > n:
+    if n_subsets * n_queries > n or n_subsets > _MAX_SUBSETS:
         return None
     maxima = np.full((n_subsets, n_queries), -np.inf)
     step = -(-n // n_subsets)
