@@ -7,6 +7,28 @@ import numpy as np
 from ._params import NO_RELEVANT_POLICIES  # noqa: F401  (declared with the option)
 
 
+def no_relevant_error(func, qids):
+    """The ``no_relevant="raise"`` error naming the queries ``qids``; a plain ValueError
+    that keeps the ids in ``no_relevant_qids`` so that a caller holding query codes
+    can name the queries (:func:`renamed_no_relevant_error`)."""
+    shown = ", ".join(repr(q) for q in qids[:5].tolist()) + (", ..." if qids.size > 5 else "")
+    error = ValueError(
+        f"{func}: {qids.size} quer{'y has' if qids.size == 1 else 'ies have'} no relevant "
+        f"document, so the metric is undefined for them (qid {shown}). Choose what they "
+        f"count as with no_relevant='zero' (trec_eval, scikit-learn), 'one' (LightGBM, "
+        f"XGBoost), 'skip' or 'nan'."
+    )
+    error.no_relevant_qids, error.func = qids, func
+    return error
+
+
+def renamed_no_relevant_error(error, qid_labels):
+    """``error`` with its query codes replaced by ``qid_labels[code]``, when it is the
+    ``no_relevant="raise"`` error; else None."""
+    qids = getattr(error, "no_relevant_qids", None)
+    return None if qids is None else no_relevant_error(error.func, qid_labels[qids])
+
+
 def apply_no_relevant(func, qids, values, undefined, no_relevant, weights=None):
     """Apply the ``no_relevant`` policy to a per-query vector.
 
@@ -18,14 +40,7 @@ def apply_no_relevant(func, qids, values, undefined, no_relevant, weights=None):
     if undefined is None or not undefined.any():
         return qids, values, weights
     if no_relevant == "raise":
-        bad = qids[undefined]
-        shown = ", ".join(repr(q) for q in bad[:5].tolist()) + (", ..." if bad.size > 5 else "")
-        raise ValueError(
-            f"{func}: {bad.size} quer{'y has' if bad.size == 1 else 'ies have'} no relevant "
-            f"document, so the metric is undefined for them (qid {shown}). Choose what they "
-            f"count as with no_relevant='zero' (trec_eval, scikit-learn), 'one' (LightGBM, "
-            f"XGBoost), 'skip' or 'nan'."
-        )
+        raise no_relevant_error(func, qids[undefined])
     if no_relevant == "skip":
         kept = ~undefined
         return qids[kept], values[kept], None if weights is None else weights[kept]

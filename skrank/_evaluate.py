@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _params as P
 from . import _plan
+from ._aggregate import renamed_no_relevant_error
 from ._array_api import fill_skipped, to_numpy
 from ._inputs import (as_qrels, as_run, check_collection_options, check_query_coverage,
                       drop_identical_ids, is_dask_frame)
@@ -207,20 +208,27 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     table, counts = _run_plan(func, metrics, dict(ties=ties, no_relevant=no_relevant,
                                                   threshold=threshold),
                               (y_true, y_score, qid, retrieved, exclude, sample_weight),
-                              judged, trec)
+                              judged, trec, qid_labels=qid_labels if trec else None)
     if trec:  # the rows carry query codes: name the queries
         table = _named(table, qid_labels)
     return _evaluation(func, table.qid, table.columns, counts, table.weights)
 
 
-def _run_plan(func, metrics, defaults, arrays, judged, trec):
+def _run_plan(func, metrics, defaults, arrays, judged, trec, qid_labels=None):
     """Plan, prepare and execute ``metrics`` on ``arrays`` (y_true, y_score, qid,
     retrieved, exclude, sample_weight): ``(table, counts)``, the table with the
-    query weights as ``table.weights``."""
+    query weights as ``table.weights``.  ``qid_labels``: the query id of each code,
+    when ``qid`` holds codes (TREC files), for errors that name queries."""
     calls = _plan.resolve(func, metrics, trec=True, defaults=defaults)
     p = _plan.plan(func, calls, ranking_for_counts=True)
     prepared = _plan.prepare(p, *arrays, judged=judged, negative_is_unjudged=trec)
-    table = _plan.execute(p, prepared)
+    try:
+        table = _plan.execute(p, prepared)
+    except ValueError as exc:
+        named = None if qid_labels is None else renamed_no_relevant_error(exc, qid_labels)
+        if named is None:
+            raise
+        raise named from None
     ranking = next(iter(table.rankings.values()))
     threshold = defaults["threshold"]
     counts = _counts(ranking, 1.0 if threshold is None else float(threshold))
@@ -365,8 +373,10 @@ def _evaluate_stream(qrels, run, *, block_bytes, metrics, ties=None, no_relevant
         rows = flat_rows(joined)
         arrays = (rows["y_true"], _ranked_finite(rows["y_score"]), rows["codes"],
                   rows["retrieved"], None, None)
-        table, counts = _run_plan(func, metrics, defaults, arrays, rows["judged"], True)
-        parts.append((_named(table, decode(joined.qids)), counts))
+        labels = decode(joined.qids)
+        table, counts = _run_plan(func, metrics, defaults, arrays, rows["judged"], True,
+                                  qid_labels=labels)
+        parts.append((_named(table, labels), counts))
 
     for block in grouped_blocks(run, block_bytes, done):
         codes = index.codes_of(block.qid_runs)

@@ -30,6 +30,7 @@ When every row must be grouped, the rows are moved chunk by chunk
 (:meth:`QueryGroups.grouped`).
 """
 
+import operator
 import warnings
 import weakref
 from typing import NamedTuple, Optional
@@ -79,6 +80,11 @@ def factorize_qid(func, qid):
     the order of ``qids`` (no regrouping needed).  Query ids come out sorted
     when they are orderable, else in order of first appearance.
     """
+    known = _known_codes(qid)
+    if known is not None:  # a pandas column whose codes are known: factorised as integers
+        codes, uniques = known
+        codes, present, grouped = factorize_qid(func, codes)
+        return codes, uniques[present], grouped
     offsets = _sorted_object_runs(qid)
     if offsets is not None:
         codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
@@ -86,7 +92,7 @@ def factorize_qid(func, qid):
     plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: factorised as numpy ids, handed back as objects
         codes, qids, grouped = factorize_qid(func, plain)
-        return codes, qids.astype(object), grouped
+        return codes, _as_object_ids(qids), grouped
     offsets = _sorted_run_offsets(func, qid)
     if offsets is not None:
         codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
@@ -148,11 +154,11 @@ def _sorted_run_offsets(func, qid):
     n = qid.shape[0]
     if n == 0:
         return np.zeros(1, dtype=np.intp)  # no run: no query
+    if qid.dtype.kind in "US" and n > _ROW_PROBE and _sorted_run_offsets(func, qid[:_ROW_PROBE]) is None:
+        return None  # string ids in random order: told from the first rows
     if qid.dtype.kind in "US" and n > 1 and qid.dtype.itemsize % 4 == 0:
         # Strings: runs found on the raw characters as integer words (comparing
         # strings row by row is several times slower), order checked on one id per run.
-        if n > _ROW_PROBE and _sorted_run_offsets(func, qid[:_ROW_PROBE]) is None:
-            return None  # ids in random order: told from the first rows
         starts = _string_run_starts(qid)
         if not _increasing(qid, np.concatenate(([0], starts))):
             return None
@@ -190,10 +196,6 @@ def _factorize_unsorted(func, qid):
         qids, codes = np.unique(qid, return_inverse=True)
         return codes.reshape(-1), qids, False
     # object ids: numbers, strings, tuples, ... Sorted when comparable.
-    known = _known_codes(qid)
-    if known is not None:  # factorised by pandas on the way in
-        codes, qids = known
-        return codes, qids, bool(np.all(codes[1:] >= codes[:-1]))
     try:
         qids, codes = np.unique(qid, return_inverse=True)
         # Sorting needs a total order; ids such as frozensets compare without one
@@ -229,15 +231,17 @@ _KNOWN_CODES = {}
 
 
 def remember_codes(qid, codes, uniques):
-    """Record that the object array ``qid`` is ``uniques[codes]`` with ``uniques`` sorted,
-    for as long as that array lives (``qid`` is a fresh array no caller can change)."""
+    """Record that the object array ``qid`` is ``uniques[codes]``, ``codes`` non-negative
+    integers, ``uniques`` distinct and sorted where a code points (others are unused:
+    a categorical's categories, holes between string keys), for as long as that
+    array lives (``qid`` is a fresh array no caller can change)."""
     key = id(qid)
     _KNOWN_CODES[key] = (weakref.ref(qid, lambda _, key=key: _KNOWN_CODES.pop(key, None)),
                          codes, uniques)
 
 
 def _known_codes(qid):
-    """``(codes, sorted ids)`` recorded for this very array by :func:`remember_codes`, or None."""
+    """``(codes, ids)`` recorded for this very array by :func:`remember_codes`, or None."""
     entry = _KNOWN_CODES.get(id(qid))
     if entry is None or entry[0]() is not qid:
         return None
@@ -301,23 +305,95 @@ def _increasing(qid, firsts, check_types=False):
 
 
 def _plain_object_ids(qid):
-    """Object ids that are all ``str`` (as a ``<U`` array) or all ``int`` (as int64),
+    """Object ids that are all strings (as an ``S`` or ``<U`` array) or all ``int`` (int64),
     else None (also for ids pandas already factorised, and for any other dtype).
-    Exact types only: a bool or a float among them keeps the object path.  Neither
-    type can be a missing id, so the converted array has no missing-id pass to make."""
+    A bool or a float among ints keeps the object path, as does a string holding
+    "\\0" (a ``<U`` array drops trailing NULs).  Neither type can be a missing id,
+    so the converted array has no missing-id pass to make."""
     if qid.dtype.kind != "O" or _known_codes(qid) is not None:
         return None
     values = qid.tolist()
-    types = set(map(type, values))
-    if types == {str}:
-        # Sized first: numpy's own length search while converting is several times slower.
-        return qid.astype(f"U{max(max(map(len, values)), 1)}")
-    if types == {int}:
-        try:
-            return np.array(values, dtype=np.int64)
-        except OverflowError:
-            return None
+    if values and isinstance(values[0], str):
+        return _joined_strings(values)
+    if values and isinstance(values[0], (int, np.integer)):
+        return _packed_integers(values)
     return None
+
+
+def _packed_integers(values):
+    """A list of integers as an int64 array, or None when one item is not an integer
+    (a float, a string, None, ...), is a bool, or lies beyond int64.
+
+    The array module packs the list in C and refuses anything without ``__index__``;
+    of what it takes, only bools (and numpy's) would join the int ids they equal, and
+    only rows packed as 0 or 1 can be one, so only those rows' types are looked at.
+    (numpy integer scalars are taken as the ints they equal.)"""
+    import array
+
+    try:
+        with warnings.catch_warnings():  # NumPy 1.x: np.bool_.__index__ is deprecated
+            warnings.simplefilter("ignore", DeprecationWarning)
+            packed = np.frombuffer(array.array("q", values), dtype=np.int64)
+    except (TypeError, OverflowError, ValueError):
+        return None
+    if packed.dtype.itemsize != 8:  # pragma: no cover - "q" is 8 bytes on every platform numpy supports
+        return None
+    maybe_bool = np.flatnonzero(packed <= 1)
+    maybe_bool = maybe_bool[packed[maybe_bool] >= 0]
+    if maybe_bool.size:
+        kinds = set(map(type, operator.itemgetter(*maybe_bool.tolist())(values))) \
+            if maybe_bool.size > 1 else {type(values[int(maybe_bool[0])])}
+        if any(issubclass(kind, (bool, np.bool_)) for kind in kinds):
+            return None
+    return packed
+
+
+def _joined_strings(values):
+    """A list of ``str`` as a fixed-width array (``S`` when every character is ASCII,
+    else ``<U``; see :func:`_as_object_ids`), or None when one item is not a ``str``
+    or holds "\\0".  The strings are joined with "\\0" (which checks their type, in C)
+    and encoded once: ids of one length are then that buffer, viewed as fixed-width
+    strings whose last character, the separator, is padding; others are placed row
+    by row.  Several times cheaper than numpy's conversion of each object (and the
+    type check and length search it needs)."""
+    n = len(values)
+    try:
+        joined = "\0".join(values)
+    except TypeError:  # not all strings
+        return None
+    joined += "\0"  # one separator each: ids of one length are then rows of one width
+    if joined.isascii():  # known without a pass: one byte per character
+        points, kind = np.frombuffer(joined.encode("ascii"), dtype=np.uint8), "S"
+    else:  # lone surrogates kept, as numpy's own conversion keeps them
+        points, kind = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4"), "<U"
+    is_separator = points == 0
+    if np.count_nonzero(is_separator) != n:  # an id holds "\0"
+        return None
+    width = len(values[0])
+    if points.shape[0] == n * (width + 1) and bool(np.all(is_separator[width::width + 1])):
+        # n separators, every (width + 1)-th character: ids of one length
+        return points.view(f"{kind}{width + 1}")
+    ends = np.flatnonzero(is_separator)
+    starts = np.empty(n, dtype=np.intp)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    width = int((ends - starts).max()) + 1
+    # Character j of id r goes to cell r * width + j (its separator to the cell after it).
+    shift = np.arange(0, n * width, width, dtype=np.intp)
+    shift -= starts
+    cells = np.repeat(shift, ends - starts + 1)
+    cells += np.arange(points.shape[0])
+    fixed = np.zeros(n * width, dtype=points.dtype)
+    fixed[cells] = points
+    return fixed.view(f"{kind}{width}")
+
+
+def _as_object_ids(qids):
+    """Ids found on :func:`_plain_object_ids`' array, handed back as the objects they
+    were: ``str`` (ASCII strings were bytes), ``int``."""
+    if qids.dtype.kind == "S":
+        qids = qids.astype(f"U{qids.dtype.itemsize}")
+    return qids.astype(object)
 
 
 def _factorize_plain(qid):
@@ -337,13 +413,17 @@ def _factorize_plain(qid):
         codes, uniques = _factorize_integers(as_int)
         return codes, uniques.astype(qid.dtype)
     if kind in "US":
-        words = _string_words(qid)
-        if words is None:
-            return None
-        codes, _ = _factorize_integers(words[0])
-        for word in words[1:]:  # lexicographic: refine the codes word after word
-            word_codes, word_uniques = _factorize_integers(word)
-            codes, _ = _factorize_integers(codes * word_uniques.shape[0] + word_codes)
+        keys = _string_character_keys(qid)  # one integer key per row, when few enough
+        if keys is not None:
+            codes, _ = _factorize_integers(keys)
+        else:
+            words = _string_words(qid)
+            if words is None:
+                return None
+            codes, _ = _factorize_integers(words[0])
+            for word in words[1:]:  # lexicographic: refine the codes word after word
+                word_codes, word_uniques = _factorize_integers(word)
+                codes, _ = _factorize_integers(codes * word_uniques.shape[0] + word_codes)
         first = np.zeros(codes.shape[0] and int(codes.max()) + 1, dtype=np.intp)
         first[codes[::-1]] = np.arange(codes.shape[0] - 1, -1, -1)  # a row of each id
         return codes, qid[first]
@@ -517,13 +597,19 @@ class QueryGroups:
 
 def query_groups(func, qid):
     """:class:`QueryGroups` of the query ids ``qid`` (see :func:`group_queries`)."""
+    known = _known_codes(qid)
+    if known is not None:  # a pandas column whose codes are known: grouped as integers
+        codes, uniques = known
+        groups = query_groups(func, codes)
+        groups.qids = uniques[groups.qids]
+        return groups
     offsets = _sorted_object_runs(qid)
     if offsets is not None:
         return QueryGroups(qid[offsets[:-1]], offsets)
     plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: grouped as numpy ids, handed back as objects
         groups = query_groups(func, plain)
-        groups.qids = groups.qids.astype(object)
+        groups.qids = _as_object_ids(groups.qids)
         return groups
     offsets = _sorted_run_offsets(func, qid)
     if offsets is not None:  # the common case: rows sorted by query, no regrouping
@@ -544,24 +630,86 @@ def query_groups(func, qid):
     return QueryGroups(qids, offsets, None if grouped else codes)
 
 
-def _string_character_keys(qid):
+def _string_character_keys(qid, *, with_strings=False):
     """Integer keys ordered as the fixed-width strings ``qid`` are, from the characters
-    each position holds: a position's characters are numbered in order (a bincount of
-    that column), and the numbers combine as digits of a mixed-radix number.  Ids such
-    as "q00042" vary in a few positions over few characters, so the keys span a small
+    each position holds, combined as the digits of a mixed-radix number.  Ids such as
+    "q00042" vary in a few positions over few characters, so the keys span a small
     range (then grouped by lookup); None when they would span more than 2**32 values
-    or 4 per row."""
+    or 4 per row.
+
+    A position's digit is its character minus the smallest one found there (base: the
+    characters' range), so the keys are one integer matrix-vector product of the
+    characters; only when those ranges multiply past the limit are each position's
+    characters numbered in order (a bincount of that column) to narrow the bases.
+
+    ``with_strings``: returns ``(keys, strings)`` instead, ``strings[key]`` the string
+    of every key in ``[0, keys.max()]`` (held by a row or not), decoded from the
+    digits when they span at most one key per 8 rows, else None."""
     n = qid.shape[0]
-    if qid.dtype.itemsize == 0:
+    if qid.dtype.itemsize == 0 or n == 0:
         return None
     unit = np.uint8 if qid.dtype.kind == "S" else np.uint32
     chars = np.ascontiguousarray(qid, dtype=qid.dtype.newbyteorder("=")).view(unit).reshape(n, -1)
     limit = min(max(4 * n, 2 ** 16), 2 ** 32)
+    lo, hi = _column_min_max(chars)
+    weights = np.zeros(chars.shape[1], dtype=np.uint32)
+    span = 1
+    for position in range(chars.shape[1] - 1, -1, -1):  # last character: least significant
+        if lo[position] != hi[position]:
+            weights[position] = span
+            span *= int(hi[position]) - int(lo[position]) + 1
+            if span > limit:
+                keys = _numbered_character_keys(chars, limit)
+                return (keys, None) if with_strings and keys is not None else keys
+    # uint32 arithmetic wraps modulo 2**32: exact, as every key lies in [0, span).
+    if unit is np.uint32:
+        keys = chars @ weights
+    else:  # bytes: widened column by column (a product of mixed types casts every column)
+        keys = np.zeros(n, dtype=np.uint32)
+        for position in np.flatnonzero(weights):
+            digit = chars[:, position].astype(np.uint32)
+            digit *= weights[position]
+            keys += digit
+    keys -= np.uint32(int(lo.astype(np.int64) @ weights.astype(np.int64)) % 2 ** 32)
+    if not with_strings:
+        return keys
+    if 8 * span > n:  # decoding every key would make more strings than a row of each
+        return keys, None
+    # Every key's characters: the smallest ones, plus each position's digit of the key.
+    every = np.arange(span, dtype=np.uint32)
+    strings = np.repeat(lo[None, :], span, axis=0)
+    for position in np.flatnonzero(weights):
+        base = int(hi[position]) - int(lo[position]) + 1
+        strings[:, position] += (every // weights[position] % np.uint32(base)).astype(unit)
+    return keys, strings.view(qid.dtype.newbyteorder("=")).reshape(span)
+
+
+def _column_min_max(chars):
+    """Smallest and largest value of each column of a narrow 2-D array.  numpy reduces
+    the first axis of a few columns slowly (a few elements per inner step), so blocks
+    of rows are laid side by side first: wide rows, reduced elementwise."""
+    rows = 256
+    m = chars.shape[0] // rows * rows
+    if m == 0:
+        return chars.min(axis=0), chars.max(axis=0)
+    head = chars[:m].reshape(-1, rows * chars.shape[1])
+    lo = head.min(axis=0).reshape(rows, -1).min(axis=0)
+    hi = head.max(axis=0).reshape(rows, -1).max(axis=0)
+    if m < chars.shape[0]:
+        np.minimum(lo, chars[m:].min(axis=0), out=lo)
+        np.maximum(hi, chars[m:].max(axis=0), out=hi)
+    return lo, hi
+
+
+def _numbered_character_keys(chars, limit):
+    """:func:`_string_character_keys` with each position's characters numbered in order
+    (a bincount of that column): bases as small as the characters found allow."""
+    n = chars.shape[0]
     keys = np.zeros(n, dtype=np.int64)
     span = 1
     for position in range(chars.shape[1]):
         column = chars[:, position]
-        if n == 0 or column.min() == column.max():  # the same character on every row
+        if column.min() == column.max():  # the same character on every row
             continue
         present = np.bincount(column) > 0
         base = int(np.count_nonzero(present))

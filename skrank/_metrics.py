@@ -796,11 +796,14 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     except InvalidParameterError as exc:
         if not str(exc).startswith("per_query_scores: unknown metric name"):
             raise
+        from ._names import NAMES_LISTED, did_you_mean_hint
+
         raise InvalidParameterError(
             f"per_query_scores: metric must be one of "
             f"{', '.join(map(repr, [*METRICS, *JUDGED_SPECS]))}. "
-            f"Got {_describe(metric)} instead. Names with a cutoff and options work too, "
-            f"e.g. 'ndcg_exp@10' or 'map(denominator=min)@10'."
+            f"Got {_describe(metric)} instead.{did_you_mean_hint(metric, judged=True)} "
+            f"Names with a cutoff and options work too, e.g. 'ndcg_exp@10' or "
+            f"'map(denominator=min)@10' ({NAMES_LISTED})."
         ) from None
     func = spec.function.__name__ if spec.name in METRICS else "per_query_scores"
     call = MetricCall.of(spec, params, func=func)

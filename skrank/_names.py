@@ -81,32 +81,82 @@ def metric_names(*, cutoffs=(1, 3, 5, 10, 20, 100)):
     return names
 
 
-def _unknown(name, func, trec):
-    candidates = metric_names()
-    if func == "evaluate":
-        candidates = candidates + judged_names()
+# A name as the grammar writes it, split into its stem and the rest (options, cutoff): a
+# misspelt stem is corrected and the rest kept (ndgc(ties=stable)@37 -> ndcg(ties=stable)@37).
+_STEM_AND_REST = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_-]*?)(?P<rest>(?:\([^()]*\))?"
+                            r"(?:@\d+)?)$")
+_TREC_STEM_AND_REST = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?P<rest>(?:[._]\d+)?)$")
+
+
+def _closest(word, words):
+    """The word of ``words`` closest to ``word`` ignoring case (difflib), or None."""
+    lowered = {w.lower(): w for w in words}
+    close = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[close[0]] if close else None
+
+
+def did_you_mean(name, *, judged=False, trec=False, also=()):
+    """The valid name closest to a misspelt metric ``name``, or None: its stem corrected
+    (case aside) with its options and cutoff kept, else the closest whole name among the
+    names with common cutoffs (``judged``: with bpref, infap, judged@k; ``trec``: with
+    trec_eval's stems; ``also``: further valid names, e.g. scikit-learn's scorers)."""
+    text = str(name)
+    stems = {stem: spec for stem, (spec, _) in {**_stems(), **_aliases()}.items()}
+    if judged:
+        from ._judged import JUDGED_SPECS
+
+        stems.update((spec.name, spec) for spec in JUDGED_SPECS.values())
+    pools = [(_STEM_AND_REST, stems)]
     if trec:
-        candidates = candidates + list(_trec_stems())
+        pools.append((_TREC_STEM_AND_REST, {stem: None for stem in _trec_stems()}))
+    for pattern, pool in pools:
+        parts = pattern.match(text)
+        stem = parts and _closest(parts["stem"], pool)
+        if stem:
+            rest = parts["rest"]
+            if pool[stem] is not None and pool[stem].k == "required" and "@" not in rest:
+                rest += "@10"
+            if stem + rest != text:
+                return stem + rest
+    candidates = metric_names() + (judged_names() if judged else []) + list(also)
+    if trec:
+        candidates += list(_trec_stems())
+    return _closest(text, [c for c in candidates if c != text])
+
+
+def did_you_mean_hint(name, **kwargs):
+    """``" Did you mean 'ndcg@10'?"`` for a misspelt name (see :func:`did_you_mean`), or ""."""
+    close = did_you_mean(name, **kwargs)
+    return f" Did you mean {close!r}?" if close else ""
+
+
+#: Where the valid names are listed, for the messages about unknown names.
+NAMES_LISTED = "skrank.get_scorer_names() lists them with common cutoffs"
+
+
+def _unknown(name, func, trec, also=()):
     # (a judged metric's own name, where judged names are not read, is no suggestion)
-    close = difflib.get_close_matches(str(name), [c for c in candidates if c != name], n=1,
-                                      cutoff=0.6)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean_hint(name, judged=func == "evaluate", trec=trec, also=also)
     return InvalidParameterError(
         f"{func}: unknown metric name {name!r}.{hint} Valid names follow "
-        f"'<metric>[@<k>]' with k an integer >= 1: {grammar()}."
+        f"'<metric>[@<k>]' with k an integer >= 1: {grammar()} "
+        f"({NAMES_LISTED})."
         + (f" With judged=, also {', '.join(judged_names(cutoff='<k>'))}."
            if func == "evaluate" else "")
         + (" trec_eval names such as 'ndcg_cut.10', 'P.5', 'recip_rank' are accepted too."
            if trec else "")
+        + (" scikit-learn's scorer names (sklearn.metrics.get_scorer_names()) are accepted "
+           "too." if also else "")
     )
 
 
-def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
+def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False, also=()):
     """Return ``(spec, params)`` for a metric name such as ``"ndcg_exp@10"``.
 
     With ``trec=True`` trec_eval measure names are also accepted; with
     ``cutoff_given=True`` a metric that needs a cutoff may come without one
-    (the caller passes ``k`` separately).
+    (the caller passes ``k`` separately).  ``also``: other names the caller
+    accepts, offered as suggestions when ``name`` is unknown.
     """
     if not isinstance(name, str):
         raise InvalidParameterError(f"{func}: a metric name must be a string such as 'ndcg@10'. "
@@ -130,7 +180,7 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False):
                     f"'{name}.10' (trec_eval's default list of cutoffs is not expanded)."
                 )
     if found is None:
-        raise _unknown(name, func, trec)
+        raise _unknown(name, func, trec, also)
     spec, params, k = found
     if match is not None and match["options"] is not None:
         for option, value in _parse_options(name, match["options"], func).items():

@@ -56,6 +56,52 @@ def qid_from_X(X):
     return np.asarray(column.to_numpy() if hasattr(column, "to_numpy") else column)
 
 
+def _names_reaching_the_model(estimator):
+    """The feature names the learning step of a fitted ``estimator`` received (the final
+    step of a pipeline, whose earlier steps may drop or rename columns), or None."""
+    steps = getattr(estimator, "steps", None)
+    if not isinstance(steps, list) or not steps:
+        return getattr(estimator, "feature_names_in_", None)
+    final = steps[-1][1]
+    names = _names_reaching_the_model(final) if final != "passthrough" else None
+    if names is None and len(steps) > 1:
+        try:  # the final step was given an array: the names its input had
+            names = estimator[:-1].get_feature_names_out()
+        except Exception:  # a step that cannot name its output: nothing known
+            return None
+    return names
+
+
+def warn_if_qid_is_a_feature(func, estimator, X, qid=None):
+    """Warn when ``estimator`` was fitted with the ``qid`` column of the DataFrame ``X`` (the
+    query ids skrank read, or ``qid`` itself) as a feature: it learns from arbitrary id numbers.
+
+    Silent when the model did not see the column (``DropQid``, a ranker that takes it as the
+    ids), when X has no such column, or when the column is not the query ids given."""
+    try:
+        if "qid" not in list(getattr(X, "columns", ())):
+            return
+    except TypeError:  # exotic frame types
+        return
+    names = _names_reaching_the_model(estimator)
+    if names is None or not any(str(n) == "qid" or str(n).endswith("__qid") for n in names):
+        return
+    if qid is not None:
+        try:
+            same = np.array_equal(np.asarray(qid), qid_from_X(X))
+        except Exception:  # ids that do not compare: not known to be the column
+            same = False
+        if not same:
+            return
+    warnings.warn(
+        f"{func}: the model was fitted with the query-id column 'qid' of the DataFrame X as a "
+        f"feature ({type(estimator).__name__} received it), so it learns from arbitrary id "
+        f"numbers and its scores are not those of the model without it. Put "
+        f"skrank.model_selection.DropQid() first in the pipeline, e.g. "
+        f"make_pipeline(DropQid(), model), or drop the column from X and pass the ids as qid "
+        f"(through metadata routing inside scikit-learn's functions).", UserWarning, stacklevel=3)
+
+
 def _missing_qid_message(name):
     return (
         f"{name} needs qid but none was given (groups=qid reaches the splitter only, never "
@@ -148,6 +194,7 @@ class RankingScorer(_sklearn_scorer_class()):
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
         qid, sample_weight = self._metadata(self._name or self._metric, X, kwargs)
+        warn_if_qid_is_a_feature(self._name or self._metric, estimator, X, qid)
         y_score = method_caller(estimator, self._response_method, X)
         if self._response == "expected_gain":
             y_score = self._expected_gain(estimator, y_score)
@@ -242,7 +289,9 @@ class MultiRankingScorer(RankingScorer):
         return f"make_ranking_scorer({self._metrics!r})"
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
-        qid, sample_weight = self._metadata(f"make_ranking_scorer({self.labels!r})", X, kwargs)
+        label = f"make_ranking_scorer({self.labels!r})"
+        qid, sample_weight = self._metadata(label, X, kwargs)
+        warn_if_qid_is_a_feature(label, estimator, X, qid)
         y_score = method_caller(estimator, self._response_method, X)
         table = _execute(self._plan, method_caller, y_true, y_score, qid, sample_weight)
         return table.means("evaluate")
@@ -429,7 +478,8 @@ def get_scorer(scoring):
 
     if scoring in _sklearn_names():
         return sk_get_scorer(scoring)
-    parse_metric_name(scoring, func="get_scorer")  # raises with the grammar and a suggestion
+    # raises with the grammar and a suggestion (scikit-learn's names too: they are valid here)
+    parse_metric_name(scoring, func="get_scorer", also=sorted(_sklearn_names()))
     raise AssertionError("unreachable")  # pragma: no cover
 
 

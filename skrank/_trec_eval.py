@@ -7,7 +7,6 @@ selected measures of :mod:`skrank._trec_measures` over a
 query, grouped by query, then the ``all`` rows).
 """
 
-import difflib
 import re
 from dataclasses import dataclass
 
@@ -111,10 +110,13 @@ def unknown_measure_error(spec):
         return ValueError(f"{_FUNC}: the trec_eval measure {base!r} (preference or judgement "
                           f"group measures) is not computed by skrank. Supported: "
                           f"{', '.join(TREC_MEASURES)}.")
+    from ._names import _closest, did_you_mean_hint
+
     candidates = list(TREC_MEASURES) + list(NICKNAMES)
-    close = difflib.get_close_matches(base, candidates, n=1, cutoff=0.6)
-    params = spec[len(base):]
-    hint = f" Did you mean {close[0] + params!r}?" if close else ""
+    close = _closest(base, candidates)
+    # no trec_eval measure near: perhaps a skrank name without its '@' (mrrr, presicion)
+    hint = (f" Did you mean {close + spec[len(base):]!r}?" if close
+            else did_you_mean_hint(spec, judged=True))
     return ValueError(f"{_FUNC}: unknown trec_eval measure {spec!r}.{hint} Valid: "
                       f"{', '.join(candidates)} (optionally name.params, e.g. P.5,10), or a skrank "
                       f"metric name such as ndcg@10.")

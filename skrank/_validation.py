@@ -206,32 +206,129 @@ def as_qid_array(qid):
 
 def _pandas_string_ids(qid):
     """A pandas column of string ids (object, string or categorical dtype) as an object
-    array, factorised by pandas' hash table on the way (which skrank's grouping then
-    reuses), or None for anything else, missing ids included (they get numpy's path
-    and its error).  numpy's conversion of a categorical or string column alone costs
-    more than the whole factorisation."""
-    import pandas as pd  # already imported: qid is a pandas object
-
+    array whose integer codes (in the sorted ids' order) are recorded for skrank's
+    grouping (see ``remember_codes``), or None for anything else, missing ids included
+    (they get numpy's path and its error).  A categorical column holds such codes
+    already; a string column stored by Arrow is read from its buffers (or factorised
+    by pandas' hash table when not ASCII); numpy's conversion of those alone costs
+    more.  Columns of Python objects (object dtype, or strings stored as Python
+    objects) are left to numpy: None."""
     from ._grouping import remember_codes
 
     if getattr(qid, "ndim", 1) != 1 or str(getattr(qid, "dtype", "")) not in (
             "object", "category", "string", "str"):
         return None
+    storage = getattr(qid.dtype, "storage", None)
+    if str(qid.dtype) == "object" or storage == "python":
+        # Python objects already: numpy's array of them (the column's own, for an object
+        # column) goes to the grouping's object paths, cheaper than a hash table.
+        return None
+    found = None
+    if str(qid.dtype) == "category":
+        found = _categorical_codes(qid)
+    elif storage in ("pyarrow", "pyarrow_numpy"):
+        found = _arrow_string_codes(qid)
+    if found is None:
+        found = _factorized_codes(qid)
+    if found is None:
+        return None
+    codes, uniques = found
+    arr = uniques[codes]
+    remember_codes(arr, codes, uniques)
+    return arr
+
+
+def _sorted_string_categories(codes, categories):
+    """``(codes, categories)`` with the categories (distinct ``str``) sorted and the codes
+    renumbered alike, or None when a code is missing (-1) or a category is not a str."""
+    if codes.size == 0 or codes.min() < 0:
+        return None
+    categories = np.asarray(categories, dtype=object)
+    if set(map(type, categories.tolist())) != {str}:
+        return None
+    if not bool(np.all(categories[1:] > categories[:-1])):  # distinct: any sort is the order
+        order = np.argsort(categories)
+        rank = np.empty(order.shape[0], dtype=codes.dtype)
+        rank[order] = np.arange(order.shape[0], dtype=codes.dtype)
+        return rank[codes], categories[order]
+    return codes, categories
+
+
+def _categorical_codes(qid):
+    """A categorical column's own codes and categories (unused ones included: the
+    grouping keeps only the codes present)."""
+    cat = qid.cat if hasattr(qid, "cat") else qid  # a Series, or a Categorical / CategoricalIndex
+    codes = np.array(cat.codes, copy=True)  # ours: the column may change after the call
+    return _sorted_string_categories(codes, cat.categories)
+
+
+def _factorized_codes(qid):
+    import pandas as pd  # already imported: qid is a pandas object
+
     try:
         codes, uniques = pd.factorize(qid)
     except TypeError:
         return None
-    uniques = np.asarray(uniques, dtype=object)
-    if codes.size == 0 or codes.min() < 0 or set(map(type, uniques.tolist())) != {str}:
+    return _sorted_string_categories(codes, uniques)
+
+
+def _arrow_string_codes(qid):
+    """Codes of a string column stored by Arrow, read from its offsets and UTF-8 bytes
+    when every character is ASCII: the bytes become a fixed-width ``S`` array (a view
+    when every id has one length) whose character keys (see ``_string_character_keys``)
+    are the codes.  None otherwise (missing ids, other characters, other storage)."""
+    from ._grouping import _string_character_keys, factorize_qid
+
+    try:
+        import pyarrow as pa
+
+        chunks = pa.chunked_array(qid.array.__arrow_array__())
+        chunks = chunks.chunk(0) if chunks.num_chunks == 1 else chunks.combine_chunks()
+    except Exception:  # not pyarrow-backed after all, or an old pyarrow
         return None
-    order = np.argsort(uniques)  # distinct strings: any sort is the sorted order
-    rank = np.empty(order.shape[0], dtype=np.intp)
-    rank[order] = np.arange(order.shape[0])
-    codes = rank[codes]
-    uniques = uniques[order]
-    arr = uniques[codes]
-    remember_codes(arr, codes, uniques)
-    return arr
+    if chunks.null_count or not pa.types.is_string(chunks.type) and not pa.types.is_large_string(chunks.type):
+        return None
+    n = len(chunks)
+    if n == 0:
+        return None
+    offset_type = np.int64 if pa.types.is_large_string(chunks.type) else np.int32
+    _, offset_buffer, data_buffer = chunks.buffers()
+    offsets = np.frombuffer(offset_buffer, dtype=offset_type)[chunks.offset:chunks.offset + n + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None \
+        else np.zeros(0, dtype=np.uint8)
+    data = data[int(offsets[0]):int(offsets[-1])]
+    offsets = offsets - offsets[0]
+    if data.size and (int(data.max()) >= 128 or not bool(np.all(data))):  # non-ASCII, or "\0"
+        return None
+    lengths = np.diff(offsets)
+    width = int(lengths.max())
+    if width == 0:
+        fixed = np.zeros(n, dtype="S1")
+    elif int(lengths.min()) == width:
+        fixed = data.view(f"S{width}")
+    else:  # character j of id r to cell r * width + j
+        shift = np.arange(0, n * width, width, dtype=np.intp)
+        shift -= offsets[:-1]
+        cells = np.repeat(shift, lengths)
+        cells += np.arange(data.shape[0])
+        padded = np.zeros(n * width, dtype=np.uint8)
+        padded[cells] = data
+        fixed = padded.view(f"S{width}")
+    found = _string_character_keys(fixed, with_strings=True)
+    if found is None:  # too many combinations of characters: factorised
+        codes, uniques, _ = factorize_qid("pandas", fixed)
+        return codes, uniques.astype(f"U{uniques.dtype.itemsize}").astype(object)
+    # The keys are the codes, in the ids' order: the ids indexed by key (the keys no
+    # row holds are never looked up), no renumbering pass.
+    keys, strings = found
+    if strings is None:  # keys spread wider than the rows: a row of each key held
+        row = np.full(int(keys.max()) + 1, -1, dtype=np.intp)
+        row[keys] = np.arange(n)
+        present = np.flatnonzero(row >= 0)
+        uniques = np.empty(row.shape[0], dtype=object)
+        uniques[present] = fixed[row[present]].astype(f"U{fixed.dtype.itemsize}").astype(object)
+        return keys, uniques
+    return keys, strings.astype(f"U{fixed.dtype.itemsize}").astype(object)
 
 
 def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):

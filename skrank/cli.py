@@ -101,10 +101,10 @@ def _build_parser(command=None):
     ev.add_argument("--ties", default="trec", choices=EVALUATE_TIES.choices,
                     help="order of tied scores; default 'trec' (docno descending, "
                          "as trec_eval)")
-    # 'raise' is the API's: the command line prints every query instead of failing
-    ev.add_argument("--no-relevant", default="zero",
-                    choices=[c for c in EVALUATE_NO_RELEVANT.choices if c != "raise"],
-                    help="value of queries without a relevant document (default zero)")
+    ev.add_argument("--no-relevant", default="zero", choices=EVALUATE_NO_RELEVANT.choices,
+                    help="value of queries without a relevant document: zero (default, "
+                         "trec_eval), one (LightGBM, XGBoost), skip (left out of the mean), "
+                         "nan, or raise (an error naming them, exit status 2)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of the table")
     ev.add_argument("-M", "--max-retrieved", type=int, default=None, metavar="N",
                     help="trec_eval -M: evaluate only the first N documents of each ranking")
@@ -482,20 +482,61 @@ def _run_names(paths):
     return names if len(set(names)) == len(names) else list(paths)
 
 
+def _same_file(a, b):
+    import os
+
+    try:
+        return a == b or os.path.samefile(a, b)
+    except OSError:  # missing or unreadable: reading it says so
+        return False
+
+
+def _check_distinct_runs(paths):
+    """Each run file once: a run compared with itself (the same path twice, or two paths
+    of one file) differs nowhere, and names two systems that are one."""
+    for j, path in enumerate(paths):
+        for earlier in paths[:j]:
+            if _same_file(earlier, path):
+                how = ("is given twice" if earlier == path
+                       else f"and {earlier} are the same file")
+                raise ValueError(
+                    f"run {path} {how}: a run compared with itself differs on no query. "
+                    f"Pass the run files of two or more different systems, e.g. "
+                    f"skrank compare QRELS baseline.run new.run.")
+
+
 def _compare(args, out):
     from . import io
     from ._compare import compare
     from ._evaluate import evaluate
 
     if len(args.runs) < 2:
-        raise ValueError("compare needs at least two runs. Got 1.")
+        raise ValueError(f"compare needs two or more run files. Got one ({args.runs[0]}). "
+                         f"Pass the runs of the systems to compare, e.g. skrank compare "
+                         f"{args.qrels} {args.runs[0]} OTHER_RUN.")
+    _check_distinct_runs(args.runs)
+    # in the options' own names (compare()'s messages name its parameters)
+    for option, value, valid, expected in (
+            ("--seed", args.seed, args.seed is None or args.seed >= 0, "an int >= 0"),
+            ("--n-resamples", args.n_resamples, args.n_resamples >= 1, "an int >= 1"),
+            ("--alpha", args.alpha, 0 < args.alpha < 1, "a number in (0, 1)"),
+            ("--confidence", args.confidence, 0 < args.confidence < 1, "a number in (0, 1)")):
+        if not valid:
+            raise ValueError(f"{option} must be {expected}. Got {value:g} instead.")
     names = _run_names(args.runs)
     baseline = args.baseline
-    if baseline is not None and baseline in args.runs and baseline not in names:
-        baseline = names[args.runs.index(baseline)]
+    if baseline is not None and baseline not in names:  # a path as given, or another path
+        baseline = next((name for name, path in zip(names, args.runs)
+                         if _same_file(path, baseline)), baseline)
+    if baseline is not None and baseline not in names:
+        raise ValueError(f"--baseline must be one of the runs given, as written or by its "
+                         f"file name ({', '.join(names)}). Got {baseline!r} instead.")
     metrics = args.metrics or ["map", "ndcg@10"]
-    qrels = io.read_qrels(args.qrels)
-    results = {name: evaluate(qrels=qrels, run=path, metrics=metrics,
+    # the byte tables `skrank evaluate` reads; errors name the file
+    qrels = _read_file(args.qrels, "qrels", io._read.read_qrels_table)
+    results = {name: evaluate(qrels=qrels, metrics=metrics,
+                              run=_read_file(path, "run", lambda p: io._read.read_run_table(
+                                  p, compact=True)),
                               missing_queries="zero" if args.complete else "skip")
                for name, path in zip(names, args.runs)}
     if not args.common_queries:

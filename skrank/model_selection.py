@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _num_samples
 
 from ._grouping import factorize_qid
-from ._scorer import qid_from_X
+from ._scorer import qid_from_X, warn_if_qid_is_a_feature
 from ._validation import InvalidParameterError, as_qid_array, check_k
 
 
@@ -179,6 +179,8 @@ class DropQid(TransformerMixin, BaseEstimator):
     scorer still reads ``qid`` from the DataFrame it passes to the pipeline,
     the model never sees it.  Input without such a column (a numpy array, a
     sparse matrix, a DataFrame without ``qid``) passes through unchanged.
+    Without it, skrank's scorers and :func:`cross_val_evaluate` warn when the
+    fitted model received the ``qid`` column as a feature.
 
     Parameters
     ----------
@@ -347,6 +349,8 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
         if takes_qid:
             params["qid"] = qid[train]
         model = clone(estimator).fit(_take_rows(X, train), y[train], **params)
+        if not tested.any():  # every fold's model is built alike: look at the first
+            warn_if_qid_is_a_feature(func, model, X, qid)
         y_pred[test] = np.asarray(model.predict(_take_rows(X, test)), dtype=np.float64).reshape(-1)
         tested[test] = True
     if not tested.any():

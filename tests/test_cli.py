@@ -326,3 +326,35 @@ def test_judged_metrics_by_skrank_name(capsys, tiny):
     _, trec_out, _ = run_cli(capsys, ["evaluate", *tiny, "-m", "bpref", "-q", "-c"])
     trec = {(m.strip(), q): float(v) for m, q, v in (ln.split("\t") for ln in trec_out.splitlines())}
     assert values[("bpref", "q1")] == trec[("bpref", "q1")]
+
+
+def test_no_relevant_takes_every_choice_of_the_api_raise_naming_the_files_queries(capsys,
+                                                                                 tmp_path):
+    """--no-relevant offers what evaluate(no_relevant=) accepts; 'raise' exits with status 2
+    and names the queries by their ids in the files (not internal codes), streamed or not."""
+    import skrank
+    from skrank._params import EVALUATE_NO_RELEVANT
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("zeta 0 a 1\nzeta 0 b 0\nalpha 0 c 2\nmid 0 d 0\nmid 0 e 0\n")
+    run = tmp_path / "run.txt"
+    run.write_text("zeta Q0 a 1 0.9 t\nzeta Q0 b 2 0.5 t\nmid Q0 d 1 0.8 t\nmid Q0 e 2 0.1 t\n"
+                   "alpha Q0 c 1 0.4 t\n")
+    base = ["evaluate", "-m", "ndcg@10", "-q", str(qrels), str(run)]
+    for choice in EVALUATE_NO_RELEVANT.choices:
+        status, out, err = run_cli(capsys, [*base, "--no-relevant", choice])
+        if choice == "raise":
+            assert (status, out) == (2, ""), err
+            assert err.startswith("skrank evaluate: error: evaluate: 1 query has no relevant "
+                                  "document, so the metric is undefined for them (qid 'mid')")
+        else:
+            assert status == 0, err
+    for stream in ("--stream", "--no-stream"):
+        status, _, err = run_cli(capsys, [*base, "--no-relevant", "raise", stream,
+                                          "--block-size", "16"])
+        assert status == 2 and "(qid 'mid')" in err, err
+    with pytest.raises(ValueError, match=r"\(qid 'mid'\)"):
+        skrank.evaluate(qrels=str(qrels), run=str(run), metrics=["ndcg@10"], no_relevant="raise")
+    # without such a query, raise prints what zero prints
+    qrels.write_text("zeta 0 a 1\nzeta 0 b 0\nalpha 0 c 2\nmid 0 d 1\nmid 0 e 0\n")
+    assert run_cli(capsys, [*base, "--no-relevant", "raise"]) == run_cli(capsys, base)

@@ -755,10 +755,50 @@ def test_cli_compare_formats_baseline_and_errors(capsys):
     assert error.startswith("skrank compare: error: ") and "-c" in error, err
     assert "--common-queries" in error
     status, _, err = cli(capsys, ["compare", qrels, run1])
-    assert status == 2 and "at least two runs" in err
+    assert status == 2 and "two or more run files. Got one" in err
     with pytest.raises(SystemExit):
         main(["compare", qrels, run1, run2, "--test", "anova"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+@needs_trec
+def test_cli_compare_errors_name_the_mistake_and_the_fix(capsys, tmp_path, monkeypatch):
+    """The same run twice (one path twice, or two paths of one file), a --baseline that is no
+    run, a missing file or a directory: one line naming the file and what to pass instead,
+    not an internal 'Got 1 (['x'])' or an OSError's errno."""
+    qrels, run1, run2 = str(TREC / "qrels.test"), str(TREC / "results.test"), str(TREC / "results.trunc")
+    monkeypatch.chdir(TREC)
+    for runs, said in (([run1, run1], "run " + run1 + " is given twice"),
+                       ([run1, run2, run1], "run " + run1 + " is given twice"),
+                       ([run1, "./results.test"], "run ./results.test and " + run1
+                        + " are the same file")):
+        status, out, err = cli(capsys, ["compare", qrels, *runs, "-c"])
+        assert status == 2 and out == ""
+        assert err.startswith("skrank compare: error: " + said), err
+        assert "a run compared with itself differs on no query" in err
+        assert "different systems" in err and "Got 1" not in err
+    status, _, err = cli(capsys, ["compare", qrels, run1, run2, "--baseline", "results.other"])
+    assert status == 2 and err == ("skrank compare: error: --baseline must be one of the runs "
+                                   "given, as written or by its file name (results.test, "
+                                   "results.trunc). Got 'results.other' instead.\n")
+    # another path of a run given is that run
+    status, out, _ = cli(capsys, ["compare", qrels, run1, run2, "-c", "--seed", "0",
+                                  "--baseline", "./results.trunc"])
+    assert status == 0 and "results.test vs results.trunc" in out
+    for option, value, expected in (("--seed", "-1", "an int >= 0"),
+                                    ("--n-resamples", "0", "an int >= 1"),
+                                    ("--alpha", "2", "a number in (0, 1)"),
+                                    ("--confidence", "nan", "a number in (0, 1)")):
+        status, _, err = cli(capsys, ["compare", qrels, run1, run2, option, value])
+        assert (status, err) == (2, f"skrank compare: error: {option} must be {expected}. "
+                                    f"Got {float(value):g} instead.\n")
+    missing = str(tmp_path / "nothing.run")
+    for argv, line in (([qrels, run1, missing], f"{missing}: no such file"),
+                       ([missing, run1, run2], f"{missing}: no such file"),
+                       ([qrels, run1, str(tmp_path)], f"{tmp_path}: is a directory, not a run "
+                                                      f"file")):
+        status, _, err = cli(capsys, ["compare", *argv])
+        assert (status, err) == (2, f"skrank compare: error: {line}\n")
 
 
 # --------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import sklearn
 from sklearn.model_selection import GridSearchCV
 
 import skrank
-from skrank._demo import METRICS, run
+from skrank._demo import METRICS, RIDGE_ALPHAS, run
 from skrank.cli import _build_parser, main
 from skrank.datasets import make_ranking
 from skrank.model_selection import QueryKFold, QueryShuffleSplit
@@ -62,7 +62,7 @@ def test_tiny_demo_tables_are_skranks_values_on_the_held_out_queries(tmp_path):
     train = np.sort(train)
     with sklearn.config_context(enable_metadata_routing=True):
         search = GridSearchCV(make_pipeline(StandardScaler(), Ridge()),
-                              {"ridge__alpha": [0.1, 10.0, 1000.0]}, scoring="ndcg_exp@10",
+                              {"ridge__alpha": list(RIDGE_ALPHAS)}, scoring="ndcg_exp@10",
                               cv=QueryKFold(2)).fit(X[train], y[train], qid=qid[train])
     assert ridge.best_params == search.best_params_
     assert ridge.cv_mean == pytest.approx(search.best_score_, rel=1e-12)
@@ -112,6 +112,16 @@ def test_tiny_demo_tables_are_skranks_values_on_the_held_out_queries(tmp_path):
     assert figure.read_bytes()[:8] == PNG_MAGIC
     assert f"Figure written to {figure}" in out
     assert "[1/2] Ridge" in err and "[2/2] HistGradientBoosting" in err
+
+
+def test_default_demo_finds_ridges_best_alpha_inside_its_grid():
+    """On the default data, the best penalty is a value with a worse one on each side:
+    the grid brackets the optimum instead of stopping at its edge."""
+    result, out, _ = _run(["--rankers", "ridge", "--no-plot", "-q"])
+    alpha = result.rankers[0].best_params["ridge__alpha"]
+    assert alpha in RIDGE_ALPHAS[1:-1], alpha
+    assert list(RIDGE_ALPHAS) == sorted(RIDGE_ALPHAS)
+    assert f"alpha={alpha:g}" in out
 
 
 def getattr_metric(name, y_true, y_score, qid):

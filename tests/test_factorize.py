@@ -414,6 +414,42 @@ def test_shuffled_string_ids_keyed_by_their_characters(make):
     _assert_grouped_like_stable_sort(qid)
 
 
+@pytest.mark.parametrize("ids, numbered", [
+    (["q07", "q10", "q03", "q99"], False),          # digits: each position's range is its base
+    (["b1", "a9", "b\u00ff", "a1"], False),
+    (["\U0001F600a", "a\U0001F600", "aa", "\U0001F600\U0001F600"], True),  # ranges too wide
+    ([b"x\xff", b"\x00x", b"xx", b"\xff\x00"], False),
+])
+def test_character_keys_direct_or_numbered(ids, numbered, monkeypatch):
+    # Keys are each position's character minus its smallest (one matrix-vector product)
+    # unless those ranges multiply past the limit: then the characters found are numbered.
+    calls = []
+    original = G._numbered_character_keys
+    monkeypatch.setattr(G, "_numbered_character_keys",
+                        lambda *a: calls.append(1) or original(*a))
+    rng = np.random.default_rng(3)
+    qid = np.array(ids)[rng.integers(0, len(ids), 1000)]
+    keys = G._string_character_keys(qid)
+    assert keys is not None and bool(calls) == numbered
+    _, inverse = np.unique(qid, return_inverse=True)
+    # Equal strings, equal keys; the keys' order is the strings' order.
+    np.testing.assert_array_equal(np.unique(keys, return_inverse=True)[1].reshape(-1),
+                                  inverse.reshape(-1))
+    _assert_grouped_like_stable_sort(qid)
+
+
+def test_character_keys_over_many_rows_and_short_tails():
+    # The per-position minimum and maximum are taken on blocks of 256 rows laid side by
+    # side, the rows left over apart: the extremes may sit in either part.
+    for n in (1, 255, 256, 257, 1000):
+        qid = np.array(["m5"] * n)
+        qid[-1], qid[0] = "z9", "a0"
+        keys = G._string_character_keys(qid)
+        if n > 2:
+            assert keys[0] < keys[n // 2] < keys[-1]
+        _assert_grouped_like_stable_sort(qid)
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.uint8, float, bool, "<U3", "S2", object, "M8[s]"])
 def test_no_rows_are_no_queries(dtype):
     # The public functions reject empty input first; the grouping itself still answers

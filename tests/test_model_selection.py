@@ -263,6 +263,8 @@ def test_usable_as_cv_with_routing(name):
 
 
 @pytest.mark.parametrize("name", list(SPLITTERS))
+# (Ridge learns from the qid column here, as the oracle fits do: the splits are under test)
+@pytest.mark.filterwarnings("ignore:.*query-id column 'qid':UserWarning")
 def test_usable_as_cv_without_routing(name):
     X, y, qid = _ranking_data(seed=1)
     df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(qid=qid)
@@ -284,6 +286,85 @@ def test_usable_as_cv_without_routing(name):
     for got in (by_frame, by_groups):
         for test, (_, want) in zip(got["indices"]["test"], expected):
             np.testing.assert_array_equal(test, want)
+
+
+def _qid_warnings(run):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+    return [str(w.message) for w in caught if "query-id column 'qid'" in str(w.message)]
+
+
+def _models_and_whether_they_see_qid():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from skrank.model_selection import DropQid
+
+    return [
+        (Ridge(), True),
+        (make_pipeline(StandardScaler(), Ridge()), True),   # the final step gets an array
+        (make_pipeline(ColumnTransformer([("s", StandardScaler(), ["a"])],
+                                         remainder="passthrough"), Ridge()), True),
+        (make_pipeline(DropQid(), Ridge()), False),
+        (make_pipeline(DropQid(), StandardScaler(), Ridge()), False),
+        (make_pipeline(ColumnTransformer([("ids", "drop", ["qid"])], remainder="passthrough"),
+                       Ridge()), False),
+    ]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_a_model_fitted_on_the_qid_column_is_warned_about(case):
+    """The ids skrank reads from X's qid column, learnt as a feature, draw a warning naming
+    the column and DropQid; a pipeline whose model never sees the column draws none."""
+    model, sees_qid = _models_and_whether_they_see_qid()[case]
+    X, y, qid = _ranking_data(seed=2)
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(qid=qid)
+    cv = QueryKFold(3)
+    runs = [
+        lambda: cross_validate(model, df, y, cv=cv, scoring="ndcg@10", error_score="raise"),
+        lambda: cross_validate(model, df, y, cv=cv, error_score="raise",
+                               scoring=skrank.make_ranking_scorer(["ndcg@10", "map"])),
+        lambda: skrank.model_selection.cross_val_evaluate(model, df, y, cv=cv,
+                                                          metrics=["ndcg@10"]),
+        lambda: skrank.model_selection.cross_val_evaluate(model, df, y, qid=qid, cv=cv,
+                                                          metrics=["ndcg@10"]),
+    ]
+    for run in runs:
+        found = _qid_warnings(run)
+        assert bool(found) == sees_qid
+        for message in found:
+            assert "skrank.model_selection.DropQid()" in message
+    # the same ids routed: the column is still the ids, so still a warning
+    with routed():
+        found = _qid_warnings(lambda: cross_validate(model, df, y, cv=cv, scoring="ndcg@10",
+                                                     params={"qid": qid}))
+    assert bool(found) == sees_qid
+
+
+def test_no_qid_warning_when_the_column_is_not_the_query_ids():
+    """A feature that happens to be called 'qid' while other query ids are given (routed,
+    or to cross_val_evaluate) is the user's business; XGBRanker takes the column as the ids
+    and does not learn from it; a numpy X has no column names."""
+    X, y, qid = _ranking_data(seed=2)
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(qid=qid % 2)
+    cv = QueryKFold(3)
+    with routed():
+        assert not _qid_warnings(lambda: cross_validate(Ridge(), df, y, cv=cv,
+                                                        scoring="ndcg@10", params={"qid": qid}))
+    assert not _qid_warnings(lambda: skrank.model_selection.cross_val_evaluate(
+        Ridge(), df, y, qid=qid, cv=cv, metrics=["ndcg@10"]))
+    assert not _qid_warnings(lambda: skrank.model_selection.cross_val_evaluate(
+        Ridge(), X, y, qid=qid, cv=cv, metrics=["ndcg@10"]))
+    xgboost = pytest.importorskip("xgboost")
+    order = np.argsort(qid, kind="stable")
+    ranked = pd.DataFrame(X[order], columns=["a", "b", "c"]).assign(qid=qid[order])
+    ranker = xgboost.XGBRanker(n_estimators=2, n_jobs=1)
+    assert not _qid_warnings(lambda: cross_validate(ranker, ranked, y[order], cv=cv,
+                                                    scoring="ndcg@10", error_score="raise"))
 
 
 # --------------------------------------------------------------------------------------

@@ -591,6 +591,68 @@ def test_misspelled_name_suggests_the_closest(make, name, suggestion):
     assert "ndcg_exp[@<k>]" in message and "precision@<k>" in message
 
 
+def _cli_metric_error(name):
+    import contextlib
+    import io
+    import tempfile
+
+    from skrank.cli import main
+
+    with tempfile.TemporaryDirectory() as folder:
+        qrels, run = Path(folder) / "qrels", Path(folder) / "run"
+        qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+        run.write_text("q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.1 t\n")
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = main(["evaluate", "-m", name, str(qrels), str(run)], out=io.StringIO())
+    assert status == 2
+    raise skrank.InvalidParameterError(err.getvalue())
+
+
+# Every place that reads a metric name from a user, through the one did-you-mean helper.
+_NAME_READERS = {
+    "get_scorer": skrank.get_scorer,
+    "make_ranking_scorer": make_ranking_scorer,
+    "make_ranking_scorer(list)": lambda name: make_ranking_scorer([name, "map"]),
+    "evaluate": lambda name: skrank.evaluate([1, 0], [0.5, 0.2], qid=[0, 0], metrics=[name]),
+    "per_query_scores": lambda name: skrank.per_query_scores(name, [1, 0], [0.5, 0.2],
+                                                             qid=[0, 0]),
+    "cli -m": _cli_metric_error,
+}
+
+
+@pytest.mark.parametrize("reader", list(_NAME_READERS))
+@pytest.mark.parametrize("name, suggestion", [
+    ("NDGC@10", "ndcg@10"),                              # case aside
+    ("ndgc@37", "ndcg@37"),                              # any cutoff kept, not the nearest common one
+    ("ndgc(ties=stable)@10", "ndcg(ties=stable)@10"),    # options kept
+    ("recal@1000", "recall@1000"),
+    ("presicion", "precision@10"),                       # a metric that needs a cutoff gets one
+])
+def test_every_name_reader_suggests_the_corrected_name(reader, name, suggestion):
+    with pytest.raises(ValueError) as info:
+        _NAME_READERS[reader](name)
+    message = str(info.value)
+    assert f"{name!r}" in message and f"Did you mean {suggestion!r}?" in message
+    if "unknown trec_eval measure" not in message:  # a name without '@' on the command line
+        assert "skrank.get_scorer_names() lists them with common cutoffs" in message
+
+
+def test_get_scorer_suggests_scikit_learns_names_too():
+    """get_scorer passes scikit-learn's names on, so a misspelt one is answered with it."""
+    for name, suggestion in (("acuracy", "accuracy"),
+                             ("neg_mean_squard_error", "neg_mean_squared_error")):
+        with pytest.raises(ValueError) as info:
+            skrank.get_scorer(name)
+        assert f"Did you mean {suggestion!r}?" in str(info.value)
+        assert "sklearn.metrics.get_scorer_names()" in str(info.value)
+        sk_get_scorer(suggestion)  # the suggestion is valid
+    with pytest.raises(ValueError) as info:    # evaluate reads ranking metrics only
+        skrank.evaluate([1, 0], [0.5, 0.2], qid=[0, 0], metrics=["acuracy"])
+    assert "Did you mean" not in str(info.value)
+    assert "sklearn.metrics" not in str(info.value)
+
+
 @pytest.mark.parametrize("name", ["foo", "ndcg@", "ndcg@x", "@10", "ndcg@10@5", "ndcg@-1",
                                   "ndcg @10", ""])
 def test_malformed_names_list_the_grammar(name):

@@ -287,14 +287,18 @@ def test_drop_qid_keeps_the_qid_column_out_of_a_sklearn_regressor_on_mq2008():
                                 params={"qid": qid}, error_score="raise")["test_score"]
     finally:
         _routing(False)
-    frame = cross_validate(model(DropQid()), df, y, cv=QueryKFold(3), scoring="ndcg@10",
-                           error_score="raise", return_estimator=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)     # DropQid: the model never saw qid
+        frame = cross_validate(model(DropQid()), df, y, cv=QueryKFold(3), scoring="ndcg@10",
+                               error_score="raise", return_estimator=True)
     np.testing.assert_allclose(frame["test_score"], routed)
     fitted = frame["estimator"][0]
     assert "qid" not in fitted[1].feature_names_in_.tolist()  # the scaler after DropQid
     assert fitted[-1].n_features_in_ == X.shape[1]
-    leaky = cross_validate(model(), df, y, cv=QueryKFold(3), scoring="ndcg@10",
-                           error_score="raise")["test_score"]
+    with pytest.warns(UserWarning, match=r"the model was fitted with the query-id column "
+                                         r"'qid' .*DropQid\(\)"):
+        leaky = cross_validate(model(), df, y, cv=QueryKFold(3), scoring="ndcg@10",
+                               error_score="raise")["test_score"]
     assert not np.allclose(leaky, routed)
 
 

@@ -1,0 +1,266 @@
+"""String, object and pandas query ids turned into integer codes early, against a slow
+Python reference (sorted distinct ids, each row's index among them) and the int-id path.
+
+Object ids that are all strings are joined and encoded once (``S`` when ASCII, ``<U``
+otherwise), all-int ids are packed by the array module, a categorical column gives its
+own codes, an Arrow-backed string column is read from its buffers.  Every route must
+give the same ids (values, order, Python types), codes and per-query values.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import skrank
+from skrank import _grouping as G
+from skrank._validation import as_qid_array
+
+
+def _reference(values):
+    """Sorted distinct ids and each row's index among them, in plain Python."""
+    uniques = sorted(set(values))
+    index = {u: i for i, u in enumerate(uniques)}
+    return [index[v] for v in values], uniques
+
+
+def _objects(values):
+    qid = np.empty(len(values), dtype=object)
+    qid[:] = values
+    return qid
+
+
+def _assert_like_reference(qid, values, want_type):
+    want_codes, want_uniques = _reference(values)
+    codes, uniques, _ = G.factorize_qid("f", qid)
+    assert uniques.dtype == object
+    assert uniques.tolist() == want_uniques
+    assert {type(u) for u in uniques.tolist()} <= {want_type}
+    np.testing.assert_array_equal(codes, want_codes)
+    qids, offsets, order = G.group_queries("f", qid)
+    assert qids.dtype == object and qids.tolist() == want_uniques
+    assert {type(u) for u in qids.tolist()} <= {want_type}
+    np.testing.assert_array_equal(np.diff(offsets), np.bincount(want_codes, minlength=len(want_uniques)))
+    if order is None:
+        order = np.arange(len(values))
+    np.testing.assert_array_equal(order, np.argsort(want_codes, kind="stable"))
+
+
+STRINGS = [
+    ["q003", "q001", "q002", "q010"],                     # one length, ASCII: a view of the bytes
+    ["q1", "q10", "q2", "", "a b", "zz", "q1"],           # lengths vary: placed row by row
+    ["ä", "αβ", "\U0001f600", "a", "ää"],                  # not ASCII: UTF-32
+    ["\ud800", "a", "\udfff", "\ud800"],                  # lone surrogates, kept as numpy keeps them
+    ["", ""],
+    ["x"],
+    ["a", "a\0", "b", "\0"],                              # "\0" is a character, not padding
+]
+
+
+@pytest.mark.parametrize("words", STRINGS)
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_object_string_ids(words, shuffled):
+    rng = np.random.default_rng(1)
+    values = [words[i] for i in (rng.integers(0, len(words), 500) if shuffled
+                                 else np.repeat(np.arange(len(words)), 3))]
+    _assert_like_reference(_objects(values), values, str)
+
+
+def test_object_string_ids_become_bytes_only_when_ascii():
+    # The fixed-width array the engine groups: S (one byte a character) for ASCII ids,
+    # <U otherwise, None when an id holds "\0" (numpy would drop it as padding).
+    assert G._plain_object_ids(_objects(["b", "a1"])).dtype.kind == "S"
+    assert G._plain_object_ids(_objects(["b", "ä1"])).dtype.kind == "U"
+    assert G._plain_object_ids(_objects(["b", "a\0"])) is None
+    assert G._plain_object_ids(_objects(["b", 1])) is None
+    # numpy's str_ is a str: grouped with the equal str, handed back as str
+    values = [np.str_("b"), "a", "b"]
+    _assert_like_reference(_objects(values), ["b", "a", "b"], str)
+
+
+@pytest.mark.parametrize("values", [
+    [3, -1, 2 ** 62, 3, -2 ** 63],
+    [0, 1, 5, 1, 0],
+    [np.int64(3), 2, 3, np.int8(2)],                       # numpy integers are the ints they equal
+])
+def test_object_int_ids_packed(values):
+    qid = _objects(values)
+    assert G._plain_object_ids(qid).dtype == np.int64
+    _assert_like_reference(qid, [int(v) for v in values], int)
+
+
+@pytest.mark.parametrize("values", [
+    [True, 1, 0, 2],            # a bool equals an int id, yet is not one: the object path
+    [2, False, 3],
+    [2, np.True_, 3],
+    [2, 1.0, 3],                # a float
+    [2, "2", 3],                # 2 and "2" are two ids
+    [2 ** 70, 1],               # beyond int64
+])
+def test_object_ids_that_are_not_all_ints_keep_the_object_path(values):
+    assert G._plain_object_ids(_objects(values)) is None
+
+
+def test_object_ids_that_are_not_all_ints_group_as_before():
+    # "2" and 2 stay two queries; True and 1 are one query (they are equal), as np.unique has it.
+    y, s = np.array([1.0, 0, 1, 0, 1, 0]), np.array([0.9, 0.1, 0.2, 0.8, 0.5, 0.4])
+    got = skrank.per_query_scores("ndcg", y, s, qid=_objects([2, "2", 2, "2", 3, 3]))
+    assert [type(q) for q in got.qid.tolist()] in ([int, str, int], [int, int, str])
+    assert len(got.qid) == 3
+    got = skrank.per_query_scores("ndcg", y, s, qid=_objects([True, 1, 1, 2, 2, 2]))
+    assert len(got.qid) == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="ab\0é\U0001f600", max_size=4), min_size=1, max_size=40))
+def test_object_string_ids_property(values):
+    _assert_like_reference(_objects(values), values, str)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-2 ** 63, 2 ** 63 - 1) | st.integers(-3, 3), min_size=1, max_size=40))
+def test_object_int_ids_property(values):
+    _assert_like_reference(_objects(values), values, int)
+
+
+def test_missing_ids_among_packed_ints_or_joined_strings():
+    for values in ([1, 2, None], ["a", None, "b"], [1, 2, float("nan")], ["a", float("nan")]):
+        with pytest.raises(ValueError, match="qid must not contain missing ids"):
+            skrank.ndcg_score(np.ones(len(values)), np.arange(len(values), dtype=float),
+                              qid=_objects(values))
+
+
+# pandas columns --------------------------------------------------------------------
+
+pd = pytest.importorskip("pandas")
+
+
+def _rows(n_queries=300, seed=6):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 30, n_queries)
+    qid = np.repeat(np.arange(n_queries), sizes)
+    y = rng.integers(0, 4, qid.size).astype(float)
+    s = rng.integers(0, 6, qid.size).astype(float)
+    return y, s, qid, rng.permutation(qid.size)
+
+
+def _assert_same_as_int_ids(column, names, qid, y, s):
+    """Per-query values and ids of ``column`` (ids ``names[qid]``) equal the int ids'."""
+    metrics = ("ndcg@10", "map", "mrr")
+    want = skrank.evaluate(y, s, qid=qid, metrics=metrics)
+    got = skrank.evaluate(y, s, qid=column, metrics=metrics)
+    assert got.qid.dtype == object
+    order = np.argsort(names[want.qid])
+    assert got.qid.tolist() == names[want.qid][order].tolist()
+    assert {type(q) for q in got.qid.tolist()} == {str}
+    for name in metrics:
+        np.testing.assert_array_equal(got.per_query[name], want.per_query[name][order])
+
+
+def _names(n, kind):
+    if kind == "one length":
+        return np.array([f"q{i:05d}" for i in range(n)], dtype=object)
+    if kind == "lengths vary":
+        return np.array([f"query-{i}" if i % 3 else f"{i}" for i in range(n)], dtype=object)
+    return np.array([f"é{i}" for i in range(n)], dtype=object)   # not ASCII
+
+
+@pytest.mark.parametrize("kind", ["one length", "lengths vary", "not ascii"])
+@pytest.mark.parametrize("dtype", ["category", "string", "str", "object", "string[python]"])
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_pandas_columns_equal_int_ids(kind, dtype, shuffled):
+    y, s, qid, perm = _rows()
+    if shuffled:
+        y, s, qid = y[perm], s[perm], qid[perm]
+    names = _names(300, kind)
+    column = pd.Series(names[qid]).astype(dtype)
+    _assert_same_as_int_ids(column, names, qid, y, s)
+
+
+def test_categorical_codes_used_as_they_are(monkeypatch):
+    # More than 127 categories (int16 codes), out of order, some unused; also a
+    # pandas.Categorical and a CategoricalIndex.  pandas' factorize is not called.
+    monkeypatch.setattr(pd, "factorize", lambda *a, **k: pytest.fail("factorised again"))
+    y, s, qid, perm = _rows(n_queries=400)
+    y, s, qid = y[perm], s[perm], qid[perm]
+    names = _names(400, "lengths vary")
+    categories = sorted(set(names.tolist()) | {"unused", "zzz"}, reverse=True)
+    for column in (pd.Series(pd.Categorical(names[qid], categories=categories)),
+                   pd.Categorical(names[qid], categories=categories),
+                   pd.CategoricalIndex(names[qid], categories=categories)):
+        _assert_same_as_int_ids(column, names, qid, y, s)
+    # the column is not changed, and codes changed later do not leak into a new call
+    column = pd.Series(pd.Categorical(names[qid], categories=categories))
+    before = column.cat.codes.to_numpy().copy()
+    arr = as_qid_array(column)
+    np.testing.assert_array_equal(column.cat.codes.to_numpy(), before)
+    assert arr.tolist() == names[qid].tolist()
+
+
+def test_arrow_string_columns_read_from_their_buffers(monkeypatch):
+    pa = pytest.importorskip("pyarrow")
+    from skrank import _validation as V
+
+    calls = []
+    original = V._factorized_codes
+    monkeypatch.setattr(V, "_factorized_codes", lambda qid: calls.append(1) or original(qid))
+    y, s, qid, perm = _rows()
+    y, s, qid = y[perm], s[perm], qid[perm]
+    for kind in ("one length", "lengths vary"):
+        names = _names(300, kind)
+        column = pd.Series(names[qid], dtype="string[pyarrow]")
+        _assert_same_as_int_ids(column, names, qid, y, s)
+        # several chunks, and a slice that starts inside the buffers
+        half = qid.size // 2
+        chunked = pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array(
+            [pa.array(names[qid[:half]].tolist()), pa.array(names[qid[half:]].tolist())])))
+        _assert_same_as_int_ids(chunked, names, qid, y, s)
+        tail = pd.Series(names[qid], dtype="string[pyarrow]").iloc[7:]
+        _assert_same_as_int_ids(tail, names, qid[7:], y[7:], s[7:])
+    assert calls == []
+    # empty strings, "\0" (a character, not padding) and non-ASCII ids
+    for words, fast in ((["", "a", ""], True), (["a", "a\0", "b"], False), (["é", "e"], False)):
+        calls.clear()
+        column = pd.Series(words, dtype="string[pyarrow]")
+        arr = as_qid_array(column)
+        assert arr.dtype == object and arr.tolist() == words
+        codes, uniques, _ = G.factorize_qid("f", arr)
+        want_codes, want_uniques = _reference(words)
+        assert uniques.tolist() == want_uniques
+        np.testing.assert_array_equal(codes, want_codes)
+        assert (calls == []) == fast
+
+
+@pytest.mark.parametrize("words, decoded", [
+    (["q00", "q07", "q10", "q99"], True),             # keys span fewer values than rows: decoded
+    (["a", "é", "\U0001f600"], False),                # a wide range of characters, few ids
+    (["!!!", "~~~", "!~!", "~!~"], False),            # ranges too wide: characters numbered
+])
+@pytest.mark.parametrize("kind", ["U", "S"])
+def test_character_keys_with_the_strings_of_every_key(words, decoded, kind):
+    if kind == "S" and any(ord(c) > 127 for w in words for c in w):
+        pytest.skip("not ASCII")
+    rng = np.random.default_rng(2)
+    qid = np.array(words, dtype=kind)[rng.integers(0, len(words), 2000)]
+    keys, strings = G._string_character_keys(qid, with_strings=True)
+    assert (strings is not None) == decoded
+    _, inverse = np.unique(qid, return_inverse=True)
+    np.testing.assert_array_equal(np.unique(keys, return_inverse=True)[1].reshape(-1), inverse.reshape(-1))
+    if decoded:
+        assert strings.dtype == qid.dtype
+        np.testing.assert_array_equal(strings[keys], qid)
+
+
+@pytest.mark.parametrize("words", [
+    ["q00", "q07", "q10", "q99"],                     # keys decoded into the ids
+    ["aa0", "zz9", "mm5", "az1"],                     # keys spread wider than the rows
+    ["!!!", "~~~", "!~!", "~!~"],                     # characters numbered
+    ["".join(w) for w in np.random.default_rng(0).choice(list("abcdefgh"), (300, 9))],  # factorised
+])
+def test_arrow_string_columns_on_every_key_route(words):
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(5)
+    values = [words[i] for i in rng.integers(0, len(words), 3000)]
+    arr = as_qid_array(pd.Series(values, dtype="string[pyarrow]"))
+    assert arr.dtype == object and arr.tolist() == values
+    _assert_like_reference(arr, values, str)
