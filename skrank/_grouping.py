@@ -22,6 +22,12 @@ plus every row tied with the last of them, so that no tie group is cut), and
 only those few rows are sorted.  The cost per row no longer grows with the
 query's length, which is what keeps long and ragged queries as cheap as short
 uniform ones.
+
+Rows in random order are not grouped before that: a lower bound of each query's
+``k``-th largest score is found on the rows as they come (see
+:func:`_candidate_rows`), and only the rows reaching it are grouped and ranked.
+When every row must be grouped, the rows are moved chunk by chunk
+(:meth:`QueryGroups.grouped`).
 """
 
 import operator
@@ -157,7 +163,11 @@ def _sorted_run_offsets(func, qid):
         if not _increasing(qid, np.concatenate(([0], starts))):
             return None
         return np.concatenate(([0], starts, [n])).astype(np.intp)
-    if qid.dtype.kind not in "iufUSbmM" or (n > 1 and not bool(np.all(qid[1:] >= qid[:-1]))):
+    if qid.dtype.kind not in "iufUSbmM":
+        return None
+    if n > _ROW_PROBE and not bool(np.all(qid[1:_ROW_PROBE] >= qid[:_ROW_PROBE - 1])):
+        return None  # ids in random order: told from the first rows
+    if n > 1 and not bool(np.all(qid[1:] >= qid[:-1])):
         return None
     if n == 0:  # no rows: no queries (not one empty query)
         return np.zeros(1, dtype=np.intp)
@@ -508,36 +518,116 @@ def _factorize_hashed(keys):
 def group_queries(func, qid):
     """Return ``(qids, offsets, order)``: rows ``order[offsets[q]:offsets[q+1]]`` are
     query ``qids[q]``; ``order`` is None when the rows are already grouped."""
+    groups = query_groups(func, qid)
+    return groups.qids, groups.offsets, groups.order
+
+
+class QueryGroups:
+    """Which query each row belongs to, before any row is moved.
+
+    ``qids``: the query ids; ``offsets``: query ``q`` holds ``offsets[q + 1] -
+    offsets[q]`` rows; ``codes``: each row's query index, or None when the rows are
+    already grouped in the order of ``qids``.  ``order``, the stable permutation
+    that groups the rows (None when they are grouped), is computed on first use:
+    a caller that needs only some rows grouped groups those (see
+    :func:`rank_queries`).
+    """
+
+    def __init__(self, qids, offsets, codes=None):
+        self.qids = qids
+        self.offsets = offsets
+        self.codes = codes
+        self.n_queries = qids.shape[0]
+        self._order = None
+
+    @property
+    def order(self):
+        if self._order is None and self.codes is not None:
+            self._order = _group_order(self.codes, self.n_queries, np.diff(self.offsets))
+        return self._order
+
+    def grouped(self, *arrays):
+        """Each array's rows grouped by query (``array[self.order]``, one array per
+        argument; the arrays themselves when the rows are already grouped).
+
+        Many rows are moved chunk by chunk, without the order: each chunk is
+        radix-sorted in cache and its rows written straight to their places, a few
+        consecutive places per query and chunk, where gathering every array through
+        the order reads each row from a random place (twice as slow at 1M rows).
+        """
+        if self.codes is None:
+            return list(arrays)
+        n = self.codes.shape[0]
+        chunk = max(_CHUNK_ROWS, 1 << int(self.n_queries - 1).bit_length())
+        if self._order is not None or n < 2 * chunk:
+            return [array[self.order] for array in arrays]
+        out = [np.empty_like(array) for array in arrays]
+        positions = np.empty(chunk, dtype=np.intp)
+        for first, part_order, sorted_positions in _chunk_positions(
+                self.codes, self.n_queries, np.diff(self.offsets), chunk):
+            m = part_order.shape[0]
+            positions[part_order] = sorted_positions  # where each row of the chunk goes
+            for array, grouped in zip(arrays, out):
+                grouped[positions[:m]] = array[first:first + m]
+        return out
+
+    def first_rows(self):
+        """One row of each query (any: its rows share the id)."""
+        if self.codes is None:
+            return self.offsets[:-1]
+        rows = np.empty(self.n_queries, dtype=np.intp)
+        rows[self.codes] = np.arange(self.codes.shape[0])
+        return rows
+
+    def count(self, flags):
+        """Per query, the rows where the boolean ``flags`` (one per row, in input
+        order) hold, without grouping the rows."""
+        if self.codes is None:
+            return _count_by_segment(flags, self.offsets)
+        return self.count_values(flags.view(np.uint8), 2)[:, 1]
+
+    def count_values(self, values, width):
+        """``counts[q, v]``: rows of query ``q`` whose value is ``v``, for integer
+        ``values`` in ``[0, width)``: one bincount of (query, value) cells."""
+        cells = self.codes.astype(np.intp)
+        cells *= width
+        cells += values
+        return np.bincount(cells, minlength=self.n_queries * width).reshape(-1, width)
+
+
+def query_groups(func, qid):
+    """:class:`QueryGroups` of the query ids ``qid`` (see :func:`group_queries`)."""
     known = _known_codes(qid)
     if known is not None:  # a pandas column whose codes are known: grouped as integers
         codes, uniques = known
-        present, offsets, order = group_queries(func, codes)
-        return uniques[present], offsets, order
+        groups = query_groups(func, codes)
+        groups.qids = uniques[groups.qids]
+        return groups
     offsets = _sorted_object_runs(qid)
     if offsets is not None:
-        return qid[offsets[:-1]], offsets, None
+        return QueryGroups(qid[offsets[:-1]], offsets)
     plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: grouped as numpy ids, handed back as objects
-        qids, offsets, order = group_queries(func, plain)
-        return _as_object_ids(qids), offsets, order
+        groups = query_groups(func, plain)
+        groups.qids = _as_object_ids(groups.qids)
+        return groups
     offsets = _sorted_run_offsets(func, qid)
     if offsets is not None:  # the common case: rows sorted by query, no regrouping
-        return qid[offsets[:-1]], offsets, None
+        return QueryGroups(qid[offsets[:-1]], offsets)
     if qid.dtype.kind in "iu":
-        found = _group_small_range(qid)
+        found = _small_range_groups(qid)
         if found is not None:
             return found
     if qid.dtype.kind in "US":
         keys = _string_character_keys(qid)
-        found = None if keys is None else _group_small_range(keys)
+        found = None if keys is None else _small_range_groups(keys)
         if found is not None:
-            _, offsets, order = found
-            return qid[order[offsets[:-1]]], offsets, order
+            found.qids = qid[found.first_rows()]
+            return found
     codes, qids, grouped = _factorize_unsorted(func, qid)
     offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
-    counts = np.bincount(codes, minlength=qids.shape[0])
-    np.cumsum(counts, out=offsets[1:])
-    return qids, offsets, None if grouped else _group_order(codes, qids.shape[0], counts)
+    np.cumsum(np.bincount(codes, minlength=qids.shape[0]), out=offsets[1:])
+    return QueryGroups(qids, offsets, None if grouped else codes)
 
 
 def _string_character_keys(qid, *, with_strings=False):
@@ -633,29 +723,35 @@ def _numbered_character_keys(chars, limit):
     return keys
 
 
-def _group_small_range(keys):
-    """:func:`group_queries` for unsorted integer ids of a small range (at most 65,536
+def _small_range_groups(keys):
+    """:class:`QueryGroups` of unsorted integer ids of a small range (at most 65,536
     values, or 4 per row, and below 2**32) without factorising: the offsets from the
-    key minus the smallest (one bincount over the range), the order from stable radix
-    passes over the same offsets (ids in increasing order are query codes in
-    increasing order).  None for a wider range."""
+    key minus the smallest (one bincount over the range), the codes from the same
+    differences (ids in increasing order are query codes in increasing order).  None
+    for a wider range."""
     lo, hi = keys.min(), keys.max()
     width = int(hi) - int(lo) + 1
     if width > max(4 * keys.shape[0], 2 ** 16) or width > 2 ** 32:
         return None
-    # Keys cast (modulo 2**16 or 2**32) to the offsets' narrow type, then the smallest
-    # subtracted there: wrapping arithmetic, exact as every difference fits that type,
-    # and no full-width temporary.
-    narrow = np.uint16 if width <= 2 ** 16 else np.uint32
-    offset = keys.astype(narrow)
-    offset -= np.asarray(lo).astype(narrow)
+    # Keys cast (modulo 2**64) to intp, then the smallest subtracted there: wrapping
+    # arithmetic, exact as every difference fits.  Full-width codes, as bincount and
+    # indexing take them without a cast.
+    if lo == 0 and keys.dtype == np.intp:  # ids from 0: the keys are the offsets
+        offset = keys
+    else:
+        offset = keys.astype(np.intp)
+        offset -= np.asarray(lo).astype(np.intp)
     counts = np.bincount(offset, minlength=width)
     present = np.flatnonzero(counts)
     qids = present.astype(keys.dtype)
     qids += lo
     offsets = np.zeros(present.shape[0] + 1, dtype=np.intp)
     np.cumsum(counts[present], out=offsets[1:])
-    return qids, offsets, _group_order(offset, width, counts)
+    if present.shape[0] < width:  # ids missing from the range: number those present
+        number = np.cumsum(counts > 0, dtype=np.intp)
+        number -= 1
+        offset = number[offset]
+    return QueryGroups(qids, offsets, offset)
 
 
 def _top_rows(offsets, k):
@@ -695,10 +791,10 @@ _RADIX_DIGIT_BITS = 16
 
 # numpy's radix sort costs ~3x more per row at 1M rows than at 64k, and ~8x at 10M: its
 # scatter leaves the caches.  Beyond _CHUNKED_ABOVE rows the rows are therefore sorted
-# in chunks of _CHUNK_ROWS that stay in cache, then placed (measured: 10M rows 1.5x
-# faster with one radix pass, 2.9x with two; break-even near 4M).  (Lowered in the tests.)
-_CHUNK_ROWS = 2 ** 18
-_CHUNKED_ABOVE = 3 * 2 ** 20
+# in chunks of _CHUNK_ROWS that stay in cache, then placed (measured: 3M rows 1.3x
+# faster, 10M rows 3x; no gain at 1M).  (Lowered in the tests.)
+_CHUNK_ROWS = 2 ** 16
+_CHUNKED_ABOVE = 2 * 2 ** 20
 
 
 def _group_order(codes, n_queries, counts=None):
@@ -715,7 +811,7 @@ def _group_order(codes, n_queries, counts=None):
     if bits > 32:
         return np.argsort(codes, kind="stable")
     if codes.shape[0] > _CHUNKED_ABOVE:
-        return _chunked_group_order(codes, n_queries, bits, counts)
+        return _chunked_group_order(codes, n_queries, counts)
     return _radix_order(codes, bits)
 
 
@@ -734,34 +830,45 @@ def _radix_order(codes, bits):
     return order
 
 
-def _chunked_group_order(codes, n_queries, bits, counts=None):
-    """:func:`_group_order` of many rows: each chunk of ``_CHUNK_ROWS`` rows is
-    radix-sorted in cache, then its runs of equal codes are written where their
-    query's rows go, after the same query's rows of earlier chunks (so the result
-    is the stable sort).  A loop over chunks, each step vectorised over its rows."""
-    n = codes.shape[0]
+def _chunked_group_order(codes, n_queries, counts=None):
+    """:func:`_group_order` of many rows, chunk by chunk (see :func:`_chunk_positions`)."""
     if counts is None:
         counts = np.bincount(codes, minlength=n_queries)
+    order = np.empty(codes.shape[0], dtype=np.intp)
+    for first, part_order, sorted_positions in _chunk_positions(codes, n_queries, counts,
+                                                                _CHUNK_ROWS):
+        part_order += first
+        order[sorted_positions] = part_order
+    return order
+
+
+def _chunk_positions(codes, n_queries, counts, chunk):
+    """For each chunk of ``chunk`` rows: ``(first row, order, positions)``: the
+    chunk's row ``order[i]`` (counted from ``first``) goes to ``positions[i]`` in the
+    stable grouping of all the rows.
+
+    Each chunk is radix-sorted in cache; the j-th row of query q in the sorted
+    chunk goes to q's next free place plus j (after the same query's rows of
+    earlier chunks, so the grouping is the stable one).  A loop over chunks, each
+    step vectorised over its rows.
+    """
+    bits = max(int(n_queries - 1).bit_length(), 1)
     next_free = np.zeros(n_queries, dtype=np.intp)  # where each query's next row goes
     np.cumsum(counts[:-1], out=next_free[1:])
-    order = np.empty(n, dtype=np.intp)
-    within = np.arange(min(_CHUNK_ROWS, n))
-    for first in range(0, n, _CHUNK_ROWS):
-        chunk = codes[first:first + _CHUNK_ROWS]
-        m = chunk.shape[0]
-        chunk_order = _radix_order(chunk, bits)
-        sorted_codes = chunk[chunk_order]
-        run_starts = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1])
-        run_starts += 1
-        run_starts = np.concatenate(([0], run_starts))
-        run_codes = sorted_codes[run_starts]
-        run_sizes = np.diff(run_starts, append=m)
-        position = np.repeat(next_free[run_codes] - run_starts, run_sizes)
-        position += within[:m]
-        chunk_order += first
-        order[position] = chunk_order
-        next_free[run_codes] += run_sizes
-    return order
+    within = np.arange(min(chunk, codes.shape[0]))
+    for first in range(0, codes.shape[0], chunk):
+        part = codes[first:first + chunk]
+        m = part.shape[0]
+        part_order = _radix_order(part, bits)
+        part_counts = np.bincount(part, minlength=n_queries)
+        # Sorted place of query q's first row in the chunk, minus q's next free place.
+        shift = np.cumsum(part_counts)
+        shift -= part_counts
+        shift -= next_free
+        positions = shift[part[part_order]]
+        np.subtract(within[:m], positions, out=positions)
+        next_free += part_counts
+        yield first, part_order, positions
 
 
 def _size_blocks(offsets, include=None):
@@ -895,6 +1002,107 @@ def _adjacent_equal(values, order):
         gathered = values[order[first:last + 1]]
         np.equal(gathered[1:], gathered[:-1], out=same[first:last])
     return same
+
+
+# Rows in random order read to a depth.  Grouping every row (a radix sort and a
+# random gather of the scores) would cost as much as ranking grouped rows; instead a
+# lower bound of each query's k-th largest score is found without grouping, and only
+# the rows scoring at least that much (the candidates) are grouped and ranked.  The
+# bound: the rows are cut into _SUBSETS_PER_K * k consecutive slices, each query's
+# rows in each slice form one subset, and the k-th largest of a query's subset maxima
+# is at most its k-th largest score (the maxima of disjoint subsets are k distinct rows
+# reaching it), so the candidates hold every row of the leading k ranks, ties at the
+# cutoff included.  Rows in random order spread each query over every slice; rows in
+# runs of one query (grouped, but not in the order of the ids) do not, and are
+# grouped whole.
+_SUBSETS_PER_K = 2
+
+# Candidates are grouped when they are at most this share of the rows; else (queries
+# too short to filter, or rows grouped in a way the subsets do not spread) every row is.
+_CANDIDATE_SHARE = 0.5
+
+# Rows per step of the passes over every row, so that their temporaries stay in cache.
+_PASS_ROWS = 2 ** 16
+
+# At most this many subsets (one numpy call each): larger cutoffs rank every row.
+_MAX_SUBSETS = 1024
+
+
+def _candidate_rows(groups, labels, scores, depth):
+    """The rows of each query that can be ranked within ``depth``, grouped by query
+    in input order: ``(offsets, labels, scores)`` of those rows (query ``q``'s are
+    ``offsets[q]:offsets[q + 1]``), or None when filtering does not pay.
+
+    The candidates of a query are its rows scoring at least a bound that is at most
+    the query's ``k``-th largest score and at most the score of its best document
+    of each ``first_relevant`` threshold: a prefix of the query's ranking (never a
+    part of a tie group) at least as deep as ``depth``.
+    """
+    n_queries, n = groups.n_queries, scores.shape[0]
+    codes = groups.codes
+    if _in_runs(codes[:_ROW_PROBE], np.diff(groups.offsets) / n):
+        return None  # rows in runs of one query: the slices would not spread them
+    bound = None
+    if depth.k is not None:
+        bound = _kth_largest_lower_bound(scores, codes, n_queries, depth.k)
+        if bound is None:
+            return None
+    for threshold in depth.first_relevant:
+        relevant = labels >= threshold
+        best = np.full(n_queries, -np.inf)
+        np.maximum.at(best, codes[relevant], scores[relevant])
+        best[best == -np.inf] = np.inf  # no such document: nothing to read for it
+        bound = best if bound is None else np.minimum(bound, best)
+    # Chunk by chunk, so that the candidates' codes, labels and scores are gathered
+    # while their chunk is in cache.
+    parts, n_kept = [], 0
+    for first in range(0, n, _PASS_ROWS):
+        part = slice(first, first + _PASS_ROWS)
+        chunk_codes, chunk_scores = codes[part], scores[part]
+        found = np.flatnonzero(chunk_scores >= bound[chunk_codes])
+        parts.append((chunk_codes[found], labels[part][found], chunk_scores[found]))
+        n_kept += found.shape[0]
+        if n_kept > _CANDIDATE_SHARE * n:
+            return None
+    if len(parts) == 1:
+        kept_codes, kept_labels, kept_scores = parts[0]
+    else:
+        kept_codes, kept_labels, kept_scores = (np.concatenate(p) for p in zip(*parts))
+    counts = np.bincount(kept_codes, minlength=n_queries)
+    offsets = np.zeros(n_queries + 1, dtype=np.intp)
+    np.cumsum(counts, out=offsets[1:])
+    order = _group_order(kept_codes, n_queries, counts)
+    return offsets, kept_labels[order], kept_scores[order]
+
+
+def _in_runs(codes, shares):
+    """Whether neighbouring ``codes`` are equal far more often than rows in random
+    order would be (``shares``: each query's share of the rows)."""
+    if codes.shape[0] < 2:
+        return False
+    equal = np.count_nonzero(codes[1:] == codes[:-1]) / (codes.shape[0] - 1)
+    return equal > max(0.5, 4 * float(np.square(shares).sum()))
+
+
+def _kth_largest_lower_bound(scores, codes, n_queries, k):
+    """Per query, a value at most its ``k``-th largest score (-inf when its rows fill
+    fewer than ``k`` subsets), or None when the queries hold too few rows on average
+    for the subsets to say much.
+
+    The subsets are the query's rows in each of ``_SUBSETS_PER_K * k`` consecutive
+    slices of the rows: each slice updates its own table of one maximum per query,
+    small enough to stay in cache (subsets by row number modulo the count would
+    scatter every row over the whole table).
+    """
+    n = scores.shape[0]
+    n_subsets = _SUBSETS_PER_K * k
+    if n_subsets * n_queries > n or n_subsets > _MAX_SUBSETS:
+        return None
+    maxima = np.full((n_subsets, n_queries), -np.inf)
+    step = -(-n // n_subsets)
+    for subset, first in enumerate(range(0, n, step)):
+        np.maximum.at(maxima[subset], codes[first:first + step], scores[first:first + step])
+    return np.partition(maxima, n_subsets - k, axis=0)[n_subsets - k]
 
 
 def segmented_top_order(values, offsets, depth, *, stable):
@@ -1073,11 +1281,12 @@ class Ranking:
     retrieved_labels, retrieved_offsets : ndarray
         Labels of every retrieved row, grouped by query in input order.
 
-    ``all_labels`` may be given as None with ``regroup=(labels, order)``: every
-    row is retrieved and ``all_labels`` is ``labels[order]``, gathered only if a
-    metric asks for it (counts per query are taken on one-byte flags gathered
-    instead: a random gather of full-width labels is the costliest step of
-    ranking rows that arrive in random order).
+    ``all_labels`` may be given as None with ``regroup=(labels, groups)`` (a
+    :class:`QueryGroups` of rows in random order): every row is retrieved and
+    ``all_labels`` is ``labels[groups.order]``, grouped only if a metric asks for
+    it.  Counts per query (R, the grades of the ideal ranking) are taken from the
+    rows' query codes instead, without grouping: a ranking read to a depth groups
+    only the rows that can reach it (see :func:`rank_queries`).
     """
 
     def __init__(self, *, qids, labels, offsets, depth, tie_starts, all_labels, all_offsets,
@@ -1100,21 +1309,22 @@ class Ranking:
     @property
     def all_labels(self):
         if self._all_labels is None:
-            source, order = self._regroup
-            self._all_labels = self._retrieved_labels = source[order]
+            source, groups = self._regroup
+            self._all_labels = self._retrieved_labels = source[groups.order]
         return self._all_labels
 
     @property
     def retrieved_labels(self):
         return self.all_labels if self._retrieved_labels is None else self._retrieved_labels
 
-    def _all_labels_map(self, fn):
-        """``fn(all_labels)`` for an elementwise ``fn``, gathering ``fn``'s (narrower)
-        result instead of the labels when they are not grouped yet."""
+    def _count_all(self, flag):
+        """Per query, the rows (retrieved or not) whose label ``flag`` (elementwise,
+        boolean) holds for, counted from the query codes when the labels are not
+        grouped yet."""
         if self._all_labels is None:
-            source, order = self._regroup
-            return fn(source)[order]
-        return fn(self._all_labels)
+            source, groups = self._regroup
+            return groups.count(flag(source))
+        return _count_by_segment(flag(self._all_labels), self.all_offsets)
 
     def _cached(self, key, make):
         if key not in self._cache:
@@ -1159,8 +1369,7 @@ class Ranking:
             if grades is not None:  # already counted by grade: no pass over the labels
                 first = max(int(np.ceil(threshold)), 0)
                 return grades[:, first:].sum(axis=1, dtype=np.intp)
-            return _count_by_segment(self._all_labels_map(lambda labels: labels >= threshold),
-                                     self.all_offsets)
+            return self._count_all(lambda labels: labels >= threshold)
         return self._cached(("n_relevant", threshold), count)
 
     def n_relevant_ranked(self, threshold):
@@ -1232,9 +1441,16 @@ class Ranking:
             top = int(grades.max())
             if grades.min() < 0 or top > _MAX_COUNTED_GRADE:
                 return None
-            if self._all_labels is None:  # one-byte grades gathered, not the labels
-                grades = grades[self._regroup[1]]
             width = top + 1
+            if self._all_labels is None:  # rows not grouped: counted from the query codes
+                groups = self._regroup[1]
+                if width == 2 and labels.dtype == np.float64:
+                    # Binary labels: their sum per query (exact: whole numbers) is the
+                    # count of ones; a float64 bincount needs no cast of the weights.
+                    ones = np.bincount(groups.codes, weights=labels, minlength=self.n_queries)
+                    ones = ones.astype(np.intp)
+                    return np.column_stack([np.diff(self.all_offsets) - ones, ones])
+                return groups.count_values(grades, width)
             starts = self.all_offsets[:-1]
             sizes = np.diff(self.all_offsets)
             if width <= 8 and np.all(sizes > 0):
@@ -1407,30 +1623,37 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
 
     ``depth`` (a :class:`Depth`; None: all) is how far the metrics will read;
     queries are then ranked only that deep (see :func:`segmented_top_order`).
+    Rows in random order read to a depth are not all grouped: only the rows that
+    can reach the depth are (see :func:`_candidate_rows`).
     """
     if not isinstance(y_true, np.ndarray):  # PyTorch, CuPy, ...: from check_ranking_arrays
         from . import _array_api
 
         return _array_api.rank_queries(func, y_true, y_score, qid, shape, retrieved, ties)
     all_labels, all_offsets = None, None
-    group_order = None  # set when the labels are regrouped lazily (see Ranking)
+    groups = None       # set when the labels are grouped lazily (see Ranking)
+    full_offsets = None  # set when only the candidates of each query are grouped
     if shape is not None:
         n_queries, n_docs = shape
         qids = np.arange(n_queries)
         offsets = np.arange(n_queries + 1) * n_docs
         labels_g, scores_g = y_true, y_score
     else:
-        qids, offsets, order = group_queries(func, qid)
-        if order is None:
-            labels_g, scores_g, keep = y_true, y_score, retrieved
-        elif retrieved is None and not (depth is not None and depth.first_relevant):
-            # Rows in random order: only the scores are gathered before ranking; the
-            # labels of the ranked rows are gathered through the composed order below.
-            group_order, keep = order, None
-            labels_g, scores_g = None, y_score[order]
+        found = query_groups(func, qid)
+        qids, offsets = found.qids, found.offsets
+        candidates = None
+        if found.codes is not None and retrieved is None and depth is not None:
+            candidates = _candidate_rows(found, y_true, y_score, depth)
+        if candidates is not None:
+            # Rows in random order read to a depth: only the rows that can reach it
+            # are grouped and ranked (all of them: they are few, and a prefix of the
+            # ranking); the labels of the others are only counted (see Ranking).
+            groups, keep, full_offsets = found, None, offsets
+            offsets, labels_g, scores_g = candidates
+        elif retrieved is None:
+            (labels_g, scores_g), keep = found.grouped(y_true, y_score), None
         else:
-            labels_g, scores_g = y_true[order], y_score[order]
-            keep = None if retrieved is None else retrieved[order]
+            labels_g, scores_g, keep = found.grouped(y_true, y_score, retrieved)
         if keep is not None:
             # Unretrieved rows count in R and the ideal ranking but take no rank.
             all_labels, all_offsets = labels_g, offsets
@@ -1439,9 +1662,13 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
             np.cumsum(np.add.reduceat(keep, all_offsets[:-1], dtype=np.intp), out=offsets[1:])
 
     retrieved_labels, retrieved_offsets = labels_g, offsets
+    if full_offsets is not None:  # the candidates are not every retrieved row
+        retrieved_labels, retrieved_offsets = None, full_offsets
     stable = ties == "stable"
     top = None
-    if depth is not None and depth.first_relevant:
+    if full_offsets is not None:
+        pass  # the candidates are ranked whole
+    elif depth is not None and depth.first_relevant:
         floor = first_relevant_floor(labels_g, scores_g, offsets, depth.first_relevant)
         if depth.k is not None:
             floor = np.minimum(floor, kth_largest_floor(scores_g, offsets, depth.k))
@@ -1449,11 +1676,12 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     elif depth is not None:
         top = segmented_top_order(scores_g, offsets, depth.k, stable=stable)
     if top is None:
-        depth = None
+        if full_offsets is None:
+            depth = None  # every row ranked: the ranking is complete
         order = segmented_argsort_desc(scores_g, offsets, stable=stable)
     else:
         order, offsets = top
-    labels_sorted = labels_g[order] if group_order is None else y_true[group_order[order]]
+    labels_sorted = labels_g[order]
     tie_starts = None
     if ties == "stable":  # input order already decides ties: no tie groups needed
         same = np.zeros(0, dtype=bool)
@@ -1479,4 +1707,4 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     return Ranking(qids=qids, labels=labels_sorted, offsets=offsets, depth=depth,
                    tie_starts=tie_starts, all_labels=all_labels, all_offsets=all_offsets,
                    retrieved_labels=retrieved_labels, retrieved_offsets=retrieved_offsets,
-                   regroup=None if all_labels is not None else (y_true, group_order))
+                   regroup=None if all_labels is not None else (y_true, groups))

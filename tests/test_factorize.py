@@ -244,7 +244,7 @@ def test_integer_ids_at_and_beyond_the_lookup_range(width):
     # factorise first.
     rng = np.random.default_rng(12)
     qid = np.concatenate([[-5, width - 6], rng.integers(-5, width - 5, 3000)])
-    assert (G._group_small_range(qid) is None) == (width > 65536)
+    assert (G._small_range_groups(qid) is None) == (width > 65536)
     _assert_grouped_like_stable_sort(qid[rng.permutation(qid.size)])
 
 
