@@ -25,6 +25,7 @@ import math
 from numbers import Integral
 
 import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
 
 # --------------------------------------------------------------------------------------
 # small helpers
@@ -501,3 +502,16 @@ def ref_mean_2d(metric, Y_true, Y_score, **kw):
         if kw.get(name) is not None:
             kw[name] = [x for row in kw[name] for x in row]
     return ref_mean(metric, Y_true.ravel().tolist(), Y_score.ravel().tolist(), qid, **kw)
+
+
+class FixedScores(RegressorMixin, BaseEstimator):
+    """A regressor whose predictions are given scores: scorers then rank exactly those."""
+
+    def __init__(self, scores=None):
+        self.scores = scores
+
+    def fit(self, X, y=None):
+        return self
+
+    def predict(self, X):
+        return self.scores

@@ -7,10 +7,10 @@ import pytest
 import sklearn
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.metrics import check_scoring
 
 import skrank
+from tests._reference import FixedScores
 import skrank._plan
 from skrank._grouping import Depth
 from skrank._judged import JUDGED_SPECS
@@ -122,17 +122,6 @@ def test_bad_options_in_a_name(name, fragment):
 
 # --------------------------------------------------------------------------------------
 # One grammar everywhere
-
-
-class FixedScores(RegressorMixin, BaseEstimator):
-    def __init__(self, scores=None):
-        self.scores = scores
-
-    def fit(self, X, y=None):
-        return self
-
-    def predict(self, X):
-        return self.scores
 
 
 RNG = np.random.default_rng(0)

@@ -9,13 +9,12 @@ which the shortcuts must match to the last bit.
 import numpy as np
 import pytest
 import sklearn
-from sklearn.base import BaseEstimator, RegressorMixin
 
 import skrank
 from skrank import _grouping, _kernels
 from skrank._grouping import Depth, rank_queries, segmented_argsort_desc
 from skrank._plan import _Extremes, run_kernel
-from tests._reference import ref_mean
+from tests._reference import FixedScores, ref_mean
 
 RNG = np.random.default_rng(11)
 
@@ -178,17 +177,6 @@ def test_label_extremes_each_computed_when_first_read():
     assert extremes()[0] == 0.0 and extremes()[0] == 0.0
     assert Counting.reads == ["min"]
     assert extremes()[1] == 2.0 and Counting.reads == ["min", "max"]
-
-
-class FixedScores(RegressorMixin, BaseEstimator):
-    def __init__(self, scores=None):
-        self.scores = scores
-
-    def fit(self, X, y=None):
-        return self
-
-    def predict(self, X):
-        return self.scores
 
 
 @pytest.mark.parametrize("sizes", [[20] * 15, [3, 25, 12, 40, 8, 15, 30, 11]])
