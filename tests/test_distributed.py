@@ -21,7 +21,7 @@ try:
     from tests._cluster import local_client
 except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
     from _cluster import local_client
-from skrank.model_selection import QueryKFold
+from skrank.model_selection import DropQid, QueryKFold
 
 distributed = pytest.importorskip("dask.distributed")
 joblib = pytest.importorskip("joblib")
@@ -50,8 +50,8 @@ def _data(seed=0, n_queries=40):
     return X, y, qid
 
 
-def _search(n_jobs):
-    return GridSearchCV(make_pipeline(StandardScaler(), Ridge()),
+def _search(n_jobs, *steps):
+    return GridSearchCV(make_pipeline(*steps, StandardScaler(), Ridge()),
                         {"ridge__alpha": [0.01, 1.0, 100.0, 1e4]},
                         scoring={"ndcg": "ndcg_exp@10", "map": "map@5"}, refit="ndcg",
                         cv=QueryKFold(4, shuffle=True, random_state=0), n_jobs=n_jobs)
@@ -79,9 +79,10 @@ def test_dataframe_qid_on_a_dask_cluster(dask_client):
     pd = pytest.importorskip("pandas")
     X, y, qid = _data(seed=1, n_queries=30)
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]).assign(qid=qid)
-    serial = _search(n_jobs=1).fit(df, y)
+    # DropQid: the models learn from the features, not from the query-id column
+    serial = _search(1, DropQid()).fit(df, y)
     with _dask_backend():
-        on_dask = _search(n_jobs=-1).fit(df, y)
+        on_dask = _search(-1, DropQid()).fit(df, y)
     np.testing.assert_array_equal(on_dask.cv_results_["mean_test_ndcg"],
                                   serial.cv_results_["mean_test_ndcg"])
     # skrank's scorers work on the workers: every fold's scores are the metrics of that
@@ -89,7 +90,7 @@ def test_dataframe_qid_on_a_dask_cluster(dask_client):
     results = on_dask.cv_results_
     for i, (train, test) in enumerate(_search(n_jobs=1).cv.split(df, y)):
         for j, alpha in enumerate(results["param_ridge__alpha"]):
-            model = make_pipeline(StandardScaler(), Ridge(alpha=alpha))
+            model = make_pipeline(DropQid(), StandardScaler(), Ridge(alpha=alpha))
             pred = model.fit(df.iloc[train], y[train]).predict(df.iloc[test])
             assert results[f"split{i}_test_map"][j] == pytest.approx(
                 skrank.map_score(y[test], pred, qid=qid[test], k=5), rel=1e-12, abs=1e-15)
