@@ -41,6 +41,18 @@ def _minutes(seconds):
     return f"{seconds / 60:.1f} min"
 
 
+def _load_sentence(load, cores):
+    """What the load averages at the run's start and end say about its times."""
+    if not load[0]:
+        return ""
+    measured = (f"load average {load[0][0]:.1f} at the start of the run, {load[1][0]:.1f} at its "
+                f"end, on {cores} cores")
+    if max(load[0][0], load[1][0]) < 1.5:  # the run itself keeps about one core busy
+        return f" The machine was otherwise idle ({measured}); ratios are taken within one interleaved run."
+    return (f" The machine was shared with other work ({measured}), so absolute times are inflated "
+            f"and noisy; ratios are taken within one interleaved run.")
+
+
 def block_machine(res, tests):
     env = res["environment"]
     v = env["versions"]
@@ -48,9 +60,7 @@ def block_machine(res, tests):
     lines = [f"Measured in a run that ended {res.get('date', '?')}, on {env['cpu']}, {env['cores']} cores, "
              f"{env['memory_bytes'] / 2**30:.0f} GiB, {env['platform']}; Python {v['python']}, "
              f"numpy {v['numpy']}, scipy {v['scipy']}, scikit-learn {v.get('sklearn', '?')}."
-             + (f" The machine was shared with other work (load average {load[0][0]:.1f} at the start of the "
-                f"run, {load[1][0]:.1f} at its end, on {env['cores']} cores), so absolute times are "
-                f"inflated and noisy; ratios are taken within one interleaved run." if load[0] else ""),
+             + _load_sentence(load, env["cores"]),
              "",
              f"The full benchmark run (`python benchmarks/run.py`) took {_minutes(res['elapsed_s'])} here."]
     if tests:
