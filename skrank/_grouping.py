@@ -1443,14 +1443,7 @@ class Ranking:
                 return None
             width = top + 1
             if self._all_labels is None:  # rows not grouped: counted from the query codes
-                groups = self._regroup[1]
-                if width == 2 and labels.dtype == np.float64:
-                    # Binary labels: their sum per query (exact: whole numbers) is the
-                    # count of ones; a float64 bincount needs no cast of the weights.
-                    ones = np.bincount(groups.codes, weights=labels, minlength=self.n_queries)
-                    ones = ones.astype(np.intp)
-                    return np.column_stack([np.diff(self.all_offsets) - ones, ones])
-                return groups.count_values(grades, width)
+                return self._regroup[1].count_values(grades, width)
             starts = self.all_offsets[:-1]
             sizes = np.diff(self.all_offsets)
             if width <= 8 and np.all(sizes > 0):
