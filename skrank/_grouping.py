@@ -1068,11 +1068,11 @@ def _candidate_rows(groups, labels, scores, depth):
         kept_codes, kept_labels, kept_scores = parts[0]
     else:
         kept_codes, kept_labels, kept_scores = (np.concatenate(p) for p in zip(*parts))
-    counts = np.bincount(kept_codes, minlength=n_queries)
     offsets = np.zeros(n_queries + 1, dtype=np.intp)
-    np.cumsum(counts, out=offsets[1:])
-    order = _group_order(kept_codes, n_queries, counts)
-    return offsets, kept_labels[order], kept_scores[order]
+    np.cumsum(np.bincount(kept_codes, minlength=n_queries), out=offsets[1:])
+    kept_labels, kept_scores = QueryGroups(groups.qids, offsets, kept_codes).grouped(
+        kept_labels, kept_scores)
+    return offsets, kept_labels, kept_scores
 
 
 def _in_runs(codes, shares):
