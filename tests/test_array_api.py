@@ -34,15 +34,20 @@ pytest.importorskip("array_api_compat")
 STRICT_DEVICE = xps.Device("device1")
 
 
+def _floats_as(values, dtype):
+    """``values`` as a NumPy array, its floats cast to ``dtype`` when one is given."""
+    values = np.asarray(values)
+    if dtype is not None and values.dtype.kind == "f":
+        values = values.astype(dtype)
+    return values
+
+
 class Strict:
     name = "array_api_strict"
 
     @staticmethod
     def put(values, dtype=None):
-        values = np.asarray(values)
-        if dtype is not None and values.dtype.kind == "f":
-            values = values.astype(dtype)
-        return xps.asarray(values, device=STRICT_DEVICE)
+        return xps.asarray(_floats_as(values, dtype), device=STRICT_DEVICE)
 
     @staticmethod
     def get(values):
@@ -61,10 +66,7 @@ class Torch:
 
     @staticmethod
     def put(values, dtype=None):
-        values = np.asarray(values)
-        if dtype is not None and values.dtype.kind == "f":
-            values = values.astype(dtype)
-        return torch.asarray(values)
+        return torch.asarray(_floats_as(values, dtype))
 
     @staticmethod
     def get(values):
