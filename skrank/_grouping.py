@@ -378,14 +378,21 @@ def _joined_strings(values):
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
     width = int((ends - starts).max()) + 1
-    # Character j of id r goes to cell r * width + j (its separator to the cell after it).
-    shift = np.arange(0, n * width, width, dtype=np.intp)
+    # Each id with its separator (padding after it in the fixed-width cells).
+    return fixed_width_cells(points, starts, ends - starts + 1, width).view(f"{kind}{width}")
+
+
+def fixed_width_cells(chars, starts, lengths, width):
+    """Strings laid one after another in ``chars`` (id ``r``: ``lengths[r]`` characters
+    from ``starts[r]``, together every character) copied to cells of ``width``
+    characters, zero-padded: character j of id r goes to cell ``r * width + j``."""
+    shift = np.arange(0, starts.shape[0] * width, width, dtype=np.intp)
     shift -= starts
-    cells = np.repeat(shift, ends - starts + 1)
-    cells += np.arange(points.shape[0])
-    fixed = np.zeros(n * width, dtype=points.dtype)
-    fixed[cells] = points
-    return fixed.view(f"{kind}{width}")
+    cells = np.repeat(shift, lengths)
+    cells += np.arange(chars.shape[0])
+    fixed = np.zeros(starts.shape[0] * width, dtype=chars.dtype)
+    fixed[cells] = chars
+    return fixed
 
 
 def _as_object_ids(qids):

@@ -277,7 +277,7 @@ def _arrow_string_codes(qid):
     when every character is ASCII: the bytes become a fixed-width ``S`` array (a view
     when every id has one length) whose character keys (see ``_string_character_keys``)
     are the codes.  None otherwise (missing ids, other characters, other storage)."""
-    from ._grouping import _string_character_keys, factorize_qid
+    from ._grouping import _string_character_keys, factorize_qid, fixed_width_cells
 
     try:
         import pyarrow as pa
@@ -306,14 +306,8 @@ def _arrow_string_codes(qid):
         fixed = np.zeros(n, dtype="S1")
     elif int(lengths.min()) == width:
         fixed = data.view(f"S{width}")
-    else:  # character j of id r to cell r * width + j
-        shift = np.arange(0, n * width, width, dtype=np.intp)
-        shift -= offsets[:-1]
-        cells = np.repeat(shift, lengths)
-        cells += np.arange(data.shape[0])
-        padded = np.zeros(n * width, dtype=np.uint8)
-        padded[cells] = data
-        fixed = padded.view(f"S{width}")
+    else:
+        fixed = fixed_width_cells(data, offsets[:-1], lengths, width).view(f"S{width}")
     found = _string_character_keys(fixed, with_strings=True)
     if found is None:  # too many combinations of characters: factorised
         codes, uniques, _ = factorize_qid("pandas", fixed)
