@@ -1407,24 +1407,25 @@ class Ranking:
     def relevant_rows(self, threshold):
         """``(rows, query, position)`` of the ranked rows with label >= threshold."""
         def find():
-            is_relevant = self._ranked_relevant(threshold)
-            rows = np.flatnonzero(is_relevant)
+            rows = np.flatnonzero(self._ranked_relevant(threshold))
             # Rows come query after query: their queries follow from the counts.
-            if self.labels is self._all_labels:  # every judged row is ranked and held
-                counts = self.n_relevant(threshold)
-            else:
-                counts = _count_by_segment(is_relevant, self.offsets)
-            self._cache[("relevant_counts", threshold)] = counts
-            query = np.repeat(np.arange(self.n_queries), counts)
+            query = np.repeat(np.arange(self.n_queries), self._relevant_counts(threshold))
             return rows, query, rows - self.offsets[query]
         return self._cached(("relevant_rows", threshold), find)
+
+    def _relevant_counts(self, threshold):
+        """Per query, the ranked rows held with label >= threshold."""
+        def count():
+            if self.labels is self._all_labels:  # every judged row is ranked and held
+                return self.n_relevant(threshold)
+            return _count_by_segment(self._ranked_relevant(threshold), self.offsets)
+        return self._cached(("relevant_counts", threshold), count)
 
     def relevant_first(self, threshold):
         """``(counts, first)``: per query, the ranked rows held with label >= threshold,
         and the index in :meth:`relevant_rows` of the first of them."""
         def find():
-            self.relevant_rows(threshold)
-            counts = self._cache[("relevant_counts", threshold)]
+            counts = self._relevant_counts(threshold)
             return counts, np.cumsum(counts) - counts
         return self._cached(("relevant_first", threshold), find)
 
