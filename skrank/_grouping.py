@@ -32,12 +32,16 @@ When every row must be grouped, the rows are moved chunk by chunk
 
 import operator
 import warnings
-import weakref
 from typing import NamedTuple, Optional
 
 import numpy as np
 
 from ._params import TIE_POLICIES  # noqa: F401  (declared with the ties option)
+
+try:
+    from . import _speedups
+except ImportError:  # built without a C compiler: object ids take the pure-numpy paths
+    _speedups = None
 
 # Integer grades up to this are counted, not sorted, to build the ideal ranking.
 _MAX_COUNTED_GRADE = 64
@@ -80,16 +84,16 @@ def factorize_qid(func, qid):
     the order of ``qids`` (no regrouping needed).  Query ids come out sorted
     when they are orderable, else in order of first appearance.
     """
-    known = _known_codes(qid)
-    if known is not None:  # a pandas column whose codes are known: factorised as integers
-        codes, uniques = known
-        codes, present, grouped = factorize_qid(func, codes)
-        return codes, uniques[present], grouped
-    offsets = _sorted_object_runs(qid)
-    if offsets is not None:
-        codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-        return codes, qid[offsets[:-1]], True
-    plain = _plain_object_ids(qid)
+    if isinstance(qid, CodedIds):  # codes known: factorised as integers
+        codes, present, grouped = factorize_qid(func, qid.codes)
+        return codes, qid.ids[present], grouped
+    plain = _compiled_object_ids(qid)
+    if plain is None:
+        offsets = _sorted_object_runs(qid)
+        if offsets is not None:
+            codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+            return codes, qid[offsets[:-1]], True
+        plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: factorised as numpy ids, handed back as objects
         codes, qids, grouped = factorize_qid(func, plain)
         return codes, _as_object_ids(qids), grouped
@@ -126,7 +130,7 @@ def check_no_missing_qid(func, qid):
     elif kind in "mM":
         missing = np.isnat(qid)
     elif kind == "O":
-        if _known_codes(qid) is not None:  # a complete pandas column of strings
+        if isinstance(qid, CodedIds):  # codes into ids already checked
             return
         values = qid.tolist()
         if set(map(type, values)) <= {str, int}:  # neither can be missing: no per-id test
@@ -225,27 +229,79 @@ def _factorize_unsorted(func, qid):
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
-# id(array) -> (weak reference to the array, codes, sorted distinct ids): object id
-# arrays made from a pandas column whose codes pandas computed (see remember_codes).
-_KNOWN_CODES = {}
+class CodedIds:
+    """Query ids held as integer codes into their distinct ids (``ids[codes]`` row by
+    row), as pandas hands a categorical or Arrow string column over and as
+    :func:`_compiled_object_ids` reads object ids: the grouping takes the codes as
+    integer ids, and the per-row id objects are never formed (gathering a million of
+    them costs more than grouping the codes).  ``ids`` are distinct and sorted where
+    a code points (others are unused: a categorical's categories, holes between
+    string keys).  Anything that reads the ids row by row gets them through
+    ``np.asarray`` or indexing, so no caller sees codes for ids."""
+
+    ndim = 1
+    dtype = np.dtype(object)
+
+    def __init__(self, codes, ids):
+        self.codes = codes
+        self.ids = ids
+
+    @property
+    def shape(self):
+        return self.codes.shape
+
+    @property
+    def size(self):
+        return self.codes.shape[0]
+
+    def __len__(self):
+        return self.codes.shape[0]
+
+    def __getitem__(self, index):
+        return self.ids[self.codes[index]]
+
+    def __array__(self, dtype=None, copy=None):
+        ids = self.ids[self.codes]
+        return ids if dtype is None else ids.astype(dtype)
+
+    def tolist(self):
+        return self.ids[self.codes].tolist()
 
 
-def remember_codes(qid, codes, uniques):
-    """Record that the object array ``qid`` is ``uniques[codes]``, ``codes`` non-negative
-    integers, ``uniques`` distinct and sorted where a code points (others are unused:
-    a categorical's categories, holes between string keys), for as long as that
-    array lives (``qid`` is a fresh array no caller can change)."""
-    key = id(qid)
-    _KNOWN_CODES[key] = (weakref.ref(qid, lambda _, key=key: _KNOWN_CODES.pop(key, None)),
-                         codes, uniques)
+def _compiled_object_ids(qid):
+    """Object ids read once in C (``skrank._speedups``, where it was built): all
+    ``str`` as :class:`CodedIds` (numbered by a hash table, then renumbered in the
+    ids' sorted order), all ``int`` within int64 as an int64 array.  None for other
+    ids (a bool, a float, a numpy scalar, a missing id, ... among them) and without
+    the module: the pure-numpy paths below then read them, with the same result.
 
-
-def _known_codes(qid):
-    """``(codes, ids)`` recorded for this very array by :func:`remember_codes`, or None."""
-    entry = _KNOWN_CODES.get(id(qid))
-    if entry is None or entry[0]() is not qid:
+    Each pure path pays a Python call per row (an elementwise comparison, tolist, a
+    join), 10-20 ms per million rows; reading the objects in C costs 3-14 ms."""
+    if _speedups is None or qid.dtype.kind != "O" or isinstance(qid, CodedIds) \
+            or qid.ndim != 1 or qid.shape[0] == 0:
         return None
-    return entry[1], entry[2]
+    qid = np.ascontiguousarray(qid)  # a strided view: its pointers copied
+    n = qid.shape[0]
+    kind = type(qid[0])
+    if kind is int:
+        values = np.empty(n, dtype=np.int64)
+        return values if _speedups.int_values(qid, values) else None
+    if kind is not str:
+        return None
+    codes = np.empty(n, dtype=np.intp)
+    firsts = np.empty(n, dtype=np.intp)  # only the first n_distinct are written
+    n_distinct = _speedups.str_codes(qid, codes, firsts)
+    if n_distinct < 0:  # not all str
+        return None
+    ids = qid[firsts[:n_distinct]]  # numbered in order of first appearance
+    listed = ids.tolist()
+    order = np.array(sorted(range(n_distinct), key=listed.__getitem__), dtype=np.intp)
+    if bool(np.any(order[1:] < order[:-1])):  # first appearance is not the ids' order
+        rank = np.empty(n_distinct, dtype=np.intp)
+        rank[order] = np.arange(n_distinct, dtype=np.intp)
+        codes = rank[codes]
+        ids = ids[order]
+    return CodedIds(codes, ids)
 
 
 def _sorted_object_runs(qid):
@@ -258,7 +314,7 @@ def _sorted_object_runs(qid):
     np.unique too, and no missing id equals its neighbour.
     """
     n = qid.shape[0]
-    if qid.dtype.kind != "O" or n < 2 or _known_codes(qid) is not None:
+    if qid.dtype.kind != "O" or n < 2 or isinstance(qid, CodedIds):
         return None
     if n > _ROW_PROBE and _sorted_object_runs(qid[:_ROW_PROBE]) is None:
         return None  # ids in random order: told from the first rows
@@ -310,7 +366,7 @@ def _plain_object_ids(qid):
     A bool or a float among ints keeps the object path, as does a string holding
     "\\0" (a ``<U`` array drops trailing NULs).  Neither type can be a missing id,
     so the converted array has no missing-id pass to make."""
-    if qid.dtype.kind != "O" or _known_codes(qid) is not None:
+    if qid.dtype.kind != "O" or isinstance(qid, CodedIds):
         return None
     values = qid.tolist()
     if values and isinstance(values[0], str):
@@ -398,6 +454,8 @@ def fixed_width_cells(chars, starts, lengths, width):
 def _as_object_ids(qids):
     """Ids found on :func:`_plain_object_ids`' array, handed back as the objects they
     were: ``str`` (ASCII strings were bytes), ``int``."""
+    if qids.dtype.kind == "O":  # the ids themselves (CodedIds' distinct ids)
+        return qids
     if qids.dtype.kind == "S":
         qids = qids.astype(f"U{qids.dtype.itemsize}")
     return qids.astype(object)
@@ -604,16 +662,16 @@ class QueryGroups:
 
 def query_groups(func, qid):
     """:class:`QueryGroups` of the query ids ``qid`` (see :func:`group_queries`)."""
-    known = _known_codes(qid)
-    if known is not None:  # a pandas column whose codes are known: grouped as integers
-        codes, uniques = known
-        groups = query_groups(func, codes)
-        groups.qids = uniques[groups.qids]
+    if isinstance(qid, CodedIds):  # codes known: grouped as integers
+        groups = query_groups(func, qid.codes)
+        groups.qids = qid.ids[groups.qids]
         return groups
-    offsets = _sorted_object_runs(qid)
-    if offsets is not None:
-        return QueryGroups(qid[offsets[:-1]], offsets)
-    plain = _plain_object_ids(qid)
+    plain = _compiled_object_ids(qid)
+    if plain is None:
+        offsets = _sorted_object_runs(qid)
+        if offsets is not None:
+            return QueryGroups(qid[offsets[:-1]], offsets)
+        plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: grouped as numpy ids, handed back as objects
         groups = query_groups(func, plain)
         groups.qids = _as_object_ids(groups.qids)

@@ -205,15 +205,15 @@ def as_qid_array(qid):
 
 
 def _pandas_string_ids(qid):
-    """A pandas column of string ids (object, string or categorical dtype) as an object
-    array whose integer codes (in the sorted ids' order) are recorded for skrank's
-    grouping (see ``remember_codes``), or None for anything else, missing ids included
-    (they get numpy's path and its error).  A categorical column holds such codes
+    """A pandas column of string ids (object, string or categorical dtype) as its
+    integer codes into the sorted distinct ids (a ``CodedIds``: the per-row id objects
+    are never formed), or None for anything else, missing ids included (they get
+    numpy's path and its error).  A categorical column holds such codes
     already; a string column stored by Arrow is read from its buffers (or factorised
     by pandas' hash table when not ASCII); numpy's conversion of those alone costs
     more.  Columns of Python objects (object dtype, or strings stored as Python
     objects) are left to numpy: None."""
-    from ._grouping import remember_codes
+    from ._grouping import CodedIds
 
     if getattr(qid, "ndim", 1) != 1 or str(getattr(qid, "dtype", "")) not in (
             "object", "category", "string", "str"):
@@ -232,10 +232,7 @@ def _pandas_string_ids(qid):
         found = _factorized_codes(qid)
     if found is None:
         return None
-    codes, uniques = found
-    arr = uniques[codes]
-    remember_codes(arr, codes, uniques)
-    return arr
+    return CodedIds(*found)
 
 
 def _sorted_string_categories(codes, categories):
