@@ -158,7 +158,8 @@ def _cases(nq, nd, rg, *, peers=True, scorers=True, log=print, peer_keys=None):
     ]
     try:
         import pandas as pd
-        column = pd.Series(objects_s)
+        # dtype=object: pandas 3 would infer its Arrow-backed str dtype from the strings
+        column = pd.Series(objects_s, dtype=object)
         cases += [("shuffled pandas object column", S, ndcg(ys, ss, column)),
                   ("shuffled pandas string column", S, ndcg(ys, ss, column.astype("string"))),
                   ("shuffled pandas categorical", S, ndcg(ys, ss, column.astype("category")))]

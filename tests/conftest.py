@@ -268,3 +268,28 @@ try:  # noqa: E402  (pytest hooks, registered by their names)
     from tests._require_all import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
 except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
     from _require_all import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
+
+
+# --------------------------------------------------------------------------------------
+# object ids: the compiled reading and the pure-numpy paths
+# --------------------------------------------------------------------------------------
+
+#: The skip reason where skrank._speedups was not built; "could not import" makes it a
+#: failure in CI (tests/_require_all.py), where a C compiler is present.
+NO_SPEEDUPS = ("could not import skrank._speedups: skrank was installed without a C "
+               "compiler, so object ids take the pure-numpy paths only")
+
+
+@pytest.fixture(params=["compiled", "pure"], scope="module")
+def object_id_route(request):
+    """Every test of a module that uses this fixture runs twice: object ids read by
+    skrank._speedups, then by the pure-numpy paths alone (as where no C compiler
+    built the module).  Both must give the same ids, codes and values."""
+    from skrank import _grouping
+
+    compiled = _grouping._speedups
+    if request.param == "compiled" and compiled is None:
+        pytest.skip(NO_SPEEDUPS)
+    _grouping._speedups = compiled if request.param == "compiled" else None
+    yield request.param
+    _grouping._speedups = compiled

@@ -12,6 +12,10 @@ import pytest
 import skrank
 from skrank import _grouping as G
 
+# Every test runs on both routes of object ids: read in C (skrank._speedups), and the
+# pure-numpy paths alone, as where the module was not built (see conftest.py).
+pytestmark = pytest.mark.usefixtures("object_id_route")
+
 
 def _oracle(qid):
     uniques, codes = np.unique(qid, return_inverse=True)

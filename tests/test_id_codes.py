@@ -16,6 +16,10 @@ import skrank
 from skrank import _grouping as G
 from skrank._validation import as_qid_array
 
+# Every test runs on both routes of object ids: read in C (skrank._speedups), and the
+# pure-numpy paths alone, as where the module was not built (see conftest.py).
+pytestmark = pytest.mark.usefixtures("object_id_route")
+
 
 def _reference(values):
     """Sorted distinct ids and each row's index among them, in plain Python."""
