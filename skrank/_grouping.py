@@ -684,15 +684,32 @@ def query_groups(func, qid):
         if found is not None:
             return found
     if qid.dtype.kind in "US":
-        keys = _string_character_keys(qid)
-        found = None if keys is None else _small_range_groups(keys)
+        found = _string_groups(qid)
         if found is not None:
-            found.qids = qid[found.first_rows()]
             return found
     codes, qids, grouped = _factorize_unsorted(func, qid)
     offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
     np.cumsum(np.bincount(codes, minlength=qids.shape[0]), out=offsets[1:])
     return QueryGroups(qids, offsets, None if grouped else codes)
+
+
+def _string_groups(qid):
+    """:class:`QueryGroups` of unsorted fixed-width string ids whose character keys
+    (see :func:`_string_character_keys`) span a small range, or None.  The ids are
+    decoded from the keys present when the keys are few, else read at a row of each
+    (a scatter of every row)."""
+    found = _string_character_keys(qid, with_strings=True)
+    if found is None:
+        return None
+    keys, strings = found
+    groups = _small_range_groups(keys)
+    if groups is None:
+        return None
+    if strings is None:
+        groups.qids = qid[groups.first_rows()]
+    else:
+        groups.qids = strings[groups.qids].astype(qid.dtype, copy=False)
+    return groups
 
 
 def _string_character_keys(qid, *, with_strings=False):
@@ -703,8 +720,8 @@ def _string_character_keys(qid, *, with_strings=False):
     or 4 per row.
 
     A position's digit is its character minus the smallest one found there (base: the
-    characters' range), so the keys are one integer matrix-vector product of the
-    characters; only when those ranges multiply past the limit are each position's
+    characters' range), so the keys are one pass of Horner's rule over the positions
+    that vary; only when those ranges multiply past the limit are each position's
     characters numbered in order (a bincount of that column) to narrow the bases.
 
     ``with_strings``: returns ``(keys, strings)`` instead, ``strings[key]`` the string
@@ -714,27 +731,22 @@ def _string_character_keys(qid, *, with_strings=False):
     if qid.dtype.itemsize == 0 or n == 0:
         return None
     unit = np.uint8 if qid.dtype.kind == "S" else np.uint32
-    chars = np.ascontiguousarray(qid, dtype=qid.dtype.newbyteorder("=")).view(unit).reshape(n, -1)
+    chars = _narrow_characters(
+        np.ascontiguousarray(qid, dtype=qid.dtype.newbyteorder("=")).view(unit).reshape(n, -1))
     limit = min(max(4 * n, 2 ** 16), 2 ** 32)
     lo, hi = _column_min_max(chars)
+    bases = hi.astype(np.int64) - lo + 1
+    varying = np.flatnonzero(bases > 1)
     weights = np.zeros(chars.shape[1], dtype=np.uint32)
     span = 1
-    for position in range(chars.shape[1] - 1, -1, -1):  # last character: least significant
-        if lo[position] != hi[position]:
-            weights[position] = span
-            span *= int(hi[position]) - int(lo[position]) + 1
-            if span > limit:
-                keys = _numbered_character_keys(chars, limit)
-                return (keys, None) if with_strings and keys is not None else keys
+    for position in varying[::-1]:  # last character: least significant
+        weights[position] = span
+        span *= int(bases[position])
+        if span > limit:
+            keys = _numbered_character_keys(chars, limit)
+            return (keys, None) if with_strings and keys is not None else keys
+    keys = _horner_keys(chars, varying, bases)
     # uint32 arithmetic wraps modulo 2**32: exact, as every key lies in [0, span).
-    if unit is np.uint32:
-        keys = chars @ weights
-    else:  # bytes: widened column by column (a product of mixed types casts every column)
-        keys = np.zeros(n, dtype=np.uint32)
-        for position in np.flatnonzero(weights):
-            digit = chars[:, position].astype(np.uint32)
-            digit *= weights[position]
-            keys += digit
     keys -= np.uint32(int(lo.astype(np.int64) @ weights.astype(np.int64)) % 2 ** 32)
     if not with_strings:
         return keys
@@ -742,11 +754,39 @@ def _string_character_keys(qid, *, with_strings=False):
         return keys, None
     # Every key's characters: the smallest ones, plus each position's digit of the key.
     every = np.arange(span, dtype=np.uint32)
-    strings = np.repeat(lo[None, :], span, axis=0)
-    for position in np.flatnonzero(weights):
-        base = int(hi[position]) - int(lo[position]) + 1
-        strings[:, position] += (every // weights[position] % np.uint32(base)).astype(unit)
+    strings = np.repeat(lo.astype(unit)[None, :], span, axis=0)
+    for position in varying:
+        strings[:, position] += (every // weights[position] % np.uint32(bases[position])).astype(unit)
     return keys, strings.view(qid.dtype.newbyteorder("=")).reshape(span)
+
+
+def _narrow_characters(chars):
+    """The code points ``chars`` (uint32, one row per id) as uint8 or uint16 when all
+    fit: one contiguous cast, after which every pass over a position reads a quarter
+    (or half) of the memory (a position's column is strided: reading it alone reads
+    every row's cache lines).  Bytes are returned as they are."""
+    if chars.dtype == np.uint8 or chars.size == 0:
+        return chars
+    top = int(chars.max())
+    if top < 2 ** 8:
+        return chars.astype(np.uint8)
+    if top < 2 ** 16:
+        return chars.astype(np.uint16)
+    return chars
+
+
+def _horner_keys(chars, positions, bases):
+    """``sum(chars[:, p] * prod(bases[q] for q in positions after p))`` over
+    ``positions``, modulo 2**32 (uint32): Horner's rule, one multiply and one add per
+    position on a contiguous accumulator (a matrix-vector product of integers runs a
+    slow loop per row)."""
+    if positions.shape[0] == 0:
+        return np.zeros(chars.shape[0], dtype=np.uint32)
+    keys = chars[:, positions[0]].astype(np.uint32)
+    for position in positions[1:]:
+        keys *= np.uint32(bases[position])
+        keys += chars[:, position]
+    return keys
 
 
 def _column_min_max(chars):
@@ -803,9 +843,8 @@ def _small_range_groups(keys):
     # indexing take them without a cast.
     if lo == 0 and keys.dtype == np.intp:  # ids from 0: the keys are the offsets
         offset = keys
-    else:
-        offset = keys.astype(np.intp)
-        offset -= np.asarray(lo).astype(np.intp)
+    else:  # one pass: the cast happens inside the subtraction
+        offset = np.subtract(keys, np.asarray(lo).astype(np.intp), dtype=np.intp, casting="unsafe")
     counts = np.bincount(offset, minlength=width)
     present = np.flatnonzero(counts)
     qids = present.astype(keys.dtype)
