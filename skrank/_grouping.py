@@ -717,7 +717,8 @@ def _string_character_keys(qid, *, with_strings=False):
     each position holds, combined as the digits of a mixed-radix number.  Ids such as
     "q00042" vary in a few positions over few characters, so the keys span a small
     range (then grouped by lookup); None when they would span more than 2**32 values
-    or 4 per row.
+    or 4 per row.  The keys are uint16 when they span at most 2**16 values, else
+    uint32 (int64 when numbered, below).
 
     A position's digit is its character minus the smallest one found there (base: the
     characters' range), so the keys are one pass of Horner's rule over the positions
@@ -745,9 +746,10 @@ def _string_character_keys(qid, *, with_strings=False):
         if span > limit:
             keys = _numbered_character_keys(chars, limit)
             return (keys, None) if with_strings and keys is not None else keys
-    keys = _horner_keys(chars, varying, bases)
-    # uint32 arithmetic wraps modulo 2**32: exact, as every key lies in [0, span).
-    keys -= np.uint32(int(lo.astype(np.int64) @ weights.astype(np.int64)) % 2 ** 32)
+    # uint16 or uint32 arithmetic wraps: exact, as every key lies in [0, span).
+    dtype = np.uint16 if span <= 2 ** 16 else np.uint32
+    keys = _horner_keys(chars, varying, bases, dtype)
+    keys -= dtype(int(lo.astype(np.int64) @ weights.astype(np.int64)) % (np.iinfo(dtype).max + 1))
     if not with_strings:
         return keys
     if 8 * span > n:  # decoding every key would make more strings than a row of each
@@ -775,16 +777,19 @@ def _narrow_characters(chars):
     return chars
 
 
-def _horner_keys(chars, positions, bases):
+def _horner_keys(chars, positions, bases, dtype):
     """``sum(chars[:, p] * prod(bases[q] for q in positions after p))`` over
-    ``positions``, modulo 2**32 (uint32): Horner's rule, one multiply and one add per
-    position on a contiguous accumulator (a matrix-vector product of integers runs a
-    slow loop per row)."""
+    ``positions``, in the unsigned ``dtype`` (wrapping): Horner's rule, one multiply
+    and one add per position on a contiguous accumulator (a matrix-vector product of
+    integers runs a slow loop per row)."""
     if positions.shape[0] == 0:
-        return np.zeros(chars.shape[0], dtype=np.uint32)
-    keys = chars[:, positions[0]].astype(np.uint32)
-    for position in positions[1:]:
-        keys *= np.uint32(bases[position])
+        return np.zeros(chars.shape[0], dtype=dtype)
+    if positions.shape[0] == 1:
+        return chars[:, positions[0]].astype(dtype)
+    keys = np.multiply(chars[:, positions[0]], dtype(bases[positions[1]]), dtype=dtype)
+    keys += chars[:, positions[1]]
+    for position in positions[2:]:
+        keys *= dtype(bases[position])
         keys += chars[:, position]
     return keys
 
