@@ -267,3 +267,97 @@ def test_arrow_string_columns_on_every_key_route(words):
     arr = as_qid_array(pd.Series(values, dtype="string[pyarrow]"))
     assert arr.dtype == object and arr.tolist() == values
     _assert_like_reference(arr, values, str)
+
+
+def _assert_string_keys_like_python(qid):
+    # The keys order the rows as Python orders the strings; the grouping and the
+    # factorisation both find Python's sorted distinct ids, whichever route they take.
+    values = qid.tolist()
+    codes, uniques = _reference(values)
+    keys = G._string_character_keys(qid)
+    if keys is not None:
+        np.testing.assert_array_equal(np.unique(keys, return_inverse=True)[1].reshape(-1), codes)
+    qids, offsets, order = G.group_queries("f", qid)
+    assert qids.dtype == qid.dtype and qids.tolist() == uniques
+    order = np.arange(qid.shape[0]) if order is None else order
+    assert [values[i] for i in order] == sorted(values)  # stable: equal ids keep their rows' order
+    assert np.diff(offsets).tolist() == np.bincount(codes, minlength=len(uniques)).tolist()
+    got_codes, got_uniques, _ = G.factorize_qid("f", qid)
+    assert got_codes.tolist() == codes and got_uniques.tolist() == uniques
+    return keys
+
+
+@pytest.mark.parametrize("words, narrowed", [
+    (["q0042", "q0007", "q1999", "q0500"], np.uint8),    # ASCII: one byte per character
+    (["caf\u00e9", "cafe", "caf\u00ea", "cafe"], np.uint8),  # Latin-1 still fits a byte
+    (["\u0100a", "\u0101b", "\u4e2dc", "\u0100c"], np.uint16),
+    (["\u0121a", "ab", "\u0100c", "\u0161b"], np.uint16),  # low bytes alone would collide
+    (["\U0001F600", "a\U0001F601", "b", "a"], np.uint32),    # beyond the 16-bit plane
+    (["a", "ab", "abc", "b", ""], np.uint8),              # varied lengths: trailing "\0"s
+    (["id7"] * 3 + ["id7x"], np.uint8),                  # one rare trailing character
+])
+@pytest.mark.parametrize("dtype", ["<U", ">U"])
+def test_character_keys_of_narrowed_code_points(words, narrowed, dtype):
+    # Code points are narrowed to the smallest unsigned dtype that holds them all
+    # (then each position's pass reads less memory); the keys are the same.
+    rng = np.random.default_rng(11)
+    qid = np.array(words)[rng.integers(0, len(words), 3000)].astype(dtype + str(max(map(len, words))))
+    chars = np.ascontiguousarray(qid, dtype=qid.dtype.newbyteorder("=")).view(np.uint32)
+    assert G._narrow_characters(chars.reshape(qid.shape[0], -1)).dtype == narrowed
+    assert _assert_string_keys_like_python(qid) is not None
+
+
+@pytest.mark.parametrize("words", [
+    [b"x", b"x1", b"x\x001", b"y", b"", b"\xff\x01"],
+    [b"row"] * 5 + [b"rox"],                            # ids differing in one rare position
+])
+def test_character_keys_of_bytes(words):
+    rng = np.random.default_rng(12)
+    qid = np.array(words)[rng.integers(0, len(words), 2000)]
+    qid[-1] = words[-1]
+    assert _assert_string_keys_like_python(qid) is not None
+
+
+@pytest.mark.parametrize("words", [["same"], ["a1", "a2", "a9"], ["x0", "y5", "x9", "z0"]])
+def test_character_keys_from_no_one_or_several_varying_positions(words):
+    # Horner's rule over the positions that vary: none (one id), one (its characters
+    # are the keys), or several.
+    rng = np.random.default_rng(13)
+    qid = np.array(words)[rng.integers(0, len(words), 500)]
+    keys = _assert_string_keys_like_python(qid)
+    assert keys.dtype == np.uint16
+
+
+def test_character_keys_wrap_in_their_dtype_and_come_back_exact():
+    # Keys in uint16 up to 2**16 values, else uint32.  The raw characters times their
+    # weights pass the accumulator's range (2**16 for letters in three positions; 2**32
+    # for 4-byte code points over 200,000 keys): the sums wrap, the keys (each below
+    # the span) come out exact.
+    rng = np.random.default_rng(14)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    qid = np.char.add(np.char.add(letters[rng.integers(0, 26, 5000)], letters[rng.integers(0, 26, 5000)]),
+                      np.array(["y", "z"])[rng.integers(0, 2, 5000)])
+    assert _assert_string_keys_like_python(qid).dtype == np.uint16
+    n = 30_000  # 100,000 keys: more than uint16 holds
+    qid = np.char.add("q", np.char.zfill(rng.integers(0, 100_000, n).astype(str), 5))
+    keys = _assert_string_keys_like_python(qid)
+    assert keys.dtype == np.uint32 and int(keys.max()) >= 2 ** 16
+    n = 60_000
+    first = np.array(["\U0001F600", "\U0001F601"])[rng.integers(0, 2, n)]
+    qid = np.char.add(first, np.char.zfill(rng.integers(0, 100_000, n).astype(str), 5))
+    keys = _assert_string_keys_like_python(qid)
+    assert keys.dtype == np.uint32 and int(keys.max()) >= 2 ** 16
+
+
+@pytest.mark.parametrize("n_ids, decoded", [(20, True), (900, False)])
+def test_shuffled_string_ids_decoded_from_their_keys_or_read_at_a_row(n_ids, decoded):
+    # Few keys (here at most 100 over 2000 rows): the distinct ids are decoded from the
+    # keys present; keys spread wider than one per 8 rows: the ids are read at a row of
+    # each.  The same ids either way.
+    rng = np.random.default_rng(15)
+    digits = 2 if decoded else 3
+    ids = np.char.add("q", np.char.zfill(rng.choice(10 ** digits, n_ids, replace=False).astype(str), 3))
+    qid = ids[rng.integers(0, n_ids, 2000)].astype(">U4")
+    _, strings = G._string_character_keys(qid, with_strings=True)
+    assert (strings is not None) == decoded
+    _assert_string_keys_like_python(qid)
