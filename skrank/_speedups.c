@@ -78,6 +78,20 @@ writable_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, Py_ssize_t 
     return 0;
 }
 
+/* The ids and the first output buffer (n items of itemsize bytes), as every
+ * function here takes them; NULL with an error otherwise (the buffer is then
+ * not held). */
+static PyObject **
+ids_and_output(PyObject *array, PyObject *out, Py_ssize_t itemsize, const char *name,
+               Py_ssize_t *n, Py_buffer *view)
+{
+    PyObject **items = object_items(array, n);
+    if (items == NULL || writable_buffer(out, view, itemsize, *n, name) < 0) {
+        return NULL;
+    }
+    return items;
+}
+
 /* ---------------------------------------------------------------------------
  * int_values(ids, out) -> bool
  *
@@ -94,11 +108,8 @@ int_values(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO", &array, &out)) {
         return NULL;
     }
-    PyObject **items = object_items(array, &n);
+    PyObject **items = ids_and_output(array, out, sizeof(int64_t), "out", &n, &view);
     if (items == NULL) {
-        return NULL;
-    }
-    if (writable_buffer(out, &view, sizeof(int64_t), n, "out") < 0) {
         return NULL;
     }
     int64_t *values = (int64_t *)view.buf;
@@ -287,11 +298,9 @@ str_codes(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOO", &array, &codes_obj, &firsts_obj)) {
         return NULL;
     }
-    PyObject **items = object_items(array, &n);
+    PyObject **items = ids_and_output(array, codes_obj, sizeof(Py_ssize_t), "codes", &n,
+                                      &codes_view);
     if (items == NULL) {
-        return NULL;
-    }
-    if (writable_buffer(codes_obj, &codes_view, sizeof(Py_ssize_t), n, "codes") < 0) {
         return NULL;
     }
     if (writable_buffer(firsts_obj, &firsts_view, sizeof(Py_ssize_t), n, "firsts") < 0) {
@@ -396,11 +405,8 @@ str_runs(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO", &array, &starts_obj)) {
         return NULL;
     }
-    PyObject **items = object_items(array, &n);
+    PyObject **items = ids_and_output(array, starts_obj, sizeof(Py_ssize_t), "starts", &n, &view);
     if (items == NULL) {
-        return NULL;
-    }
-    if (writable_buffer(starts_obj, &view, sizeof(Py_ssize_t), n, "starts") < 0) {
         return NULL;
     }
     Py_ssize_t *starts = (Py_ssize_t *)view.buf;
@@ -449,11 +455,8 @@ ascii_heads(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOO", &array, &out, &low_obj, &high_obj)) {
         return NULL;
     }
-    PyObject **items = object_items(array, &n);
+    PyObject **items = ids_and_output(array, out, sizeof(uint64_t), "heads", &n, &view);
     if (items == NULL) {
-        return NULL;
-    }
-    if (writable_buffer(out, &view, sizeof(uint64_t), n, "heads") < 0) {
         return NULL;
     }
     if (writable_buffer(low_obj, &low_view, 1, 8, "low") < 0) {
