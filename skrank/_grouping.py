@@ -806,17 +806,31 @@ def _string_character_keys(qid, *, with_strings=False):
     return keys, strings.view(qid.dtype.newbyteorder("=")).reshape(span)
 
 
+# Rows of code points checked and narrowed at a time by _narrow_characters: a block
+# that stays in the 2 MiB L2 cache between the two (measured best of 0.4 to 6 MiB).
+_NARROW_BLOCK_BYTES = 3 * 2 ** 19
+
+
 def _narrow_characters(chars):
     """The code points ``chars`` (uint32, one row per id) as uint8 or uint16 when all
-    fit: one contiguous cast, after which every pass over a position reads a quarter
-    (or half) of the memory (a position's column is strided: reading it alone reads
-    every row's cache lines).  Bytes are returned as they are."""
-    if chars.dtype == np.uint8 or chars.size == 0:
+    fit: after that cast, every pass over a position reads a quarter (or half) of the
+    memory (a position's column is strided: reading it alone reads every row's cache
+    lines).  Bytes are returned as they are.
+
+    Block by block, the largest code point is checked and the block cast while it is
+    in cache: one trip through memory for both, where the whole array is read twice."""
+    if chars.dtype == np.uint8:
         return chars
-    top = int(chars.max())
-    if top < 2 ** 8:
-        return chars.astype(np.uint8)
-    if top < 2 ** 16:
+    narrow = np.empty(chars.shape, dtype=np.uint8)
+    rows = max(1, _NARROW_BLOCK_BYTES // max(chars.strides[0], 1))
+    for first in range(0, chars.shape[0], rows):
+        block = chars[first:first + rows]
+        if int(block.max()) >= 2 ** 8:
+            break
+        np.copyto(narrow[first:first + rows], block, casting="unsafe")
+    else:
+        return narrow
+    if int(chars.max()) < 2 ** 16:
         return chars.astype(np.uint16)
     return chars
 

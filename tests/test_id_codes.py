@@ -361,3 +361,18 @@ def test_shuffled_string_ids_decoded_from_their_keys_or_read_at_a_row(n_ids, dec
     _, strings = G._string_character_keys(qid, with_strings=True)
     assert (strings is not None) == decoded
     _assert_string_keys_like_python(qid)
+
+
+@pytest.mark.parametrize("last, narrowed", [("z", np.uint8), ("\u0101", np.uint16),
+                                            ("\U0001F600", np.uint32)])
+@pytest.mark.parametrize("block_bytes", [1, 40, 2 ** 20])
+def test_code_points_narrowed_block_by_block(monkeypatch, last, narrowed, block_bytes):
+    # Code points are checked and cast block by block; a wide one in the last block
+    # sends every row to the wider dtype, values unchanged.
+    monkeypatch.setattr(G, "_NARROW_BLOCK_BYTES", block_bytes)
+    qid = np.array(["ab", "a", "ba", "b" + last] * 25)
+    chars = qid.view(np.uint32).reshape(qid.shape[0], -1)
+    narrow = G._narrow_characters(chars)
+    assert narrow.dtype == narrowed
+    np.testing.assert_array_equal(narrow, chars)
+    _assert_string_keys_like_python(qid)
