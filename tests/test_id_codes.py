@@ -376,3 +376,18 @@ def test_code_points_narrowed_block_by_block(monkeypatch, last, narrowed, block_
     assert narrow.dtype == narrowed
     np.testing.assert_array_equal(narrow, chars)
     _assert_string_keys_like_python(qid)
+
+
+@pytest.mark.parametrize("first, later, narrowed", [
+    ("\u0101", "\U0001F600", np.uint32),   # 16 bits early, beyond 16 bits later
+    ("a", "\u0101", np.uint16),            # rows cast to bytes so far widened
+    ("\U0001F600", "a", np.uint32),
+])
+def test_code_points_widened_as_blocks_need(monkeypatch, first, later, narrowed):
+    monkeypatch.setattr(G, "_NARROW_BLOCK_BYTES", 40)
+    qid = np.array(["b" + first] + ["ab", "a", "ba"] * 30 + ["b" + later])
+    chars = qid.view(np.uint32).reshape(qid.shape[0], -1)
+    narrow = G._narrow_characters(chars)
+    assert narrow.dtype == narrowed
+    np.testing.assert_array_equal(narrow, chars)
+    _assert_string_keys_like_python(qid)
