@@ -1029,7 +1029,8 @@ def segmented_argsort_desc(values, offsets, *, stable, with_ties=False):
     tied = False
     for _, starts, widths, width in _size_blocks(offsets):
         block, rows, valid = _block(values, starts, widths, width, -np.inf)
-        order, block_tied = _argsort_rows_desc(block, "stable" if stable else None)
+        order, block_tied = _argsort_rows_desc(block, "stable" if stable else None,
+                                               padded=valid is not None)
         tied = tied or block_tied
         order += starts[:, None]
         if rows is None:
@@ -1050,19 +1051,20 @@ _KEYED_MAX_WIDTH = 2 ** 24
 _SIGN_CLEARED = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 
 
-def _argsort_rows_desc(block, kind):
+def _argsort_rows_desc(block, kind, padded=False):
     """``(order, tied)``: the permutation sorting each row of ``block`` in descending
     order, and False when no row holds two equal values other than the -inf padding
-    (True: unknown).  Float64 rows take :func:`_keyed_argsort_rows_desc`; others an
-    ascending argsort of the negated values (negation is far cheaper than reversing
-    each sorted row, a strided pass), chunk by chunk."""
+    (True: unknown).  ``padded``: some rows end in -inf padding.  Float64 rows take
+    :func:`_keyed_argsort_rows_desc`; others an ascending argsort of the negated values
+    (negation is far cheaper than reversing each sorted row, a strided pass), chunk by
+    chunk."""
     n_rows, width = block.shape
     if (block.dtype == np.float64 and 2 <= width <= _KEYED_MAX_WIDTH
             and np.dtype(np.intp) == np.dtype(np.int64)):
-        return _keyed_argsort_rows_desc(block)
+        return _keyed_argsort_rows_desc(block, padded)
     step = max(1, _SORT_CHUNK_CELLS // max(width, 1))
     if n_rows <= step:
-        return np.argsort(np.negative(block), axis=1, kind=kind), True
+        return np.argsort(np.negative(block), axis=1, kind=kind), width > 1
     order = np.empty(block.shape, dtype=np.intp)
     negated = np.empty((step, width), dtype=block.dtype)
     for first in range(0, n_rows, step):
@@ -1070,26 +1072,33 @@ def _argsort_rows_desc(block, kind):
         rows = chunk.shape[0]
         np.negative(chunk, out=negated[:rows])
         order[first:first + rows] = np.argsort(negated[:rows], axis=1, kind=kind)
-    return order, True
+    return order, width > 1   # (one value a row: no tie)
 
 
-def _keyed_argsort_rows_desc(block):
+def _keyed_argsort_rows_desc(block, padded):
     """:func:`_argsort_rows_desc` of float64 rows by sorting values, not indices.
 
     numpy sorts 64-bit integers about three times faster than it argsorts floats.  Each
     cell gets one int64 key: its value's bits mapped to an integer order that descends
-    with the value, the low ``b`` bits replaced by its column (``2**b >= width``).  The
-    sorted keys give the order (their low bits) and equal values keep their columns'
-    order, as a stable sort does.  Two values that differ only in their low ``b`` bits
-    share the rest of the key, so they may be misordered: the rows where such a pair
-    meets (found with the ties, from the gaps between neighbouring sorted keys) are
-    argsorted again, stably.  The same gaps say that a row holds no equal values.
+    with the value, the low ``b`` bits replaced by its column (``2**b >= width``); -inf
+    padding gets distinct keys above every value's.  The sorted keys give the order
+    (their low bits), and equal values keep their columns' order, as a stable sort does.
+
+    Values whose own low ``b`` bits are not all zero may differ only there (integers,
+    float32 values and short fractions never do): such values share the rest of their
+    keys and may be misordered.  Neighbouring sorted keys that share it are found (the
+    XOR of the two keys); where a chunk's values use their low bits, the rows where two
+    different values meet so are argsorted again, stably.  The same pairs say whether a
+    row holds equal values.
     """
     n_rows, width = block.shape
     low = np.int64((1 << int(width - 1).bit_length()) - 1)
+    columns = np.arange(width, dtype=np.int64)
     # XOR with ~column: low bits all set (by OR) become the column, the others flip, so
     # that larger values get smaller keys.
-    flip = ~np.arange(width, dtype=np.int64)
+    flip = ~columns
+    if padded:  # above the key of -inf (0x7FF0...), distinct beyond the column bits
+        padding = columns * (low + 1) + columns + np.int64(0x7FF8 << 48)
     step = min(n_rows, max(1, _SORT_CHUNK_CELLS // width))
     order = np.empty(block.shape, dtype=np.intp)
     keys = np.empty((step, width), dtype=np.int64)
@@ -1102,6 +1111,7 @@ def _keyed_argsort_rows_desc(block):
         as_int = chunk.view(np.int64)
         if as_int.min() >= 0:  # no sign bit set (no -0.0): the bits ascend with the value
             np.bitwise_or(as_int, low, out=key)
+            key ^= flip
         else:
             np.add(chunk, 0.0, out=key.view(np.float64))   # -0.0 -> 0.0: one key for zero
             # Negative values: the bits other than the sign descend with the value.
@@ -1109,18 +1119,27 @@ def _keyed_argsort_rows_desc(block):
             sign &= _SIGN_CLEARED
             key ^= sign
             key |= low
-        key ^= flip
+            key ^= flip
+            if padded:
+                np.copyto(key, padding, where=chunk == -np.inf)
         key.sort(axis=1)
         part = order[first:first + rows]
         np.bitwise_and(key, low, out=part)
-        gap = gaps[:rows]
-        np.subtract(key[:, 1:], key[:, :-1], out=gap)   # > 0: the keys are distinct
-        if gap.min() > low:
+        # Neighbours whose keys differ only in the column bits: the XOR of their keys
+        # is at most `low` (unsigned: keys of both signs XOR to a negative int64).
+        shared = gaps[:rows]
+        np.bitwise_xor(key[:, 1:], key[:, :-1], out=shared)
+        shared = shared.view(np.uint64)
+        if shared.min() > low:
             continue  # neighbours differ beyond the column bits: no tie, no misorder
-        row, column = np.nonzero(gap <= low)
+        np.bitwise_and(as_int, low, out=key)
+        if not key.any():  # the values keep nothing in their low bits: equal neighbours
+            tied = True
+            continue
+        row, column = np.nonzero(shared <= low)
         upper = chunk[row, part[row, column]]
         lower = chunk[row, part[row, column + 1]]
-        tied = tied or bool(np.any((upper == lower) & (upper != -np.inf)))
+        tied = tied or bool(np.any(upper == lower))
         redo = np.unique(row[upper != lower])
         if redo.size:
             values = chunk[redo]
