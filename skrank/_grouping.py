@@ -1029,10 +1029,9 @@ def segmented_argsort_desc(values, offsets, *, stable, with_ties=False):
     tied = False
     for _, starts, widths, width in _size_blocks(offsets):
         block, rows, valid = _block(values, starts, widths, width, -np.inf)
-        order, block_tied = _argsort_rows_desc(block, "stable" if stable else None,
+        order, block_tied = _argsort_rows_desc(block, "stable" if stable else None, starts,
                                                padded=valid is not None)
         tied = tied or block_tied
-        order += starts[:, None]
         if rows is None:
             out = order.reshape(-1)
             break
@@ -1051,31 +1050,32 @@ _KEYED_MAX_WIDTH = 2 ** 24
 _SIGN_CLEARED = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 
 
-def _argsort_rows_desc(block, kind, padded=False):
+def _argsort_rows_desc(block, kind, starts, padded=False):
     """``(order, tied)``: the permutation sorting each row of ``block`` in descending
-    order, and False when no row holds two equal values other than the -inf padding
-    (True: unknown).  ``padded``: some rows end in -inf padding.  Float64 rows take
+    order, plus ``starts`` (one per row: where the row's values begin), and False when
+    no row holds two equal values other than the -inf padding (True: unknown).
+    ``padded``: some rows end in -inf padding.  Float64 rows take
     :func:`_keyed_argsort_rows_desc`; others an ascending argsort of the negated values
     (negation is far cheaper than reversing each sorted row, a strided pass), chunk by
     chunk."""
     n_rows, width = block.shape
     if (block.dtype == np.float64 and 2 <= width <= _KEYED_MAX_WIDTH
             and np.dtype(np.intp) == np.dtype(np.int64)):
-        return _keyed_argsort_rows_desc(block, padded)
+        return _keyed_argsort_rows_desc(block, starts, padded)
     step = max(1, _SORT_CHUNK_CELLS // max(width, 1))
-    if n_rows <= step:
-        return np.argsort(np.negative(block), axis=1, kind=kind), width > 1
     order = np.empty(block.shape, dtype=np.intp)
-    negated = np.empty((step, width), dtype=block.dtype)
+    negated = np.empty((min(step, n_rows), width), dtype=block.dtype)
     for first in range(0, n_rows, step):
         chunk = block[first:first + step]
         rows = chunk.shape[0]
         np.negative(chunk, out=negated[:rows])
-        order[first:first + rows] = np.argsort(negated[:rows], axis=1, kind=kind)
+        part = order[first:first + rows]
+        part[...] = np.argsort(negated[:rows], axis=1, kind=kind)
+        part += starts[first:first + rows, None]   # while the chunk is in cache
     return order, width > 1   # (one value a row: no tie)
 
 
-def _keyed_argsort_rows_desc(block, padded):
+def _keyed_argsort_rows_desc(block, starts, padded):
     """:func:`_argsort_rows_desc` of float64 rows by sorting values, not indices.
 
     numpy sorts 64-bit integers about three times faster than it argsorts floats.  Each
@@ -1094,60 +1094,67 @@ def _keyed_argsort_rows_desc(block, padded):
     n_rows, width = block.shape
     low = np.int64((1 << int(width - 1).bit_length()) - 1)
     columns = np.arange(width, dtype=np.int64)
-    # XOR with ~column: low bits all set (by OR) become the column, the others flip, so
-    # that larger values get smaller keys.
-    flip = ~columns
+    padding = None
     if padded:  # above the key of -inf (0x7FF0...), distinct beyond the column bits
         padding = columns * (low + 1) + columns + np.int64(0x7FF8 << 48)
     step = min(n_rows, max(1, _SORT_CHUNK_CELLS // width))
     order = np.empty(block.shape, dtype=np.intp)
     keys = np.empty((step, width), dtype=np.int64)
-    gaps = np.empty((step, width - 1), dtype=np.int64)
+    shared = np.empty((step, width - 1), dtype=np.int64)
     tied = False
     for first in range(0, n_rows, step):
         chunk = block[first:first + step]
         rows = chunk.shape[0]
-        key = keys[:rows]
-        as_int = chunk.view(np.int64)
-        if as_int.min() >= 0:  # no sign bit set (no -0.0): the bits ascend with the value
-            np.bitwise_or(as_int, low, out=key)
-            key ^= flip
-        else:
-            np.add(chunk, 0.0, out=key.view(np.float64))   # -0.0 -> 0.0: one key for zero
-            # Negative values: the bits other than the sign descend with the value.
-            sign = np.right_shift(key, 63)
-            sign &= _SIGN_CLEARED
-            key ^= sign
-            key |= low
-            key ^= flip
-            if padded:
-                np.copyto(key, padding, where=chunk == -np.inf)
-        key.sort(axis=1)
         part = order[first:first + rows]
-        np.bitwise_and(key, low, out=part)
-        # Neighbours whose keys differ only in the column bits: the XOR of their keys
-        # is at most `low` (unsigned: keys of both signs XOR to a negative int64).
-        shared = gaps[:rows]
-        np.bitwise_xor(key[:, 1:], key[:, :-1], out=shared)
-        shared = shared.view(np.uint64)
-        if shared.min() > low:
-            continue  # neighbours differ beyond the column bits: no tie, no misorder
-        np.bitwise_and(as_int, low, out=key)
-        if not key.any():  # the values keep nothing in their low bits: equal neighbours
-            tied = True
-            continue
-        row, column = np.nonzero(shared <= low)
-        upper = chunk[row, part[row, column]]
-        lower = chunk[row, part[row, column + 1]]
-        tied = tied or bool(np.any(upper == lower))
-        redo = np.unique(row[upper != lower])
-        if redo.size:
-            values = chunk[redo]
-            part[redo] = np.argsort(np.negative(values), axis=1, kind="stable")
-            in_order = np.take_along_axis(values, part[redo], axis=1)
-            tied = tied or bool(np.any((in_order[:, 1:] == in_order[:, :-1])
-                                       & (in_order[:, 1:] != -np.inf)))
+        chunk_tied = _sort_keyed_chunk(chunk, keys[:rows], shared[:rows], part, low, ~columns,
+                                       padding)
+        tied = tied or chunk_tied
+        part += starts[first:first + rows, None]   # while the chunk is in cache
     return order, tied
+
+
+def _sort_keyed_chunk(chunk, key, shared, part, low, flip, padding):
+    """Sort one chunk of :func:`_keyed_argsort_rows_desc`: its columns in order into
+    ``part``; ``key`` and ``shared`` are work space.  Returns whether a row ties."""
+    as_int = chunk.view(np.int64)
+    # XOR with ~column (`flip`): low bits all set (by OR) become the column, the others
+    # flip, so that larger values get smaller keys.
+    if as_int.min() >= 0:  # no sign bit set (no -0.0): the bits ascend with the value
+        np.bitwise_or(as_int, low, out=key)
+        key ^= flip
+    else:
+        np.add(chunk, 0.0, out=key.view(np.float64))   # -0.0 -> 0.0: one key for zero
+        # Negative values: the bits other than the sign descend with the value.
+        sign = np.right_shift(key, 63)
+        sign &= _SIGN_CLEARED
+        key ^= sign
+        key |= low
+        key ^= flip
+        if padding is not None:
+            np.copyto(key, padding, where=chunk == -np.inf)
+    key.sort(axis=1)
+    np.bitwise_and(key, low, out=part)
+    # Neighbours whose keys differ only in the column bits: the XOR of their keys is at
+    # most `low` (unsigned: keys of both signs XOR to a negative int64).
+    np.bitwise_xor(key[:, 1:], key[:, :-1], out=shared)
+    shared = shared.view(np.uint64)
+    if shared.min() > low:
+        return False  # neighbours differ beyond the column bits: no tie, no misorder
+    np.bitwise_and(as_int, low, out=key)
+    if not key.any():  # the values keep nothing in their low bits: equal neighbours
+        return True
+    row, column = np.nonzero(shared <= low)
+    upper = chunk[row, part[row, column]]
+    lower = chunk[row, part[row, column + 1]]
+    tied = bool(np.any(upper == lower))
+    redo = np.unique(row[upper != lower])
+    if redo.size:
+        values = chunk[redo]
+        part[redo] = np.argsort(np.negative(values), axis=1, kind="stable")
+        in_order = np.take_along_axis(values, part[redo], axis=1)
+        tied = tied or bool(np.any((in_order[:, 1:] == in_order[:, :-1])
+                                   & (in_order[:, 1:] != -np.inf)))
+    return tied
 
 
 def _adjacent_equal(values, order):
