@@ -411,19 +411,45 @@ def _show(qid):
     return repr(qid.item() if isinstance(qid, np.generic) else qid)
 
 
-def _check_random_state(func, random_state):
+def _check_random_state(func, random_state, name="random_state"):
+    # ``name``: another spelling (skrank compare's --seed, which only takes ints)
+    expected = ("None, an int >= 0, a numpy Generator or RandomState" if name == "random_state"
+                else "an int >= 0")
     if random_state is None or isinstance(random_state, (Integral, np.random.Generator,
                                                          np.random.SeedSequence)):
         if isinstance(random_state, (bool, np.bool_)) or (
                 isinstance(random_state, Integral) and random_state < 0):
-            raise InvalidParameterError(f"{func}: random_state must be None, an int >= 0, a "
-                                        f"numpy Generator or RandomState. Got "
-                                        f"{_describe(random_state)} instead.")
+            shown = repr(int(random_state)) if name != "random_state" else _describe(random_state)
+            raise InvalidParameterError(f"{func}: {name} must be {expected}. Got {shown} instead.")
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(np.iinfo(np.int64).max))
-    raise InvalidParameterError(f"{func}: random_state must be None, an int >= 0, a numpy "
-                                f"Generator or RandomState. Got {_describe(random_state)} instead.")
+    raise InvalidParameterError(f"{func}: {name} must be {expected}. Got "
+                                f"{_describe(random_state)} instead.")
+
+
+def check_options(func, *, test="randomization", correction="holm", queries="same",
+                  n_resamples=10_000, alpha=0.05, confidence=0.95, interval=None,
+                  random_state=None, names=None):
+    """:func:`compare`'s options checked, one rule each: ``(test, n_resamples, alpha,
+    confidence, interval, rng)``.  ``skrank compare`` checks its options here too
+    before reading any file, with ``names`` mapping each parameter to its option
+    (``{"random_state": "--seed", ...}``) for the messages."""
+    name = dict(names or {}).get
+    check_choice(func, name("test", "test"), test, TESTS)
+    if correction is not None:
+        check_choice(func, name("correction", "correction"), correction, CORRECTIONS + (None,))
+    check_choice(func, name("queries", "queries"), queries, QUERY_POLICIES)
+    n_resamples = check_k(func, n_resamples, required=True, name=name("n_resamples", "n_resamples"))
+    alpha = check_real(func, name("alpha", "alpha"), alpha, low=0, high=1, low_open=True,
+                       high_open=True)
+    confidence = check_real(func, name("confidence", "confidence"), confidence, low=0, high=1,
+                            low_open=True, high_open=True)
+    if interval is None:
+        interval = "t" if test == "t" else "bca"
+    check_choice(func, name("interval", "interval"), interval, INTERVALS)
+    rng = _check_random_state(func, random_state, name("random_state", "random_state"))
+    return test, n_resamples, alpha, confidence, interval, rng
 
 
 # --------------------------------------------------------------------------------------
@@ -704,18 +730,9 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
     (0.25, True)
     """
     func = "compare"
-    check_choice(func, "test", test, TESTS)
-    if correction is not None:
-        check_choice(func, "correction", correction, CORRECTIONS + (None,))
-    check_choice(func, "queries", queries, QUERY_POLICIES)
-    n_resamples = check_k(func, n_resamples, required=True, name="n_resamples")
-    alpha = check_real(func, "alpha", alpha, low=0, high=1, low_open=True, high_open=True)
-    confidence = check_real(func, "confidence", confidence, low=0, high=1, low_open=True,
-                            high_open=True)
-    if interval is None:
-        interval = "t" if test == "t" else "bca"
-    check_choice(func, "interval", interval, INTERVALS)
-    rng = _check_random_state(func, random_state)
+    test, n_resamples, alpha, confidence, interval, rng = check_options(
+        func, test=test, correction=correction, queries=queries, n_resamples=n_resamples,
+        alpha=alpha, confidence=confidence, interval=interval, random_state=random_state)
     systems, metrics, qid, values, n_dropped = _collect(func, results, metrics, queries)
     if baseline is not None:
         if str(baseline) not in systems:

@@ -87,12 +87,12 @@ def factorize_qid(func, qid):
     if isinstance(qid, CodedIds):  # codes known: factorised as integers
         codes, present, grouped = factorize_qid(func, qid.codes)
         return codes, qid.ids[present], grouped
+    offsets = _sorted_object_runs(qid)
+    if offsets is not None:
+        codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+        return codes, qid[offsets[:-1]], True
     plain = _compiled_object_ids(qid)
     if plain is None:
-        offsets = _sorted_object_runs(qid)
-        if offsets is not None:
-            codes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-            return codes, qid[offsets[:-1]], True
         plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: factorised as numpy ids, handed back as objects
         codes, qids, grouped = factorize_qid(func, plain)
@@ -288,12 +288,20 @@ def _compiled_object_ids(qid):
         return values if _speedups.int_values(qid, values) else None
     if kind is not str:
         return None
+    heads = np.empty(n, dtype=np.uint64)  # short ASCII ids are their own keys
+    low, high = np.empty(8, dtype=np.uint8), np.empty(8, dtype=np.uint8)
+    if _speedups.ascii_heads(qid, heads, low, high):
+        found = _radix_coded_ids(qid, heads, low, high)
+        if found is not None:
+            return found
     codes = np.empty(n, dtype=np.intp)
     firsts = np.empty(n, dtype=np.intp)  # only the first n_distinct are written
     n_distinct = _speedups.str_codes(qid, codes, firsts)
     if n_distinct < 0:  # not all str
         return None
     ids = qid[firsts[:n_distinct]]  # numbered in order of first appearance
+    if bool(np.all(ids[1:] > ids[:-1])):  # first appearance is the ids' order (grouped rows)
+        return CodedIds(codes, ids)
     listed = ids.tolist()
     order = np.array(sorted(range(n_distinct), key=listed.__getitem__), dtype=np.intp)
     if bool(np.any(order[1:] < order[:-1])):  # first appearance is not the ids' order
@@ -302,6 +310,33 @@ def _compiled_object_ids(qid):
         codes = rank[codes]
         ids = ids[order]
     return CodedIds(codes, ids)
+
+
+def _radix_coded_ids(qid, heads, low, high):
+    """:class:`CodedIds` of ids whose characters, zero-padded to eight bytes, are
+    ``heads``, the smallest and largest character at each position ``low`` and
+    ``high`` (see ``_speedups.ascii_heads``): the positions whose character varies
+    make a mixed-radix key, the first position the most significant, so the keys
+    order the ids as Python orders them; the keys are the codes (into ids with
+    holes where no row has the key), grouped as integer ids are.  None when those
+    ranges multiply past the limit of :func:`_small_range_groups` (the hash table
+    then numbers the ids)."""
+    n = qid.shape[0]
+    spans = high.astype(np.int64) - low + 1
+    strides = np.zeros(8, dtype=np.int64)
+    width = 1
+    for position in range(7, -1, -1):  # eight positions, not rows
+        if spans[position] > 1:
+            strides[position] = width
+            width *= int(spans[position])
+    if width > min(max(4 * n, 2 ** 16), 2 ** 32):
+        return None
+    rows = np.full(width, -1, dtype=np.intp)
+    _speedups.radix_keys(heads, low, strides, rows)
+    present = np.flatnonzero(rows >= 0)
+    ids = np.empty(width, dtype=object)  # holes (None) where no id has the key
+    ids[present] = qid[rows[present]]
+    return CodedIds(heads.view(np.intp), ids)
 
 
 def _sorted_object_runs(qid):
@@ -318,6 +353,15 @@ def _sorted_object_runs(qid):
         return None
     if n > _ROW_PROBE and _sorted_object_runs(qid[:_ROW_PROBE]) is None:
         return None  # ids in random order: told from the first rows
+    if _speedups is not None and type(qid[0]) in (str, int):
+        # All str: the runs found in C; all int: read into int64 by _compiled_object_ids,
+        # cheaper than comparing them here.
+        starts = np.empty(n, dtype=np.intp) if type(qid[0]) is str else None
+        n_runs = -1 if starts is None else _speedups.str_runs(np.ascontiguousarray(qid), starts)
+        if n_runs < 0:
+            return None
+        offsets = np.append(starts[:n_runs], n)
+        return offsets if _increasing(qid, offsets[:-1]) else None
     try:
         # NaN ids compare unequal quietly (an error later); NumPy 1.x warns where an
         # elementwise comparison fails, which the check below answers instead.
@@ -666,11 +710,11 @@ def query_groups(func, qid):
         groups = query_groups(func, qid.codes)
         groups.qids = qid.ids[groups.qids]
         return groups
+    offsets = _sorted_object_runs(qid)
+    if offsets is not None:
+        return QueryGroups(qid[offsets[:-1]], offsets)
     plain = _compiled_object_ids(qid)
     if plain is None:
-        offsets = _sorted_object_runs(qid)
-        if offsets is not None:
-            return QueryGroups(qid[offsets[:-1]], offsets)
         plain = _plain_object_ids(qid)
     if plain is not None:  # all str or all int: grouped as numpy ids, handed back as objects
         groups = query_groups(func, plain)

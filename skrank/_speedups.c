@@ -78,6 +78,20 @@ writable_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, Py_ssize_t 
     return 0;
 }
 
+/* The ids and the first output buffer (n items of itemsize bytes), as every
+ * function here takes them; NULL with an error otherwise (the buffer is then
+ * not held). */
+static PyObject **
+ids_and_output(PyObject *array, PyObject *out, Py_ssize_t itemsize, const char *name,
+               Py_ssize_t *n, Py_buffer *view)
+{
+    PyObject **items = object_items(array, n);
+    if (items == NULL || writable_buffer(out, view, itemsize, *n, name) < 0) {
+        return NULL;
+    }
+    return items;
+}
+
 /* ---------------------------------------------------------------------------
  * int_values(ids, out) -> bool
  *
@@ -94,11 +108,8 @@ int_values(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO", &array, &out)) {
         return NULL;
     }
-    PyObject **items = object_items(array, &n);
+    PyObject **items = ids_and_output(array, out, sizeof(int64_t), "out", &n, &view);
     if (items == NULL) {
-        return NULL;
-    }
-    if (writable_buffer(out, &view, sizeof(int64_t), n, "out") < 0) {
         return NULL;
     }
     int64_t *values = (int64_t *)view.buf;
@@ -174,6 +185,7 @@ same_string(const str_view *a, const str_view *b)
 #define PREFETCH(address) ((void)0)
 #endif
 #define PREFETCH_DISTANCE 16
+#define TOP_BITS 0x8080808080808080ULL
 
 /* A multiply-xorshift hash of the characters' bytes, eight at a time (the
  * length and kind seed it, so zero bytes at the end still count); *head gets
@@ -286,11 +298,9 @@ str_codes(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOO", &array, &codes_obj, &firsts_obj)) {
         return NULL;
     }
-    PyObject **items = object_items(array, &n);
+    PyObject **items = ids_and_output(array, codes_obj, sizeof(Py_ssize_t), "codes", &n,
+                                      &codes_view);
     if (items == NULL) {
-        return NULL;
-    }
-    if (writable_buffer(codes_obj, &codes_view, sizeof(Py_ssize_t), n, "codes") < 0) {
         return NULL;
     }
     if (writable_buffer(firsts_obj, &firsts_view, sizeof(Py_ssize_t), n, "firsts") < 0) {
@@ -378,12 +388,237 @@ str_codes(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(n_distinct);
 }
 
+/* ---------------------------------------------------------------------------
+ * str_runs(ids, starts) -> int
+ *
+ * The runs of equal strings: starts[r] is the first row of run r (starts[0] =
+ * 0); returns the number of runs, or -1 when one id is not an exact str.  Rows
+ * grouped by query are one run per query; the caller checks that the runs'
+ * strings increase (else the rows are not grouped, and it numbers them).
+ */
+static PyObject *
+str_runs(PyObject *self, PyObject *args)
+{
+    PyObject *array, *starts_obj;
+    Py_ssize_t n = 0;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "OO", &array, &starts_obj)) {
+        return NULL;
+    }
+    PyObject **items = ids_and_output(array, starts_obj, sizeof(Py_ssize_t), "starts", &n, &view);
+    if (items == NULL) {
+        return NULL;
+    }
+    Py_ssize_t *starts = (Py_ssize_t *)view.buf;
+    Py_ssize_t n_runs = 0;
+    PyObject *previous_item = NULL;
+    str_view previous = {NULL, -1, 0}, current;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = items[i];
+        if (i + PREFETCH_DISTANCE < n) {
+            PREFETCH(items[i + PREFETCH_DISTANCE]);
+        }
+        if (item == previous_item) {
+            continue;
+        }
+        if (view_of(item, &current) < 0) {
+            n_runs = -1;
+            break;
+        }
+        if (previous_item == NULL || !same_string(&current, &previous)) {
+            starts[n_runs++] = i;
+        }
+        previous_item = item;
+        previous = current;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(n_runs);
+}
+
+/* ---------------------------------------------------------------------------
+ * ascii_heads(ids, heads, low, high) -> bool
+ *
+ * Short ids ("q00042", "user17", "1234567") are their own keys: heads[i] gets
+ * the characters of ids[i], zero-padded to eight bytes, and low[j] / high[j]
+ * the smallest and largest byte at position j, when every id is an exact ASCII
+ * str of at most 8 characters without "\0" (True); False as soon as one is not.  With no "\0" inside, the zero padding orders a prefix before
+ * its extensions, so the heads' bytes compare as Python compares the strings;
+ * skrank/_grouping.py turns them into small integer keys (radix_keys) in that
+ * order, and no hashing or sorting of the ids is needed.
+ */
+static PyObject *
+ascii_heads(PyObject *self, PyObject *args)
+{
+    PyObject *array, *out, *low_obj, *high_obj;
+    Py_ssize_t n = 0;
+    Py_buffer view, low_view, high_view;
+    if (!PyArg_ParseTuple(args, "OOOO", &array, &out, &low_obj, &high_obj)) {
+        return NULL;
+    }
+    PyObject **items = ids_and_output(array, out, sizeof(uint64_t), "heads", &n, &view);
+    if (items == NULL) {
+        return NULL;
+    }
+    if (writable_buffer(low_obj, &low_view, 1, 8, "low") < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (writable_buffer(high_obj, &high_view, 1, 8, "high") < 0) {
+        PyBuffer_Release(&view);
+        PyBuffer_Release(&low_view);
+        return NULL;
+    }
+    uint64_t *heads = (uint64_t *)view.buf;
+    /* Each character position's smallest and largest byte, kept as two words of
+     * eight lanes: the loop waits on memory, these few operations are free. */
+    uint64_t low = 0x7F7F7F7F7F7F7F7FULL, high = 0;
+    int ok = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = items[i];
+        str_view s;
+        if (i + PREFETCH_DISTANCE < n) {
+            PREFETCH(items[i + PREFETCH_DISTANCE]);
+        }
+        if (view_of(item, &s) < 0 || !PyUnicode_IS_ASCII(item) || s.length > 8) {
+            ok = 0;
+            break;
+        }
+        uint64_t head;
+        if (s.length == 8) {
+            memcpy(&head, s.data, 8);
+        }
+        else {
+            head = tail_word((const unsigned char *)s.data, (size_t)s.length);
+        }
+        /* "\0" inside: a zero byte among the first `length` (the padding set non-zero) */
+        uint64_t v = s.length == 8 ? head : head | (~(uint64_t)0 << (8 * s.length));
+        if ((v - 0x0101010101010101ULL) & ~v & 0x8080808080808080ULL) {
+            ok = 0;
+            break;
+        }
+        heads[i] = head;
+        /* Lane-wise minimum and maximum without a branch: every byte is ASCII
+         * (below 0x80), so (x | 0x80) - y leaves each lane's top bit set exactly
+         * where x >= y, and no lane borrows from the next. */
+        uint64_t above = ~((high | TOP_BITS) - head) & TOP_BITS; /* head > high */
+        uint64_t below = ~((head | TOP_BITS) - low) & TOP_BITS;  /* head < low */
+        above = (above >> 7) * 0xFF;
+        below = (below >> 7) * 0xFF;
+        high = (head & above) | (high & ~above);
+        low = (head & below) | (low & ~below);
+    }
+    for (int j = 0; j < 8; j++) {
+        ((unsigned char *)low_view.buf)[j] = (unsigned char)((low >> (8 * j)) & 0xFF);
+        ((unsigned char *)high_view.buf)[j] = (unsigned char)((high >> (8 * j)) & 0xFF);
+    }
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&low_view);
+    PyBuffer_Release(&high_view);
+    return PyBool_FromLong(ok);
+}
+
+/* ---------------------------------------------------------------------------
+ * radix_keys(heads, low, strides, rows) -> None
+ *
+ * In place: heads[i] (eight bytes, the first the most significant) becomes
+ * sum_j (byte_j - low[j]) * strides[j], a key in [0, width) ordered as the
+ * heads; rows[key] = a row holding that key (rows holds -1 for keys no row
+ * holds; the caller sized it to the width and filled it with -1).
+ */
+static PyObject *
+radix_keys(PyObject *self, PyObject *args)
+{
+    PyObject *heads_obj, *low_obj, *strides_obj, *rows_obj;
+    Py_buffer heads_view, low_view, strides_view, rows_view;
+    if (!PyArg_ParseTuple(args, "OOOO", &heads_obj, &low_obj, &strides_obj, &rows_obj)) {
+        return NULL;
+    }
+    if (writable_buffer(heads_obj, &heads_view, 1, 0, "heads") < 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(low_obj, &low_view, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&heads_view);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(strides_obj, &strides_view, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&heads_view);
+        PyBuffer_Release(&low_view);
+        return NULL;
+    }
+    if (writable_buffer(rows_obj, &rows_view, 1, 0, "rows") < 0) {
+        PyBuffer_Release(&heads_view);
+        PyBuffer_Release(&low_view);
+        PyBuffer_Release(&strides_view);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (low_view.len != 8 || strides_view.len != 8 * (Py_ssize_t)sizeof(int64_t)
+            || heads_view.len % 8 != 0 || rows_view.len % (Py_ssize_t)sizeof(Py_ssize_t) != 0) {
+        PyErr_SetString(PyExc_ValueError, "radix_keys: 8 low bytes, 8 int64 strides, "
+                        "uint64 heads and intp rows expected");
+        goto done;
+    }
+    const unsigned char *low = (const unsigned char *)low_view.buf;
+    const int64_t *strides = (const int64_t *)strides_view.buf;
+    uint64_t *heads = (uint64_t *)heads_view.buf;
+    Py_ssize_t *rows = (Py_ssize_t *)rows_view.buf;
+    Py_ssize_t n = heads_view.len / 8, width = rows_view.len / (Py_ssize_t)sizeof(Py_ssize_t);
+    /* Per varying position, each byte's share of the key, looked up (the other
+     * positions add nothing). */
+    int shifts[8], n_positions = 0;
+    int64_t (*shares)[256] = PyMem_Malloc(8 * sizeof(*shares));
+    if (shares == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int j = 0; j < 8; j++) {
+        if (strides[j] != 0) {
+            for (int b = 0; b < 256; b++) {
+                shares[n_positions][b] = ((int64_t)b - (int64_t)low[j]) * strides[j];
+            }
+            shifts[n_positions++] = 8 * j;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t head = heads[i];
+        int64_t key = 0;
+        for (int p = 0; p < n_positions; p++) {
+            key += shares[p][(head >> shifts[p]) & 0xFF];
+        }
+        if (key < 0 || key >= width) {
+            PyErr_SetString(PyExc_ValueError, "radix_keys: a key outside [0, width)");
+            PyMem_Free(shares);
+            goto done;
+        }
+        heads[i] = (uint64_t)key;
+        rows[key] = i;
+    }
+    PyMem_Free(shares);
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&heads_view);
+    PyBuffer_Release(&low_view);
+    PyBuffer_Release(&strides_view);
+    PyBuffer_Release(&rows_view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"int_values", int_values, METH_VARARGS,
      "int_values(ids, out) -> bool: exact int objects into an int64 buffer."},
     {"str_codes", str_codes, METH_VARARGS,
      "str_codes(ids, codes, firsts) -> int: exact str objects numbered in order of "
      "first appearance (-1 when one is not an exact str)."},
+    {"str_runs", str_runs, METH_VARARGS,
+     "str_runs(ids, starts) -> int: the first row of each run of equal exact str (-1 when "
+     "one id is not an exact str)."},
+    {"ascii_heads", ascii_heads, METH_VARARGS,
+     "ascii_heads(ids, heads, low, high) -> bool: exact ASCII str of at most 8 characters (no NUL) as "
+     "zero-padded 8-byte words."},
+    {"radix_keys", radix_keys, METH_VARARGS,
+     "radix_keys(heads, low, strides, rows) -> None: heads in place into mixed-radix keys, "
+     "rows[key] = a row with that key."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -505,9 +505,14 @@ def _check_distinct_runs(paths):
                     f"skrank compare QRELS baseline.run new.run.")
 
 
+#: compare()'s parameters as `skrank compare` spells them, for its messages.
+_COMPARE_OPTIONS = {"n_resamples": "--n-resamples", "alpha": "--alpha",
+                    "confidence": "--confidence", "random_state": "--seed"}
+
+
 def _compare(args, out):
     from . import io
-    from ._compare import compare
+    from ._compare import check_options, compare
     from ._evaluate import evaluate
 
     if len(args.runs) < 2:
@@ -515,14 +520,9 @@ def _compare(args, out):
                          f"Pass the runs of the systems to compare, e.g. skrank compare "
                          f"{args.qrels} {args.runs[0]} OTHER_RUN.")
     _check_distinct_runs(args.runs)
-    # in the options' own names (compare()'s messages name its parameters)
-    for option, value, valid, expected in (
-            ("--seed", args.seed, args.seed is None or args.seed >= 0, "an int >= 0"),
-            ("--n-resamples", args.n_resamples, args.n_resamples >= 1, "an int >= 1"),
-            ("--alpha", args.alpha, 0 < args.alpha < 1, "a number in (0, 1)"),
-            ("--confidence", args.confidence, 0 < args.confidence < 1, "a number in (0, 1)")):
-        if not valid:
-            raise ValueError(f"{option} must be {expected}. Got {value:g} instead.")
+    # compare()'s own rules, before any file is read, in the options' names
+    check_options("skrank compare", n_resamples=args.n_resamples, alpha=args.alpha,
+                  confidence=args.confidence, random_state=args.seed, names=_COMPARE_OPTIONS)
     names = _run_names(args.runs)
     baseline = args.baseline
     if baseline is not None and baseline not in names:  # a path as given, or another path
@@ -602,7 +602,9 @@ def main(argv=None, out=None):
         return 0
     except (ValueError, TypeError, OSError) as exc:
         message = str(exc).replace("\n", " ")
-        sys.stderr.write(f"skrank {args.command}: error: {message}\n")
+        prefix = f"skrank {args.command}: "  # a check that names the command itself
+        message = message[len(prefix):] if message.startswith(prefix) else message
+        sys.stderr.write(f"{prefix}error: {message}\n")
         return 2
     return 0
 

@@ -785,13 +785,16 @@ def test_cli_compare_errors_name_the_mistake_and_the_fix(capsys, tmp_path, monke
     status, out, _ = cli(capsys, ["compare", qrels, run1, run2, "-c", "--seed", "0",
                                   "--baseline", "./results.trunc"])
     assert status == 0 and "results.test vs results.trunc" in out
-    for option, value, expected in (("--seed", "-1", "an int >= 0"),
-                                    ("--n-resamples", "0", "an int >= 1"),
-                                    ("--alpha", "2", "a number in (0, 1)"),
-                                    ("--confidence", "nan", "a number in (0, 1)")):
-        status, _, err = cli(capsys, ["compare", qrels, run1, run2, option, value])
+    missing_run = str(tmp_path / "not-read.run")
+    # compare()'s own rules (check_options), in the options' names, before any file is read
+    for option, value, expected, shown in (("--seed", "-1", "an int >= 0", "-1"),
+                                           ("--n-resamples", "0", "an int >= 1", "0"),
+                                           ("--alpha", "2", "a finite number in (0, 1)", "2.0"),
+                                           ("--confidence", "nan", "a finite number in (0, 1)",
+                                            "nan")):
+        status, _, err = cli(capsys, ["compare", qrels, missing_run, run2, option, value])
         assert (status, err) == (2, f"skrank compare: error: {option} must be {expected}. "
-                                    f"Got {float(value):g} instead.\n")
+                                    f"Got {shown} instead.\n")
     missing = str(tmp_path / "nothing.run")
     for argv, line in (([qrels, run1, missing], f"{missing}: no such file"),
                        ([missing, run1, run2], f"{missing}: no such file"),

@@ -197,3 +197,58 @@ def test_coded_ids_read_as_the_ids_they_stand_for():
     assert len(coded) == 3 and coded.shape == (3,) and coded.ndim == 1 and coded.dtype == object
     assert np.asarray(coded).tolist() == ["b", "a", "b"] == coded.tolist()
     assert coded[0] == "b" and coded[1:].tolist() == ["a", "b"]
+
+
+# Short ASCII ids (at most 8 characters, no "\0") are numbered by their characters:
+# a mixed-radix key over the positions that vary, ordered as Python orders strings
+# ("" < "a" < "a0" < "ab"); grouped rows are found as runs.
+_SHORT_ASCII = st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=127), max_size=8)
+
+
+@settings(max_examples=80, deadline=None)
+@given(values=st.lists(_SHORT_ASCII, min_size=1, max_size=80), grouped=st.booleans())
+def test_short_ascii_ids_on_both_routes(speedups, values, grouped):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _assert_routes_agree(sorted(values) if grouped else values, monkeypatch)
+
+
+def test_short_ascii_ids_are_their_own_keys(speedups):
+    # Positions 1 and 2 vary ("1".."3" and "\0".."0"): keys below 3 * 49, ordered as
+    # the strings, the ids indexed by key (holes for unused keys).
+    values = ["q10", "q1", "q2", "q10", "q3", "q2"]
+    got = G._compiled_object_ids(_objects(values))
+    assert isinstance(got, G.CodedIds)
+    assert [got.ids[k] for k in sorted(set(got.codes.tolist()))] == sorted(set(values))
+    assert got.ids[got.codes].tolist() == values
+    assert got.ids.shape[0] == 3 * 49                       # holes: a radix key, not a count
+    # 9 characters, "\0" or non-ASCII: numbered by the hash table (no holes)
+    for other in (["q000000010", "q000000001"], ["a\0", "a"], ["é", "e"]):
+        got = G._compiled_object_ids(_objects(other))
+        assert got.ids.tolist() == sorted(other)
+
+
+def test_keys_spanning_too_wide_a_range_take_the_hash_table(speedups, monkeypatch):
+    # Eight positions each spanning most of ASCII: the radix key would pass the
+    # limit, so the table numbers them; same ids and codes either way.
+    rng = np.random.default_rng(7)
+    values = ["".join(chr(c) for c in rng.integers(33, 127, 8)) for _ in range(3000)]
+    values = [values[i] for i in rng.integers(0, 3000, 6000)]
+    got = G._compiled_object_ids(_objects(values))
+    assert got.ids.shape[0] == len(set(values))             # numbered, not keyed
+    _assert_routes_agree(values, monkeypatch)
+
+
+def test_grouped_string_ids_are_found_as_runs(speedups, monkeypatch):
+    # Rows grouped by sorted ids: the runs, no regrouping; grouped but not sorted: the
+    # ids are numbered and the rows regrouped in the ids' order.
+    names = [f"query-{i:04d}" for i in range(2000)]
+    sizes = np.random.default_rng(8).integers(1, 6, 2000)
+    values = [name for name, size in zip(names, sizes) for _ in range(size)]
+    groups = G.query_groups("f", _objects(values))
+    assert groups.order is None and groups.qids.tolist() == names
+    np.testing.assert_array_equal(np.diff(groups.offsets), sizes)
+    backwards = [name for name, size in zip(names[::-1], sizes[::-1]) for _ in range(size)]
+    groups = G.query_groups("f", _objects(backwards))
+    assert groups.order is not None and groups.qids.tolist() == names
+    _assert_routes_agree(values, monkeypatch)
+    _assert_routes_agree(backwards, monkeypatch)
