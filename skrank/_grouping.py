@@ -11,8 +11,9 @@ Python loop over queries is not.  Queries are therefore sorted in blocks of
 similar size: queries whose sizes share the same power-of-two class form one
 2-D block, padded to the longest query *of that class* (so at most 2x the rows
 of the block, never to the longest query overall), and each block is sorted
-row-wise by one ``np.argsort(axis=1)``.  There are at most ``log2(max size)``
-blocks, whatever the number of queries.
+row-wise (float64 scores as int64 keys that carry the column, see
+:func:`_keyed_argsort_rows_desc`; others by ``np.argsort(axis=1)``).  There are
+at most ``log2(max size)`` blocks, whatever the number of queries.
 
 Metrics with a cutoff ``k`` only look at the first ``k`` ranks.  When every
 metric of a call has one, long queries are not sorted at all: one row-wise
