@@ -1202,16 +1202,27 @@ def _sort_keyed_chunk(chunk, key, shared, part, low, flip, padding):
     return tied
 
 
-def _adjacent_equal(values, order):
-    """``values[order][1:] == values[order][:-1]``, gathered a chunk at a time (no
-    temporary as large as ``values``)."""
+def _take_in_order(order, labels, scores=None):
+    """``(labels[order], same)``: the labels in ``order`` and, with ``scores``,
+    ``scores[order][1:] == scores[order][:-1]`` (else None), a chunk at a time.
+
+    ``order`` is consumed: when the labels have its item size, they are written over it
+    chunk by chunk (each chunk's tie flags found first), so that ranking a million rows
+    touches one fresh array of that size, not two (the pages of a fresh array cost about
+    as much as the sort's arithmetic on them).
+    """
     n = order.shape[0]
-    same = np.empty(max(n - 1, 0), dtype=bool)
-    for first in range(0, n - 1, _SORT_CHUNK_CELLS):
-        last = min(first + _SORT_CHUNK_CELLS, n - 1)
-        gathered = values[order[first:last + 1]]
-        np.equal(gathered[1:], gathered[:-1], out=same[first:last])
-    return same
+    in_place = labels.dtype.itemsize == order.dtype.itemsize and order.flags.c_contiguous
+    out = order.view(labels.dtype) if in_place else np.empty(n, dtype=labels.dtype)
+    same = None if scores is None else np.empty(max(n - 1, 0), dtype=bool)
+    for first in range(0, n, _SORT_CHUNK_CELLS):
+        last = min(first + _SORT_CHUNK_CELLS, n)
+        if same is not None and first < n - 1:
+            # (order[last], the next chunk's first row, is not overwritten yet)
+            gathered = scores[order[first:min(last + 1, n)]]
+            np.equal(gathered[1:], gathered[:-1], out=same[first:min(last, n - 1)])
+        out[first:last] = labels[order[first:last]]
+    return out, same
 
 
 # Rows in random order read to a depth.  Grouping every row (a radix sort and a
@@ -1885,16 +1896,16 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
         order, tied = segmented_argsort_desc(scores_g, offsets, stable=stable, with_ties=True)
     else:
         (order, offsets), tied = top, True
-    labels_sorted = labels_g[order]
     tie_starts = None
     if ties == "stable" or not tied:  # input order decides ties, or there are none
+        labels_sorted, _ = _take_in_order(order, labels_g)
         same = np.zeros(0, dtype=bool)
     else:
         # Tie groups: runs of equal scores that do not cross a query boundary.
-        same = _adjacent_equal(scores_g, order)
+        labels_sorted, same = _take_in_order(order, labels_g, scores_g)
         if same.size:
             boundaries = offsets[1:-1]
-            boundaries = boundaries[(boundaries > 0) & (boundaries < order.shape[0])]
+            boundaries = boundaries[(boundaries > 0) & (boundaries < labels_sorted.shape[0])]
             same[boundaries - 1] = False
     if same.any():
         if ties == "average":

@@ -224,6 +224,25 @@ def test_tie_groups_found_a_chunk_at_a_time(chunk, monkeypatch):
     np.testing.assert_array_equal(ranking.tie_starts, np.append(starts, s.size))
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 5, 2 ** 16])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_labels_taken_in_order_over_the_order_and_ties_flagged_a_chunk_at_a_time(
+        chunk, dtype, monkeypatch):
+    monkeypatch.setattr(_grouping, "_SORT_CHUNK_CELLS", chunk)
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 3, 23).astype(dtype)
+    scores = rng.integers(0, 4, 23).astype(float)
+    order = rng.permutation(23)
+    expected_labels, sorted_scores = labels[order], scores[order]
+    taken, same = _grouping._take_in_order(order.copy(), labels, scores)
+    np.testing.assert_array_equal(taken, expected_labels)
+    assert taken.dtype == labels.dtype
+    np.testing.assert_array_equal(same, sorted_scores[1:] == sorted_scores[:-1])
+    taken, same = _grouping._take_in_order(order.copy(), labels)
+    np.testing.assert_array_equal(taken, expected_labels)
+    assert same is None
+
+
 # --------------------------------------------------------------------------------------
 # One call: label extremes and rankings shared
 
