@@ -11,8 +11,9 @@ Python loop over queries is not.  Queries are therefore sorted in blocks of
 similar size: queries whose sizes share the same power-of-two class form one
 2-D block, padded to the longest query *of that class* (so at most 2x the rows
 of the block, never to the longest query overall), and each block is sorted
-row-wise by one ``np.argsort(axis=1)``.  There are at most ``log2(max size)``
-blocks, whatever the number of queries.
+row-wise (float64 scores as int64 keys that carry the column, see
+:func:`_keyed_argsort_rows_desc`; others by ``np.argsort(axis=1)``).  There are
+at most ``log2(max size)`` blocks, whatever the number of queries.
 
 Metrics with a cutoff ``k`` only look at the first ``k`` ranks.  When every
 metric of a call has one, long queries are not sorted at all: one row-wise
@@ -1121,57 +1122,168 @@ def _scatter(out, result, rows, valid):
     out[rows] = result.reshape(-1) if valid is None else result[valid]
 
 
-def segmented_argsort_desc(values, offsets, *, stable):
+def segmented_argsort_desc(values, offsets, *, stable, with_ties=False):
     """Permutation sorting ``values`` descending within each segment.
 
     ``values`` are grouped: segment ``q`` is ``values[offsets[q]:offsets[q+1]]``.
     With ``stable=True`` equal values keep their order; otherwise their order is
-    unspecified.  ``values`` must be finite (padding uses +inf on the negated values).
+    unspecified.  ``values`` must be finite (padding uses -inf).  With ``with_ties``,
+    returns ``(order, tied)``: ``tied`` is False only when no segment holds two equal
+    values (found by the sort itself, so that a tie-free ranking needs no tie check).
     """
     out = np.empty(values.shape[0], dtype=np.intp)
+    tied = False
     for _, starts, widths, width in _size_blocks(offsets):
         block, rows, valid = _block(values, starts, widths, width, -np.inf)
-        order = _argsort_rows_desc(block, "stable" if stable else None)
-        order += starts[:, None]
+        order, block_tied = _argsort_rows_desc(block, "stable" if stable else None, starts,
+                                               padded=valid is not None)
+        tied = tied or block_tied
         if rows is None:
-            return order.reshape(-1)
+            out = order.reshape(-1)
+            break
         _scatter(out, order, rows, valid)
-    return out
+    return (out, tied) if with_ties else out
 
 
-# Rows of a block are sorted a chunk of about this many cells at a time: the negated
-# chunk and its order stay in cache, and no temporary as large as the block is made.
+# Rows of a block are sorted a chunk of about this many cells at a time: the chunk's
+# keys and its order stay in cache, and no temporary as large as the block is made.
 _SORT_CHUNK_CELLS = 2 ** 16
 
+# Widest rows sorted by keys (see _keyed_argsort_rows_desc): the column takes the
+# key's low bits, the fewer the better (distinct values sharing the rest are re-sorted).
+_KEYED_MAX_WIDTH = 2 ** 24
 
-def _argsort_rows_desc(block, kind):
-    """The permutation sorting each row of ``block`` in descending order: an ascending
-    sort of the negated values (negation is far cheaper than reversing each sorted row,
-    a strided pass), chunk by chunk."""
+_SIGN_CLEARED = np.int64(0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _argsort_rows_desc(block, kind, starts, padded=False):
+    """``(order, tied)``: the permutation sorting each row of ``block`` in descending
+    order, plus ``starts`` (one per row: where the row's values begin), and False when
+    no row holds two equal values other than the -inf padding (True: unknown).
+    ``padded``: some rows end in -inf padding.  Float64 rows take
+    :func:`_keyed_argsort_rows_desc`; others an ascending argsort of the negated values
+    (negation is far cheaper than reversing each sorted row, a strided pass), chunk by
+    chunk."""
     n_rows, width = block.shape
+    if (block.dtype == np.float64 and 2 <= width <= _KEYED_MAX_WIDTH
+            and np.dtype(np.intp) == np.dtype(np.int64)):
+        return _keyed_argsort_rows_desc(block, starts, padded)
     step = max(1, _SORT_CHUNK_CELLS // max(width, 1))
-    if n_rows <= step:
-        return np.argsort(np.negative(block), axis=1, kind=kind)
     order = np.empty(block.shape, dtype=np.intp)
-    negated = np.empty((step, width), dtype=block.dtype)
+    negated = np.empty((min(step, n_rows), width), dtype=block.dtype)
     for first in range(0, n_rows, step):
         chunk = block[first:first + step]
         rows = chunk.shape[0]
         np.negative(chunk, out=negated[:rows])
-        order[first:first + rows] = np.argsort(negated[:rows], axis=1, kind=kind)
-    return order
+        part = order[first:first + rows]
+        part[...] = np.argsort(negated[:rows], axis=1, kind=kind)
+        part += starts[first:first + rows, None]   # while the chunk is in cache
+    return order, width > 1   # (one value a row: no tie)
 
 
-def _adjacent_equal(values, order):
-    """``values[order][1:] == values[order][:-1]``, gathered a chunk at a time (no
-    temporary as large as ``values``)."""
+def _keyed_argsort_rows_desc(block, starts, padded):
+    """:func:`_argsort_rows_desc` of float64 rows by sorting values, not indices.
+
+    numpy sorts 64-bit integers about three times faster than it argsorts floats.  Each
+    cell gets one int64 key: its value's bits mapped to an integer order that descends
+    with the value, the low ``b`` bits replaced by its column (``2**b >= width``); -inf
+    padding gets distinct keys above every value's.  The sorted keys give the order
+    (their low bits), and equal values keep their columns' order, as a stable sort does.
+
+    Values whose own low ``b`` bits are not all zero may differ only there (integers,
+    float32 values and short fractions never do): such values share the rest of their
+    keys and may be misordered.  Neighbouring sorted keys that share it are found (the
+    XOR of the two keys); where a chunk's values use their low bits, the rows where two
+    different values meet so are argsorted again, stably.  The same pairs say whether a
+    row holds equal values.
+    """
+    n_rows, width = block.shape
+    low = np.int64((1 << int(width - 1).bit_length()) - 1)
+    columns = np.arange(width, dtype=np.int64)
+    padding = None
+    if padded:  # above the key of -inf (0x7FF0...), distinct beyond the column bits
+        padding = columns * (low + 1) + columns + np.int64(0x7FF8 << 48)
+    step = min(n_rows, max(1, _SORT_CHUNK_CELLS // width))
+    order = np.empty(block.shape, dtype=np.intp)
+    keys = np.empty((step, width), dtype=np.int64)
+    shared = np.empty((step, width - 1), dtype=np.int64)
+    tied = False
+    for first in range(0, n_rows, step):
+        chunk = block[first:first + step]
+        rows = chunk.shape[0]
+        part = order[first:first + rows]
+        chunk_tied = _sort_keyed_chunk(chunk, keys[:rows], shared[:rows], part, low, ~columns,
+                                       padding)
+        tied = tied or chunk_tied
+        part += starts[first:first + rows, None]   # while the chunk is in cache
+    return order, tied
+
+
+def _sort_keyed_chunk(chunk, key, shared, part, low, flip, padding):
+    """Sort one chunk of :func:`_keyed_argsort_rows_desc`: its columns in order into
+    ``part``; ``key`` and ``shared`` are work space.  Returns whether a row ties."""
+    as_int = chunk.view(np.int64)
+    # XOR with ~column (`flip`): low bits all set (by OR) become the column, the others
+    # flip, so that larger values get smaller keys.
+    if as_int.min() >= 0:  # no sign bit set (no -0.0): the bits ascend with the value
+        np.bitwise_or(as_int, low, out=key)
+        key ^= flip
+    else:
+        np.add(chunk, 0.0, out=key.view(np.float64))   # -0.0 -> 0.0: one key for zero
+        # Negative values: the bits other than the sign descend with the value.
+        sign = np.right_shift(key, 63)
+        sign &= _SIGN_CLEARED
+        key ^= sign
+        key |= low
+        key ^= flip
+        if padding is not None:
+            np.copyto(key, padding, where=chunk == -np.inf)
+    key.sort(axis=1)
+    np.bitwise_and(key, low, out=part)
+    # Neighbours whose keys differ only in the column bits: the XOR of their keys is at
+    # most `low` (unsigned: keys of both signs XOR to a negative int64).
+    np.bitwise_xor(key[:, 1:], key[:, :-1], out=shared)
+    shared = shared.view(np.uint64)
+    if shared.min() > low:
+        return False  # neighbours differ beyond the column bits: no tie, no misorder
+    np.bitwise_and(as_int, low, out=key)
+    if not key.any():  # the values keep nothing in their low bits: equal neighbours
+        return True
+    row, column = np.nonzero(shared <= low)
+    upper = chunk[row, part[row, column]]
+    lower = chunk[row, part[row, column + 1]]
+    tied = bool(np.any(upper == lower))
+    redo = np.unique(row[upper != lower])
+    if redo.size:
+        values = chunk[redo]
+        part[redo] = np.argsort(np.negative(values), axis=1, kind="stable")
+        in_order = np.take_along_axis(values, part[redo], axis=1)
+        tied = tied or bool(np.any((in_order[:, 1:] == in_order[:, :-1])
+                                   & (in_order[:, 1:] != -np.inf)))
+    return tied
+
+
+def _take_in_order(order, labels, scores=None):
+    """``(labels[order], same)``: the labels in ``order`` and, with ``scores``,
+    ``scores[order][1:] == scores[order][:-1]`` (else None), a chunk at a time.
+
+    ``order`` is consumed: when the labels have its item size, they are written over it
+    chunk by chunk (each chunk's tie flags found first), so that ranking a million rows
+    touches one fresh array of that size, not two (the pages of a fresh array cost about
+    as much as the sort's arithmetic on them).
+    """
     n = order.shape[0]
-    same = np.empty(max(n - 1, 0), dtype=bool)
-    for first in range(0, n - 1, _SORT_CHUNK_CELLS):
-        last = min(first + _SORT_CHUNK_CELLS, n - 1)
-        gathered = values[order[first:last + 1]]
-        np.equal(gathered[1:], gathered[:-1], out=same[first:last])
-    return same
+    in_place = labels.dtype.itemsize == order.dtype.itemsize and order.flags.c_contiguous
+    out = order.view(labels.dtype) if in_place else np.empty(n, dtype=labels.dtype)
+    same = None if scores is None else np.empty(max(n - 1, 0), dtype=bool)
+    for first in range(0, n, _SORT_CHUNK_CELLS):
+        last = min(first + _SORT_CHUNK_CELLS, n)
+        if same is not None and first < n - 1:
+            # (order[last], the next chunk's first row, is not overwritten yet)
+            gathered = scores[order[first:min(last + 1, n)]]
+            np.equal(gathered[1:], gathered[:-1], out=same[first:min(last, n - 1)])
+        out[first:last] = labels[order[first:last]]
+    return out, same
 
 
 # Rows in random order read to a depth.  Grouping every row (a radix sort and a
@@ -1842,19 +1954,19 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     if top is None:
         if full_offsets is None:
             depth = None  # every row ranked: the ranking is complete
-        order = segmented_argsort_desc(scores_g, offsets, stable=stable)
+        order, tied = segmented_argsort_desc(scores_g, offsets, stable=stable, with_ties=True)
     else:
-        order, offsets = top
-    labels_sorted = labels_g[order]
+        (order, offsets), tied = top, True
     tie_starts = None
-    if ties == "stable":  # input order already decides ties: no tie groups needed
+    if ties == "stable" or not tied:  # input order decides ties, or there are none
+        labels_sorted, _ = _take_in_order(order, labels_g)
         same = np.zeros(0, dtype=bool)
     else:
         # Tie groups: runs of equal scores that do not cross a query boundary.
-        same = _adjacent_equal(scores_g, order)
+        labels_sorted, same = _take_in_order(order, labels_g, scores_g)
         if same.size:
             boundaries = offsets[1:-1]
-            boundaries = boundaries[(boundaries > 0) & (boundaries < order.shape[0])]
+            boundaries = boundaries[(boundaries > 0) & (boundaries < labels_sorted.shape[0])]
             same[boundaries - 1] = False
     if same.any():
         if ties == "average":

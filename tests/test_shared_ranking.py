@@ -6,9 +6,13 @@ on its own ranking), and the general code paths themselves (the shortcuts switch
 which the shortcuts must match to the last bit.
 """
 
+from unittest import mock
+
 import numpy as np
 import pytest
 import sklearn
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import skrank
 from skrank import _grouping, _kernels
@@ -144,6 +148,70 @@ def test_rows_sorted_a_chunk_at_a_time(chunk, sizes, monkeypatch):
                                           expected_result.per_query[label])
 
 
+# Scores that defeat a sort on truncated keys: values equal but for their lowest bits
+# (the bits the keyed sort gives the column), both zeros, subnormals, both signs.
+_CLOSE_SCORES = np.array([1.0, np.nextafter(1.0, 2.0), 1.0 + 2.0 ** -51, 1.0 + 3 * 2.0 ** -52,
+                          -1.0, np.nextafter(-1.0, 0.0), 0.0, -0.0, 5e-324, -5e-324, 1e-300,
+                          2.0, -7.5, 1e300])
+
+
+@st.composite
+def _close_rankings(draw, longest=40):
+    """(scores, offsets): up to 8 queries of 0..longest rows, at least one row (ragged:
+    padded blocks), with scores drawn from _CLOSE_SCORES or from a wider pool with ties."""
+    sizes = draw(st.lists(st.integers(0, longest), min_size=1, max_size=8).filter(any))
+    pool = draw(st.sampled_from([_CLOSE_SCORES, _CLOSE_SCORES[:4], np.arange(5.0),
+                                 np.linspace(-1, 1, 1000)]))
+    picks = draw(st.lists(st.integers(0, len(pool) - 1), min_size=sum(sizes),
+                          max_size=sum(sizes)))
+    return pool[np.array(picks, dtype=np.intp)], np.concatenate(([0], np.cumsum(sizes)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=_close_rankings(), chunk=st.sampled_from([1, 7, 64, 2 ** 16]))
+def test_keyed_row_sort_is_the_stable_sort_and_finds_every_tie(data, chunk):
+    s, offsets = data
+    qid = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+    expected = np.lexsort((np.arange(s.size), -s, qid))
+    sorted_scores = s[expected]
+    has_tie = bool(np.any((sorted_scores[1:] == sorted_scores[:-1]) & (qid[1:] == qid[:-1])))
+    with mock.patch.object(_grouping, "_SORT_CHUNK_CELLS", chunk):
+        order, tied = segmented_argsort_desc(s, offsets, stable=True, with_ties=True)
+        unstable = segmented_argsort_desc(s, offsets, stable=False)
+    np.testing.assert_array_equal(order, expected)
+    assert tied == has_tie   # exact for float64 scores: the tie check is skipped on it
+    np.testing.assert_array_equal(s[unstable], sorted_scores)
+    np.testing.assert_array_equal(qid[unstable], qid)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=_close_rankings(longest=12),
+       labels=st.lists(st.integers(0, 2), min_size=96, max_size=96))
+def test_keyed_row_sort_gives_the_reference_values_for_every_tie_policy(data, labels):
+    s, offsets = data
+    qid = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+    y = np.array(labels[:s.size], dtype=np.float64)
+    # The oracle enumerates the orderings of each tie group: only small groups for it.
+    _, group_sizes = np.unique(np.column_stack([qid, s + 0.0]), axis=0, return_counts=True)
+    small_groups = group_sizes.max() <= 6
+    metrics = ["map", "mrr", "ndcg@3", "precision@2"]
+    for ties in ("average", "stable", "pessimistic", "optimistic"):
+        got = skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
+        # The general path (an argsort of the negated scores, then the tie check).
+        with mock.patch.object(_grouping, "_KEYED_MAX_WIDTH", 0):
+            general = skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
+        for label in metrics:
+            np.testing.assert_allclose(got.per_query[label], general.per_query[label],
+                                       rtol=1e-12, atol=1e-15)
+            if small_groups:
+                name, k = (label.split("@") + [None])[:2]
+                _, expected = ref_mean(name, y, s, qid, ties=ties,
+                                       **({} if k is None else {"k": int(k)}))
+                values = dict(zip(got.qid, got.per_query[label]))
+                for q, value in expected.items():
+                    assert values[q] == pytest.approx(value, rel=1e-12, abs=1e-15)
+
+
 @pytest.mark.parametrize("chunk", [1, 3, 64])
 def test_tie_groups_found_a_chunk_at_a_time(chunk, monkeypatch):
     monkeypatch.setattr(_grouping, "_SORT_CHUNK_CELLS", chunk)
@@ -154,6 +222,25 @@ def test_tie_groups_found_a_chunk_at_a_time(chunk, monkeypatch):
     starts = np.flatnonzero(np.concatenate(
         ([True], (sorted_scores[1:] != sorted_scores[:-1]) | (sorted_qid[1:] != sorted_qid[:-1]))))
     np.testing.assert_array_equal(ranking.tie_starts, np.append(starts, s.size))
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 5, 2 ** 16])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_labels_taken_in_order_over_the_order_and_ties_flagged_a_chunk_at_a_time(
+        chunk, dtype, monkeypatch):
+    monkeypatch.setattr(_grouping, "_SORT_CHUNK_CELLS", chunk)
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 3, 23).astype(dtype)
+    scores = rng.integers(0, 4, 23).astype(float)
+    order = rng.permutation(23)
+    expected_labels, sorted_scores = labels[order], scores[order]
+    taken, same = _grouping._take_in_order(order.copy(), labels, scores)
+    np.testing.assert_array_equal(taken, expected_labels)
+    assert taken.dtype == labels.dtype
+    np.testing.assert_array_equal(same, sorted_scores[1:] == sorted_scores[:-1])
+    taken, same = _grouping._take_in_order(order.copy(), labels)
+    np.testing.assert_array_equal(taken, expected_labels)
+    assert same is None
 
 
 # --------------------------------------------------------------------------------------
