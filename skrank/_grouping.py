@@ -243,9 +243,10 @@ class CodedIds:
     ndim = 1
     dtype = np.dtype(object)
 
-    def __init__(self, codes, ids):
+    def __init__(self, codes, ids, counts=None):
         self.codes = codes
         self.ids = ids
+        self.counts = counts  # rows per code, where the reading counted them already
 
     @property
     def shape(self):
@@ -319,7 +320,7 @@ def _radix_coded_ids(qid, heads, low, high):
     ``high`` (see ``_speedups.ascii_heads``): the positions whose character varies
     make a mixed-radix key, the first position the most significant, so the keys
     order the ids as Python orders them; the keys are the codes (into ids with
-    holes where no row has the key), grouped as integer ids are.  None when those
+    holes where no row has the key), counted in the same pass.  None when those
     ranges multiply past the limit of :func:`_small_range_groups` (the hash table
     then numbers the ids)."""
     n = qid.shape[0]
@@ -332,12 +333,13 @@ def _radix_coded_ids(qid, heads, low, high):
             width *= int(spans[position])
     if width > min(max(4 * n, 2 ** 16), 2 ** 32):
         return None
-    rows = np.full(width, -1, dtype=np.intp)
-    _speedups.radix_keys(heads, low, strides, rows)
-    present = np.flatnonzero(rows >= 0)
+    rows = np.empty(width, dtype=np.intp)
+    counts = np.zeros(width, dtype=np.intp)
+    _speedups.radix_keys(heads, low, strides, rows, counts)
+    present = np.flatnonzero(counts)
     ids = np.empty(width, dtype=object)  # holes (None) where no id has the key
     ids[present] = qid[rows[present]]
-    return CodedIds(heads.view(np.intp), ids)
+    return CodedIds(heads.view(np.intp), ids, counts)
 
 
 def _sorted_object_runs(qid):
@@ -707,6 +709,11 @@ class QueryGroups:
 
 def query_groups(func, qid):
     """:class:`QueryGroups` of the query ids ``qid`` (see :func:`group_queries`)."""
+    if isinstance(qid, CodedIds) and qid.counts is not None:  # counted: no pass over the codes
+        present, offsets, codes = _counted_groups(qid.codes, qid.counts)
+        head = codes[:_ROW_PROBE]  # rows in random order told from the first rows
+        grouped = bool(np.all(head[1:] >= head[:-1])) and bool(np.all(codes[1:] >= codes[:-1]))
+        return QueryGroups(qid.ids[present], offsets, None if grouped else codes)
     if isinstance(qid, CodedIds):  # codes known: grouped as integers
         groups = query_groups(func, qid.codes)
         groups.qids = qid.ids[groups.qids]
@@ -912,17 +919,25 @@ def _small_range_groups(keys):
         offset = keys
     else:  # one pass: the cast happens inside the subtraction
         offset = np.subtract(keys, np.asarray(lo).astype(np.intp), dtype=np.intp, casting="unsafe")
-    counts = np.bincount(offset, minlength=width)
-    present = np.flatnonzero(counts)
+    present, offsets, codes = _counted_groups(offset, np.bincount(offset, minlength=width))
     qids = present.astype(keys.dtype)
     qids += lo
+    return QueryGroups(qids, offsets, codes)
+
+
+def _counted_groups(keys, counts):
+    """``(present, offsets, codes)`` of rows whose integer ``keys`` lie in ``[0,
+    counts.size)``, ``counts[key]`` rows holding each: the keys held, in increasing
+    order, are the queries; the keys themselves are the codes unless some key of the
+    range is held by no row (then those held are numbered)."""
+    present = np.flatnonzero(counts)
     offsets = np.zeros(present.shape[0] + 1, dtype=np.intp)
     np.cumsum(counts[present], out=offsets[1:])
-    if present.shape[0] < width:  # ids missing from the range: number those present
+    if present.shape[0] < counts.shape[0]:  # ids missing from the range: number those present
         number = np.cumsum(counts > 0, dtype=np.intp)
         number -= 1
-        offset = number[offset]
-    return QueryGroups(qids, offsets, offset)
+        keys = number[keys]
+    return present, offsets, keys
 
 
 def _top_rows(offsets, k):

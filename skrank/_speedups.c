@@ -518,19 +518,20 @@ ascii_heads(PyObject *self, PyObject *args)
 }
 
 /* ---------------------------------------------------------------------------
- * radix_keys(heads, low, strides, rows) -> None
+ * radix_keys(heads, low, strides, rows, counts) -> None
  *
  * In place: heads[i] (eight bytes, the first the most significant) becomes
  * sum_j (byte_j - low[j]) * strides[j], a key in [0, width) ordered as the
- * heads; rows[key] = a row holding that key (rows holds -1 for keys no row
- * holds; the caller sized it to the width and filled it with -1).
+ * heads; rows[key] = a row holding that key and counts[key] += 1 (the caller
+ * sized both to the width and zeroed counts; rows is read where counts > 0).
  */
 static PyObject *
 radix_keys(PyObject *self, PyObject *args)
 {
-    PyObject *heads_obj, *low_obj, *strides_obj, *rows_obj;
-    Py_buffer heads_view, low_view, strides_view, rows_view;
-    if (!PyArg_ParseTuple(args, "OOOO", &heads_obj, &low_obj, &strides_obj, &rows_obj)) {
+    PyObject *heads_obj, *low_obj, *strides_obj, *rows_obj, *counts_obj;
+    Py_buffer heads_view, low_view, strides_view, rows_view, counts_view;
+    if (!PyArg_ParseTuple(args, "OOOOO", &heads_obj, &low_obj, &strides_obj, &rows_obj,
+                          &counts_obj)) {
         return NULL;
     }
     if (writable_buffer(heads_obj, &heads_view, 1, 0, "heads") < 0) {
@@ -551,17 +552,26 @@ radix_keys(PyObject *self, PyObject *args)
         PyBuffer_Release(&strides_view);
         return NULL;
     }
+    if (writable_buffer(counts_obj, &counts_view, 1, 0, "counts") < 0) {
+        PyBuffer_Release(&heads_view);
+        PyBuffer_Release(&low_view);
+        PyBuffer_Release(&strides_view);
+        PyBuffer_Release(&rows_view);
+        return NULL;
+    }
     PyObject *result = NULL;
     if (low_view.len != 8 || strides_view.len != 8 * (Py_ssize_t)sizeof(int64_t)
-            || heads_view.len % 8 != 0 || rows_view.len % (Py_ssize_t)sizeof(Py_ssize_t) != 0) {
+            || heads_view.len % 8 != 0 || rows_view.len % (Py_ssize_t)sizeof(Py_ssize_t) != 0
+            || counts_view.len != rows_view.len) {
         PyErr_SetString(PyExc_ValueError, "radix_keys: 8 low bytes, 8 int64 strides, "
-                        "uint64 heads and intp rows expected");
+                        "uint64 heads, and intp rows and counts of one width expected");
         goto done;
     }
     const unsigned char *low = (const unsigned char *)low_view.buf;
     const int64_t *strides = (const int64_t *)strides_view.buf;
     uint64_t *heads = (uint64_t *)heads_view.buf;
     Py_ssize_t *rows = (Py_ssize_t *)rows_view.buf;
+    Py_ssize_t *counts = (Py_ssize_t *)counts_view.buf;
     Py_ssize_t n = heads_view.len / 8, width = rows_view.len / (Py_ssize_t)sizeof(Py_ssize_t);
     /* Each byte's share of the key, looked up per position: eight loads from
      * tables that stay in the L1 cache, no branch (constant positions add 0). */
@@ -590,6 +600,7 @@ radix_keys(PyObject *self, PyObject *args)
         }
         heads[i] = (uint64_t)key;
         rows[key] = i;
+        counts[key]++;
     }
     PyMem_Free(shares);
     result = Py_None;
@@ -599,6 +610,7 @@ done:
     PyBuffer_Release(&low_view);
     PyBuffer_Release(&strides_view);
     PyBuffer_Release(&rows_view);
+    PyBuffer_Release(&counts_view);
     return result;
 }
 
@@ -615,8 +627,8 @@ static PyMethodDef methods[] = {
      "ascii_heads(ids, heads, low, high) -> bool: exact ASCII str of at most 8 characters (no NUL) as "
      "zero-padded 8-byte words."},
     {"radix_keys", radix_keys, METH_VARARGS,
-     "radix_keys(heads, low, strides, rows) -> None: heads in place into mixed-radix keys, "
-     "rows[key] = a row with that key."},
+     "radix_keys(heads, low, strides, rows, counts) -> None: heads in place into mixed-radix "
+     "keys, rows[key] = a row with that key, counts[key] rows with it."},
     {NULL, NULL, 0, NULL},
 };
 
