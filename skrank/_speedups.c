@@ -573,9 +573,10 @@ radix_keys(PyObject *self, PyObject *args)
     Py_ssize_t *rows = (Py_ssize_t *)rows_view.buf;
     Py_ssize_t *counts = (Py_ssize_t *)counts_view.buf;
     Py_ssize_t n = heads_view.len / 8, width = rows_view.len / (Py_ssize_t)sizeof(Py_ssize_t);
-    /* Each byte's share of the key, looked up per position: eight loads from
-     * tables that stay in the L1 cache, no branch (constant positions add 0). */
+    /* Each varying position's share of the key per byte value, looked up from
+     * tables that stay in the L1 cache (constant positions add nothing). */
     int64_t (*shares)[256] = PyMem_Calloc(8, sizeof(*shares));
+    int shifts[8] = {0}, n_positions = 0;
     if (shares == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -583,16 +584,25 @@ radix_keys(PyObject *self, PyObject *args)
     for (int j = 0; j < 8; j++) {
         if (strides[j] != 0) {
             for (int b = 0; b < 256; b++) {
-                shares[j][b] = ((int64_t)b - (int64_t)low[j]) * strides[j];
+                shares[n_positions][b] = ((int64_t)b - (int64_t)low[j]) * strides[j];
             }
+            shifts[n_positions++] = 8 * j;
         }
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         uint64_t head = heads[i];
-        int64_t key = shares[0][head & 0xFF] + shares[1][(head >> 8) & 0xFF]
-                      + shares[2][(head >> 16) & 0xFF] + shares[3][(head >> 24) & 0xFF]
-                      + shares[4][(head >> 32) & 0xFF] + shares[5][(head >> 40) & 0xFF]
-                      + shares[6][(head >> 48) & 0xFF] + shares[7][head >> 56];
+        int64_t key = 0;
+        switch (n_positions) { /* unrolled: the same count for every row */
+        case 8: key += shares[7][(head >> shifts[7]) & 0xFF]; /* fall through */
+        case 7: key += shares[6][(head >> shifts[6]) & 0xFF]; /* fall through */
+        case 6: key += shares[5][(head >> shifts[5]) & 0xFF]; /* fall through */
+        case 5: key += shares[4][(head >> shifts[4]) & 0xFF]; /* fall through */
+        case 4: key += shares[3][(head >> shifts[3]) & 0xFF]; /* fall through */
+        case 3: key += shares[2][(head >> shifts[2]) & 0xFF]; /* fall through */
+        case 2: key += shares[1][(head >> shifts[1]) & 0xFF]; /* fall through */
+        case 1: key += shares[0][(head >> shifts[0]) & 0xFF]; /* fall through */
+        default: break;
+        }
         if (key < 0 || key >= width) {
             PyErr_SetString(PyExc_ValueError, "radix_keys: a key outside [0, width)");
             PyMem_Free(shares);
