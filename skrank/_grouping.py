@@ -272,8 +272,9 @@ class CodedIds:
 
 def _compiled_object_ids(qid):
     """Object ids read once in C (``skrank._speedups``, where it was built): all
-    ``str`` as :class:`CodedIds` (numbered by a hash table, then renumbered in the
-    ids' sorted order), all ``int`` within int64 as an int64 array.  None for other
+    ``str`` as :class:`CodedIds` (short ASCII ids keyed by their characters, see
+    :func:`_radix_coded_ids`; others numbered by a hash table, then renumbered in
+    the ids' sorted order), all ``int`` within int64 as an int64 array.  None for other
     ids (a bool, a float, a numpy scalar, a missing id, ... among them) and without
     the module: the pure-numpy paths below then read them, with the same result.
 
@@ -304,14 +305,11 @@ def _compiled_object_ids(qid):
     ids = qid[firsts[:n_distinct]]  # numbered in order of first appearance
     if bool(np.all(ids[1:] > ids[:-1])):  # first appearance is the ids' order (grouped rows)
         return CodedIds(codes, ids)
-    listed = ids.tolist()
+    listed = ids.tolist()  # renumbered in the ids' order
     order = np.array(sorted(range(n_distinct), key=listed.__getitem__), dtype=np.intp)
-    if bool(np.any(order[1:] < order[:-1])):  # first appearance is not the ids' order
-        rank = np.empty(n_distinct, dtype=np.intp)
-        rank[order] = np.arange(n_distinct, dtype=np.intp)
-        codes = rank[codes]
-        ids = ids[order]
-    return CodedIds(codes, ids)
+    rank = np.empty(n_distinct, dtype=np.intp)
+    rank[order] = np.arange(n_distinct, dtype=np.intp)
+    return CodedIds(rank[codes], ids[order])
 
 
 def _radix_coded_ids(qid, heads, low, high):
@@ -323,16 +321,10 @@ def _radix_coded_ids(qid, heads, low, high):
     holes where no row has the key), counted in the same pass.  None when those
     ranges multiply past the limit of :func:`_small_range_groups` (the hash table
     then numbers the ids)."""
-    n = qid.shape[0]
-    spans = high.astype(np.int64) - low + 1
-    strides = np.zeros(8, dtype=np.int64)
-    width = 1
-    for position in range(7, -1, -1):  # eight positions, not rows
-        if spans[position] > 1:
-            strides[position] = width
-            width *= int(spans[position])
-    if width > min(max(4 * n, 2 ** 16), 2 ** 32):
+    found = _mixed_radix_weights(high.astype(np.int64) - low + 1, _small_range_limit(qid.shape[0]))
+    if found is None:
         return None
+    strides, width = found
     rows = np.empty(width, dtype=np.intp)
     counts = np.zeros(width, dtype=np.intp)
     _speedups.radix_keys(heads, low, strides, rows, counts)
@@ -356,12 +348,12 @@ def _sorted_object_runs(qid):
         return None
     if n > _ROW_PROBE and _sorted_object_runs(qid[:_ROW_PROBE]) is None:
         return None  # ids in random order: told from the first rows
-    if _speedups is not None and type(qid[0]) in (str, int):
-        # All str: the runs found in C; all int: read into int64 by _compiled_object_ids,
-        # cheaper than comparing them here.
-        starts = np.empty(n, dtype=np.intp) if type(qid[0]) is str else None
-        n_runs = -1 if starts is None else _speedups.str_runs(np.ascontiguousarray(qid), starts)
-        if n_runs < 0:
+    if _speedups is not None and type(qid[0]) is int:
+        return None  # read into int64 by _compiled_object_ids, cheaper than comparing here
+    if _speedups is not None and type(qid[0]) is str:  # the runs found in C
+        starts = np.empty(n, dtype=np.intp)
+        n_runs = _speedups.str_runs(np.ascontiguousarray(qid), starts)
+        if n_runs < 0:  # not all str
             return None
         offsets = np.append(starts[:n_runs], n)
         return offsets if _increasing(qid, offsets[:-1]) else None
@@ -786,22 +778,19 @@ def _string_character_keys(qid, *, with_strings=False):
     unit = np.uint8 if qid.dtype.kind == "S" else np.uint32
     chars = _narrow_characters(
         np.ascontiguousarray(qid, dtype=qid.dtype.newbyteorder("=")).view(unit).reshape(n, -1))
-    limit = min(max(4 * n, 2 ** 16), 2 ** 32)
+    limit = _small_range_limit(n)
     lo, hi = _column_min_max(chars)
     bases = hi.astype(np.int64) - lo + 1
     varying = np.flatnonzero(bases > 1)
-    weights = np.zeros(chars.shape[1], dtype=np.uint32)
-    span = 1
-    for position in varying[::-1]:  # last character: least significant
-        weights[position] = span
-        span *= int(bases[position])
-        if span > limit:
-            keys = _numbered_character_keys(chars, limit)
-            return (keys, None) if with_strings and keys is not None else keys
+    found = _mixed_radix_weights(bases, limit)  # last character: least significant
+    if found is None:
+        keys = _numbered_character_keys(chars, limit)
+        return (keys, None) if with_strings and keys is not None else keys
+    weights, span = found
     # uint16 or uint32 arithmetic wraps: exact, as every key lies in [0, span).
     dtype = np.uint16 if span <= 2 ** 16 else np.uint32
     keys = _horner_keys(chars, varying, bases, dtype)
-    keys -= dtype(int(lo.astype(np.int64) @ weights.astype(np.int64)) % (np.iinfo(dtype).max + 1))
+    keys -= dtype(int(lo.astype(np.int64) @ weights) % (np.iinfo(dtype).max + 1))
     if not with_strings:
         return keys
     if 8 * span > n:  # decoding every key would make more strings than a row of each
@@ -902,6 +891,26 @@ def _numbered_character_keys(chars, limit):
     return keys
 
 
+def _small_range_limit(n):
+    """The widest range of integer keys of ``n`` rows grouped by a direct lookup: 4
+    values per row, at least 2**16, at most 2**32 (a bincount over the range)."""
+    return min(max(4 * n, 2 ** 16), 2 ** 32)
+
+
+def _mixed_radix_weights(bases, limit):
+    """``(weights, span)`` of a mixed-radix number whose digit at each position has
+    ``bases[position]`` values, the last position the least significant (a position
+    of one value weighs 0); None when the numbers would span more than ``limit``."""
+    weights = np.zeros(bases.shape[0], dtype=np.int64)
+    span = 1
+    for position in np.flatnonzero(bases > 1)[::-1]:  # a few positions, not rows
+        weights[position] = span
+        span *= int(bases[position])
+        if span > limit:
+            return None
+    return weights, span
+
+
 def _small_range_groups(keys):
     """:class:`QueryGroups` of unsorted integer ids of a small range (at most 65,536
     values, or 4 per row, and below 2**32) without factorising: the offsets from the
@@ -910,7 +919,7 @@ def _small_range_groups(keys):
     for a wider range."""
     lo, hi = keys.min(), keys.max()
     width = int(hi) - int(lo) + 1
-    if width > max(4 * keys.shape[0], 2 ** 16) or width > 2 ** 32:
+    if width > _small_range_limit(keys.shape[0]):
         return None
     # Keys cast (modulo 2**64) to intp, then the smallest subtracted there: wrapping
     # arithmetic, exact as every difference fits.  Full-width codes, as bincount and
