@@ -16,13 +16,17 @@ row-wise (float64 scores as int64 keys that carry the column, see
 at most ``log2(max size)`` blocks, whatever the number of queries.
 
 Metrics with a cutoff ``k`` only look at the first ``k`` ranks.  When every
-metric of a call has one, long queries are not sorted at all: one row-wise
-``np.partition`` per block (linear time) finds each query's ``k``-th largest
-score, the rows scoring at least that much are kept (the ``k`` leading ranks
-plus every row tied with the last of them, so that no tie group is cut), and
-only those few rows are sorted.  The cost per row no longer grows with the
-query's length, which is what keeps long and ragged queries as cheap as short
-uniform ones.
+metric of a call has one, long queries are not sorted at all: each query's rows
+scoring at least a floor that is at most its ``k``-th largest score are kept (the
+``k`` leading ranks plus every row tied with the last of them, so that no tie
+group is cut, and for uneven sizes a few more), and only those few rows are
+sorted.  Queries of one size find the ``k``-th largest score itself by one
+row-wise ``np.partition`` (linear time) of their 2-D block; queries of uneven
+sizes, where blocks would be gathered and padded, bound it from below by the
+maxima of ``2k`` slices of their rows (one ``np.maximum.reduceat``), see
+:func:`segmented_top_order`.  The cost per row no longer grows with the query's
+length, which is what keeps long and ragged queries as cheap as short uniform
+ones.
 
 Rows in random order are not grouped before that: a lower bound of each query's
 ``k``-th largest score is found on the rows as they come (see
@@ -1414,20 +1418,113 @@ def _kth_largest_lower_bound(scores, codes, n_queries, k):
 def segmented_top_order(values, offsets, depth, *, stable):
     """The ``depth`` leading ranks of each segment, in order (descending values).
 
-    Segments longer than ``2 * depth`` are not sorted: their rows whose value is
-    at least the segment's ``depth``-th largest are kept, i.e. the ``depth``
-    leading ranks and every row tied with the last of them (a tie group is
-    never cut), and only those are sorted.  Shorter segments are sorted whole
-    (selecting from them saves nothing).  Returns ``(order, kept_offsets)``:
-    the kept rows of segment ``q`` are ``order[kept_offsets[q]:kept_offsets[q + 1]]``,
-    best first; with ``stable=True`` equal values keep their input order, so
-    this is a prefix of the stable sort of the whole segment.  None when no
-    segment is long enough to select from.  ``values`` must be finite.
+    Segments longer than ``2 * depth`` are not sorted: only a prefix of their
+    ranking is kept, the rows whose value reaches a floor that is at most the
+    segment's ``depth``-th largest value (so the ``depth`` leading ranks and every
+    row tied with the last of them: a tie group is never cut), and only those are
+    sorted.  Shorter segments are sorted whole (selecting from them saves nothing).
+    Returns ``(order, kept_offsets)``: the kept rows of segment ``q`` are
+    ``order[kept_offsets[q]:kept_offsets[q + 1]]``, best first; with ``stable=True``
+    equal values keep their input order, so this is a prefix of the stable sort of
+    the whole segment.  None when no segment is long enough to select from.
+    ``values`` must be finite.
+
+    Segments of one size (a free reshape into one 2-D block) keep exactly the rows
+    reaching their ``depth``-th largest value (:func:`_exact_top_order`); segments of
+    uneven sizes keep the rows reaching a lower bound of it found without padded
+    blocks (:func:`_bounded_top_order`).
     """
     sizes = np.diff(offsets)
     long = sizes > 2 * depth
     if not long.any():
         return None
+    if sizes.shape[0] and sizes.min() == sizes.max():
+        return _exact_top_order(values, offsets, sizes, long, depth, stable)
+    return _bounded_top_order(values, offsets, sizes, long, depth, stable)
+
+
+# Grouped rows of uneven sizes read to a depth.  Gathering each size class of long
+# queries into a padded 2-D block to select from costs a copy of every row; instead a
+# lower bound of each long query's k-th largest value is found on the rows where they
+# lie, as for rows in random order (see _candidate_rows): the maxima of
+# _SUBSETS_PER_K * k consecutive slices of the query's rows (one maximum.reduceat over
+# every slice of every query), whose k-th largest is at most the query's k-th largest
+# value.  The bound keeps about 1.3 k rows of a query in random order.  Queries whose
+# rows come ranked already (a run, a retriever's list) would keep about half of their
+# rows: their k-th row is their k-th largest value, when the first one is found ranked
+# (one pass tells which are).  Other queries keeping more than _LOOSE_BOUND_PER_K * k
+# rows take their exact k-th largest.
+_LOOSE_BOUND_PER_K = 4
+
+
+def _bounded_top_order(values, offsets, sizes, long, depth, stable):
+    """:func:`segmented_top_order` of segments of uneven sizes (see above)."""
+    floor = np.full(sizes.shape, -np.inf)
+    ranked = _ranked_segments(values, offsets, long)
+    if ranked is not None:
+        floor[ranked] = values[offsets[:-1][ranked] + depth - 1]
+        long = long & ~ranked
+    if long.any():
+        floor[long] = _slice_maxima_floor(values, offsets, sizes, long, depth)
+    keep = values >= np.repeat(floor, sizes)
+    counts = _count_by_segment(keep, offsets)
+    loose = long & (counts > _LOOSE_BOUND_PER_K * depth)
+    if loose.any():
+        floor[loose] = kth_largest_floor(values, offsets, depth, include=loose)[loose]
+        keep = values >= np.repeat(floor, sizes)
+        counts = _count_by_segment(keep, offsets)
+    return _kept_in_order(values, keep, counts, stable)
+
+
+def _kept_in_order(values, keep, counts, stable):
+    """``(order, kept_offsets)`` of the rows ``keep`` marks (``counts`` of them in each
+    segment), each segment's in descending order of ``values``."""
+    kept_offsets = np.zeros(counts.shape[0] + 1, dtype=np.intp)
+    np.cumsum(counts, out=kept_offsets[1:])
+    rows = np.flatnonzero(keep)
+    return rows[segmented_argsort_desc(values[rows], kept_offsets, stable=stable)], kept_offsets
+
+
+def _ranked_segments(values, offsets, long):
+    """Which segments' values never increase (boolean per segment, among ``long``),
+    or None when the first ``long`` segment's first rows already increase somewhere
+    (rows in no particular order are told so at that cost)."""
+    segment = int(np.argmax(long))
+    first = offsets[segment]
+    probe = values[first:min(offsets[segment + 1], first + _ROW_PROBE)]
+    if np.any(probe[1:] > probe[:-1]):
+        return None
+    rises = np.zeros(values.shape[0], dtype=bool)
+    np.greater(values[1:], values[:-1], out=rises[:-1])
+    rises[offsets[1:-1] - 1] = False  # from one segment to the next: no rise
+    return long & (_count_by_segment(rises, offsets) == 0)
+
+
+def _slice_maxima_floor(values, offsets, sizes, long, k):
+    """For each segment that ``long`` marks (each holds more than ``_SUBSETS_PER_K * k``
+    rows), at most its ``k``-th largest value: the ``k``-th largest of the maxima of
+    ``_SUBSETS_PER_K * k`` consecutive slices of its rows."""
+    n_slices = _SUBSETS_PER_K * k
+    members = np.flatnonzero(long)
+    lengths = sizes[members]
+    # Slice starts of every long segment, then the segment's end (so that its last
+    # slice stops there; that cell's "maximum" is dropped).
+    bounds = np.empty((members.shape[0], n_slices + 1), dtype=np.intp)
+    np.floor_divide(lengths[:, None] * np.arange(n_slices), n_slices, out=bounds[:, :n_slices])
+    bounds[:, :n_slices] += offsets[members, None]
+    bounds[:, n_slices] = offsets[members + 1]
+    flat = bounds.reshape(-1)
+    if flat[-1] == values.shape[0]:  # reduceat runs its last cell to the end anyway
+        flat = flat[:-1]
+    maxima = np.empty(bounds.size, dtype=values.dtype)
+    maxima[:flat.shape[0]] = np.maximum.reduceat(values, flat)
+    maxima = maxima.reshape(bounds.shape)[:, :n_slices]
+    return np.partition(maxima, n_slices - k, axis=1)[:, n_slices - k]
+
+
+def _exact_top_order(values, offsets, sizes, long, depth, stable):
+    """:func:`segmented_top_order` keeping exactly the rows of each long segment that
+    reach its ``depth``-th largest value, selected block by block (row-wise partition)."""
     kind = "stable" if stable else None
     kept_sizes = sizes.copy()
     ranked = []    # (queries, their kept rows best first, one query per row of a 2-D array)
@@ -1482,20 +1579,19 @@ def segmented_top_order_by_floor(values, offsets, floor, *, stable):
     A floor keeps whole tie groups, so this is a prefix of the segment's
     ranking.  Returns ``(order, kept_offsets)`` as :func:`segmented_top_order`.
     """
-    sizes = np.diff(offsets)
-    keep = values >= np.repeat(floor, sizes)
-    rows = np.flatnonzero(keep)
-    kept_offsets = np.zeros(offsets.shape, dtype=np.intp)
-    np.cumsum(_count_by_segment(keep, offsets), out=kept_offsets[1:])
-    return rows[segmented_argsort_desc(values[rows], kept_offsets, stable=stable)], kept_offsets
+    keep = values >= np.repeat(floor, np.diff(offsets))
+    return _kept_in_order(values, keep, _count_by_segment(keep, offsets), stable)
 
 
-def kth_largest_floor(values, offsets, k):
+def kth_largest_floor(values, offsets, k, include=None):
     """Per segment: its k-th largest value, or -inf when it holds at most ``2 * k``
-    values (then all of them are kept: selecting would save nothing)."""
+    values (then all of them are kept: selecting would save nothing) or is not one
+    that ``include`` (boolean, per segment) marks."""
     sizes = np.diff(offsets)
     floor = np.full(sizes.shape, -np.inf)
-    for members, starts, widths, width in _size_blocks(offsets, include=sizes > 2 * k):
+    long = sizes > 2 * k
+    for members, starts, widths, width in _size_blocks(
+            offsets, include=long if include is None else long & include):
         block, _, _ = _block(values, starts, widths, width, -np.inf, rows_needed=False)
         floor[members] = _kth_largest_by_row(block, k)
     return floor

@@ -552,35 +552,93 @@ def test_strided_input_equals_contiguous(spec):
 
 
 @pytest.mark.parametrize("stable", [True, False])
-def test_top_order_against_a_loop(stable):
-    """segmented_top_order keeps, per long segment, exactly the rows scoring at least its
-    depth-th largest score (a tie group is never cut), and whole short segments, in
-    descending order: a prefix of the stable sort with ``stable=True``."""
+@pytest.mark.parametrize("layout", ["ragged", "equal sizes", "ragged, ranked runs",
+                                    "ragged, ascending runs"])
+def test_top_order_against_a_loop(stable, layout):
+    """segmented_top_order keeps, per long segment, a prefix of its ranking holding every
+    row that scores at least its depth-th largest score, never cutting a tie group, and
+    whole short segments, in descending order: a prefix of the stable sort with
+    ``stable=True``.  Segments of one size keep exactly those rows; segments of uneven
+    sizes keep the rows reaching a lower bound of that score, at most 4 * depth rows
+    (or exactly those) each, also when a segment's rows come sorted (a loose bound)."""
     from skrank._grouping import segmented_top_order
 
     rng = np.random.default_rng(11)
-    sizes = np.concatenate([rng.integers(0, 60, size=300), [0, 1, 5000]])
-    rng.shuffle(sizes)
+    if layout == "equal sizes":
+        sizes = np.full(40, 57)
+    else:
+        sizes = np.concatenate([rng.integers(0, 60, size=300), [0, 1, 5000]])
+        rng.shuffle(sizes)
     offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.intp)
     n = offsets[-1]
     # Ties at the cutoff in every segment, in some segments, in none.
     for values in (rng.integers(0, 8, size=n) * 1.0, rng.integers(0, 150, size=n) * 1.0,
                    rng.random(n)):
+        if layout.endswith("runs"):  # two segments in three in order already
+            sign = 1 if layout.endswith("ascending runs") else -1
+            for q in range(sizes.size):
+                if q % 3 != 2:
+                    segment = values[offsets[q]:offsets[q + 1]]
+                    segment[...] = sign * np.sort(sign * segment)
         for depth in (1, 3, 10, 100):
-            order, kept_offsets = segmented_top_order(values, offsets, depth, stable=stable)
+            top = segmented_top_order(values, offsets, depth, stable=stable)
+            if top is None:  # nothing to select from
+                assert sizes.max() <= 2 * depth
+                continue
+            order, kept_offsets = top
             for q in range(sizes.size):
                 segment = values[offsets[q]:offsets[q + 1]]
                 full = offsets[q] + np.argsort(-segment, kind="stable")
-                n_kept = segment.size
-                if segment.size > 2 * depth:
-                    n_kept = int(np.count_nonzero(segment >= values[full[depth - 1]]))
                 got = order[kept_offsets[q]:kept_offsets[q + 1]]
+                n_kept = n_least = segment.size
+                if segment.size > 2 * depth:
+                    n_least = int(np.count_nonzero(segment >= values[full[depth - 1]]))
+                    n_kept = got.size
+                    assert n_least <= n_kept <= max(n_least, 4 * depth)
+                    if layout == "equal sizes":
+                        assert n_kept == n_least
+                    if n_kept < segment.size:  # no tie group cut
+                        assert values[full[n_kept - 1]] > values[full[n_kept]]
                 if stable:
                     np.testing.assert_array_equal(got, full[:n_kept])
                 else:
                     assert sorted(got) == sorted(full[:n_kept])
                     assert np.all(np.diff(values[got]) <= 0)
     assert segmented_top_order(values, offsets, 5000, stable=stable) is None  # nothing to select
+
+
+@pytest.mark.parametrize("order, ranked, exact", [
+    ("random", False, False), ("ranked", True, False), ("ascending", False, True)])
+def test_top_order_of_uneven_segments_takes_the_bound_its_rows_need(monkeypatch, order, ranked,
+                                                                   exact):
+    """Segments of uneven sizes: rows in no order take the slice-maxima bound alone;
+    ranked rows (descending) are found so and read at their depth-th row; rows whose
+    bound keeps too many (ascending) take their exact depth-th largest value."""
+    from skrank import _grouping as G
+
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(30, 300, size=50)
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.intp)
+    values = rng.random(offsets[-1])
+    if order != "random":
+        for q in range(sizes.size):
+            segment = values[offsets[q]:offsets[q + 1]]
+            segment[...] = np.sort(segment)[::-1 if order == "ranked" else 1]
+    calls = {"ranked": [], "exact": []}
+    found_ranked, exact_floor = G._ranked_segments, G.kth_largest_floor
+    monkeypatch.setattr(G, "_ranked_segments",
+                        lambda *a: calls["ranked"].append(found_ranked(*a)) or calls["ranked"][-1])
+    monkeypatch.setattr(G, "kth_largest_floor",
+                        lambda *a, **kw: calls["exact"].append(1) or exact_floor(*a, **kw))
+    order_, kept_offsets = G.segmented_top_order(values, offsets, 5, stable=True)
+    found = calls["ranked"][0]
+    assert (found is not None and bool(found.all())) == ranked
+    assert bool(calls["exact"]) == exact
+    assert np.all(np.diff(kept_offsets) >= 5) and np.all(np.diff(kept_offsets) <= 20)
+    for q in range(sizes.size):
+        want = offsets[q] + np.argsort(-values[offsets[q]:offsets[q + 1]], kind="stable")
+        got = order_[kept_offsets[q]:kept_offsets[q + 1]]
+        np.testing.assert_array_equal(got, want[:got.size])
 
 
 @pytest.mark.parametrize("ties", ["average", "stable"])
