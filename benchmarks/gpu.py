@@ -2,6 +2,7 @@
 
     python benchmarks/gpu.py            # on a CUDA GPU: 1M and 10M rows; else a small CPU check
     python benchmarks/gpu.py --smoke    # tiny sizes, on whatever device there is
+    python benchmarks/gpu.py --profile  # also torch.profiler tables at the largest size
 
 Workload: 10,000 (1M rows) and 100,000 (10M rows) queries of 100 documents, graded
 labels in {0, 1, 2}, scores rounded to two decimals (many ties, so that the exact
@@ -12,8 +13,9 @@ the GPU before timing.  Timed (median of repeats after a warm-up, with
 * skrank ``ndcg_score(k=10)``, ``map_score`` and ``evaluate`` with nDCG@10, MAP,
   MRR and P@10, on the tensors (the array-API path: nothing is copied to the host);
 * torchmetrics ``RetrievalNormalizedDCG(top_k=10)`` and ``RetrievalMAP`` on the
-  same tensors and device (skipped at 10M rows unless ``--torchmetrics-large``:
-  it loops over queries in Python and took 88 s there in the issue's measurement);
+  same tensors and device, one timed call each after a warm-up on 100 queries
+  (skipped at 10M rows unless ``--torchmetrics-large``: it loops over queries in
+  Python and took 88 s there in the issue's measurement);
 * a plain top-k nDCG@10 on the (queries x documents) matrix: ``torch.topk`` of the
   scores and of the labels, no tie averaging -- a lower bound for any exact nDCG.
 
@@ -41,9 +43,10 @@ def _clock(torch, device):
     return sync
 
 
-def _timed(fn, sync, budget=2.0, min_rep=3, max_rep=20):
-    fn()  # warm-up (kernels compiled, caches filled)
-    sync()
+def _timed(fn, sync, budget=2.0, min_rep=3, max_rep=20, warm_up=True):
+    if warm_up:
+        fn()  # warm-up (kernels compiled, caches filled)
+        sync()
     times = []
     start = time.perf_counter()
     while len(times) < min_rep or (time.perf_counter() - start < budget and len(times) < max_rep):
@@ -73,7 +76,46 @@ def _top_k_ndcg(torch, labels, scores, k):
     return torch.where(idcg > 0, dcg / torch.where(idcg > 0, idcg, 1.0), 0.0).mean()
 
 
-def run(n_queries, n_docs, device, *, with_torchmetrics, rows_label):
+def _profile(torch, device, fn, label, repeats=3):
+    """torch.profiler's table of ``fn`` (its operators by device time), and how much of
+    the wall time the device's kernels account for (the rest: launches, syncs, Python)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda"
+                                           else [])
+    fn()
+    sync = _clock(torch, device)
+    sync()
+    with profile(activities=activities) as prof:
+        t0 = time.perf_counter()
+        for _ in range(repeats):
+            fn()
+        sync()
+        wall = (time.perf_counter() - t0) / repeats
+    events = prof.key_averages()
+    on_device = device.type == "cuda"
+    key = "self_device_time_total" if on_device else "self_cpu_time_total"
+
+    def self_time(event):
+        value = getattr(event, key, None)
+        if value is None:  # older PyTorch names
+            value = getattr(event, "self_cuda_time_total", 0)
+        return value
+
+    kernel_us = sum(self_time(e) for e in events) / repeats
+    syncs = sum(e.count for e in events if "Synchronize" in e.key) / repeats
+    print(f"\nProfile of {label} ({repeats} calls): {wall * 1e3:.2f} ms a call, "
+          f"{'device kernels' if on_device else 'operators (self CPU)'} "
+          f"{kernel_us / 1e3:.2f} ms of it; {syncs:.0f} synchronisations a call")
+    sort_by = "self_device_time_total" if on_device else "self_cpu_time_total"
+    try:
+        print(events.table(sort_by=sort_by, row_limit=18, max_name_column_width=48))
+    except (AttributeError, KeyError, ValueError):  # older PyTorch: the CUDA name
+        print(events.table(sort_by="self_cuda_time_total", row_limit=18,
+                           max_name_column_width=48))
+
+
+def run(n_queries, n_docs, device, *, with_torchmetrics, rows_label, profile=False):
     import torch
 
     import skrank
@@ -117,24 +159,40 @@ def run(n_queries, n_docs, device, *, with_torchmetrics, rows_label):
         except ImportError:
             print("torchmetrics is not installed: `pip install torchmetrics` to compare.")
         else:
+            # torchmetrics loops over the queries in Python (seconds per million rows): it
+            # is warmed up on the first 100 queries, timed once on all of them, and its
+            # values are checked on the first 1,000 queries only, to keep the run bounded.
             ndcg = RetrievalNormalizedDCG(top_k=10).to(device)
             average_precision = RetrievalMAP().to(device)
             target = t["y_true"].long()
+
+            def torchmetrics_value(metric, scores, rows):
+                metric.reset()  # forward() also accumulates a global state: start empty
+                labels = target[:rows] if metric is ndcg else target[:rows] > 0
+                return metric(scores[:rows], labels, indexes=t["qid"][:rows])
+
             for name, metric in (("nDCG@10", ndcg), ("MAP", average_precision)):
-                def call(metric=metric):
-                    return metric(t["y_score"], target if metric is ndcg else target > 0,
-                                  indexes=t["qid"])
-                seconds, _ = _timed(call, sync, budget=0.0, min_rep=1, max_rep=1)
+                torchmetrics_value(metric, t["y_score"], 100 * n_docs)  # warm-up
+                sync()
+                seconds, _ = _timed(lambda metric=metric: torchmetrics_value(
+                    metric, t["y_score"], n_queries * n_docs), sync, warm_up=False,
+                    budget=0.0, min_rep=1, max_rep=1)
                 out[f"torchmetrics {name}"] = seconds
             # Values on tie-free scores, where both orders agree.
             _, tie_free, _ = _workload(n_queries, n_docs, ties=False)
+            rows = min(n_queries, 1_000) * n_docs
             tie_free_t = torch.as_tensor(tie_free, device=device)
             check("torchmetrics nDCG@10 vs skrank (no ties)",
-                  float(ndcg(tie_free_t, target, indexes=t["qid"])),
-                  skrank.ndcg_score(y_true, tie_free, qid=qid, k=10), tol=1e-5)
+                  float(torchmetrics_value(ndcg, tie_free_t, rows)),
+                  skrank.ndcg_score(y_true[:rows], tie_free[:rows], qid=qid[:rows], k=10),
+                  tol=1e-5)
             check("torchmetrics MAP vs skrank (no ties)",
-                  float(average_precision(tie_free_t, target > 0, indexes=t["qid"])),
-                  skrank.map_score(y_true, tie_free, qid=qid), tol=1e-5)
+                  float(torchmetrics_value(average_precision, tie_free_t, rows)),
+                  skrank.map_score(y_true[:rows], tie_free[:rows], qid=qid[:rows]), tol=1e-5)
+
+    if profile:
+        _profile(torch, device, cases["nDCG@10"][0], "skrank nDCG@10")
+        _profile(torch, device, cases["evaluate"][0], "skrank evaluate")
 
     print(f"\n{rows_label} ({n_queries:,} queries x {n_docs} documents) on {device}:")
     for name, seconds in out.items():
@@ -156,15 +214,35 @@ def main(argv=None):
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, on any device")
     parser.add_argument("--torchmetrics-large", action="store_true",
                         help="also time torchmetrics at 10M rows (minutes)")
+    parser.add_argument("--profile", action="store_true",
+                        help="torch.profiler tables of skrank's nDCG@10 and evaluate at the "
+                             "largest size")
     args = parser.parse_args(argv)
     try:
         import torch
     except ImportError:
         print("PyTorch is not installed: nothing to benchmark (pip install torch).")
         return 0
+    import numpy
+    import scipy
+    import sklearn
+
+    import skrank
+    from skrank._array_api import _compat
+
+    versions = {"torch": torch.__version__, "numpy": numpy.__version__,
+                "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
+                "array-api-compat": _compat().__version__, "skrank": skrank.__version__}
+    try:
+        import torchmetrics
+        versions["torchmetrics"] = torchmetrics.__version__
+    except ImportError:
+        pass
+    print("Versions:", ", ".join(f"{name} {version}" for name, version in versions.items()),
+          f"; Python {sys.version.split()[0]}")
     if torch.cuda.is_available():
         device = torch.device("cuda")
-        print(f"GPU: {torch.cuda.get_device_name(device)}; torch {torch.__version__}")
+        print(f"GPU: {torch.cuda.get_device_name(device)}; CUDA {torch.version.cuda}")
         sizes = [(200, 50, "10,000 rows")] if args.smoke else [
             (10_000, 100, "1M rows"), (100_000, 100, "10M rows")]
     else:
@@ -177,7 +255,8 @@ def main(argv=None):
     for n_queries, n_docs, label in sizes:
         large = n_queries * n_docs >= 10_000_000
         failures += run(n_queries, n_docs, device, rows_label=label,
-                        with_torchmetrics=not large or args.torchmetrics_large)
+                        with_torchmetrics=not large or args.torchmetrics_large,
+                        profile=args.profile and (n_queries, n_docs, label) == sizes[-1])
     for failure in failures:
         print("VALUE MISMATCH:", failure)
     return 1 if failures else 0

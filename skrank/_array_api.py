@@ -124,7 +124,11 @@ def segment_sum(xp, values, segment_ids, offsets, n_segments):
     if compat.is_cupy_array(values):
         import cupy
 
-        return cupy.bincount(segment_ids, weights=values, minlength=n_segments).astype(values.dtype)
+        with values.device:
+            if segment_ids.shape[0] == 0:  # cupy.bincount takes the max of its input
+                return cupy.zeros(n_segments, dtype=values.dtype)
+            return cupy.bincount(segment_ids, weights=values,
+                                 minlength=n_segments).astype(values.dtype)
     # Generic: a cumulative sum read at the segment boundaries (exact for integers; for
     # floats its rounding grows with the running total, which is why the namespaces
     # with a scatter-add use it).

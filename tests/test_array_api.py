@@ -8,6 +8,9 @@ many ties.  Two namespaces run on this CPU-only CI: array-api-strict (which
 refuses anything outside the standard; its arrays live on a second, fake device
 ``Device("device1")``, so that an array moved to the default device or to NumPy
 on the way fails) and PyTorch CPU tensors (the adapter's native primitives).
+On a machine with a CUDA GPU, the same tests also run on CUDA tensors and, when
+CuPy is installed, on CuPy arrays (``-k "torch_cuda or cupy"`` selects them);
+CI has no GPU, so there they are simply not collected.
 """
 
 import os
@@ -79,6 +82,55 @@ class Torch:
     float32 = torch.float32
 
 
+class TorchCuda:
+    name = "torch_cuda"
+
+    @staticmethod
+    def put(values, dtype=None):
+        return torch.asarray(_floats_as(values, dtype), device="cuda")
+
+    @staticmethod
+    def get(values):
+        return values.cpu().numpy()
+
+    @staticmethod
+    def is_own(values):
+        return isinstance(values, torch.Tensor) and values.device.type == "cuda"
+
+    float32 = torch.float32
+
+
+def _cupy():
+    """CuPy when it is installed and sees a GPU, else None."""
+    try:
+        import cupy
+
+        return cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None
+    except Exception:  # not installed, or no driver / device
+        return None
+
+
+cupy = _cupy()
+
+
+class CuPy:
+    name = "cupy"
+
+    @staticmethod
+    def put(values, dtype=None):
+        return cupy.asarray(_floats_as(values, dtype))
+
+    @staticmethod
+    def get(values):
+        return cupy.asnumpy(values)
+
+    @staticmethod
+    def is_own(values):
+        return isinstance(values, cupy.ndarray)
+
+    float32 = np.float32
+
+
 # array-api-strict's releases that still run on NumPy 1.x mishandle devices (cumulative_sum
 # puts its leading zero on the default device; to_device calls NumPy 2's asarray(copy=)):
 # on NumPy 1.x (CI's oldest-versions run) PyTorch alone covers the device path.
@@ -89,6 +141,11 @@ needs_working_strict = pytest.mark.skipif(
 
 NAMESPACES = [pytest.param(Strict, id="strict", marks=needs_working_strict),
               pytest.param(Torch, id="torch")]
+# GPU namespaces, only where there is a GPU (never on CI).
+if torch.cuda.is_available():
+    NAMESPACES.append(pytest.param(TorchCuda, id="torch_cuda"))
+if cupy is not None:
+    NAMESPACES.append(pytest.param(CuPy, id="cupy"))
 
 
 def _device_gain(labels):
