@@ -1363,21 +1363,18 @@ def _candidate_rows(groups, labels, scores, depth):
         np.maximum.at(best, codes[relevant], scores[relevant])
         best[best == -np.inf] = np.inf  # no such document: nothing to read for it
         bound = best if bound is None else np.minimum(bound, best)
-    # Chunk by chunk, so that the candidates' codes, labels and scores are gathered
-    # while their chunk is in cache.
-    parts, n_kept = [], 0
+    # Chunk by chunk (each chunk's bounds gathered and compared while in cache), giving
+    # up as soon as too many rows reach them; then the candidates gathered at once.
+    keep = np.empty(n, dtype=bool)
+    n_kept = 0
     for first in range(0, n, _PASS_ROWS):
         part = slice(first, first + _PASS_ROWS)
-        chunk_codes, chunk_scores = codes[part], scores[part]
-        found = np.flatnonzero(chunk_scores >= bound[chunk_codes])
-        parts.append((chunk_codes[found], labels[part][found], chunk_scores[found]))
-        n_kept += found.shape[0]
+        np.greater_equal(scores[part], bound[codes[part]], out=keep[part])
+        n_kept += np.count_nonzero(keep[part])
         if n_kept > _CANDIDATE_SHARE * n:
             return None
-    if len(parts) == 1:
-        kept_codes, kept_labels, kept_scores = parts[0]
-    else:
-        kept_codes, kept_labels, kept_scores = (np.concatenate(p) for p in zip(*parts))
+    found = np.flatnonzero(keep)
+    kept_codes, kept_labels, kept_scores = codes[found], labels[found], scores[found]
     offsets = np.zeros(n_queries + 1, dtype=np.intp)
     np.cumsum(np.bincount(kept_codes, minlength=n_queries), out=offsets[1:])
     kept_labels, kept_scores = QueryGroups(groups.qids, offsets, kept_codes).grouped(
