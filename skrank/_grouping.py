@@ -1456,21 +1456,42 @@ _LOOSE_BOUND_PER_K = 4
 
 def _bounded_top_order(values, offsets, sizes, long, depth, stable):
     """:func:`segmented_top_order` of segments of uneven sizes (see above)."""
+    _, keep, counts = _uneven_floor(values, offsets, sizes, long, depth)
+    return _kept_in_order(values, keep, counts, stable)
+
+
+def _uneven_floor(values, offsets, sizes, long, k):
+    """``(floor, keep, counts)``: per segment, a floor at most its ``k``-th largest value
+    (-inf where not ``long``), found as the comment above says; the rows reaching it,
+    and how many of each segment's do."""
     floor = np.full(sizes.shape, -np.inf)
     ranked = _ranked_segments(values, offsets, long)
     if ranked is not None:
-        floor[ranked] = values[offsets[:-1][ranked] + depth - 1]
+        floor[ranked] = values[offsets[:-1][ranked] + k - 1]
         long = long & ~ranked
     if long.any():
-        floor[long] = _slice_maxima_floor(values, offsets, sizes, long, depth)
+        floor[long] = _slice_maxima_floor(values, offsets, sizes, long, k)
     keep = values >= np.repeat(floor, sizes)
     counts = _count_by_segment(keep, offsets)
-    loose = long & (counts > _LOOSE_BOUND_PER_K * depth)
+    loose = long & (counts > _LOOSE_BOUND_PER_K * k)
     if loose.any():
-        floor[loose] = kth_largest_floor(values, offsets, depth, include=loose)[loose]
+        floor[loose] = kth_largest_floor(values, offsets, k, include=loose)[loose]
         keep = values >= np.repeat(floor, sizes)
         counts = _count_by_segment(keep, offsets)
-    return _kept_in_order(values, keep, counts, stable)
+    return floor, keep, counts
+
+
+def kth_floor(values, offsets, k):
+    """Per segment: a floor at most its ``k``-th largest value, -inf when it holds at
+    most ``2 * k`` values (all of them kept: selecting would save nothing).  The
+    ``k``-th largest value itself for segments of one size; for segments of uneven
+    sizes the bound :func:`segmented_top_order` keeps (a few rows more, found without
+    gathering padded blocks)."""
+    sizes = np.diff(offsets)
+    long = sizes > 2 * k
+    if not long.any() or sizes.min() == sizes.max():
+        return kth_largest_floor(values, offsets, k)
+    return _uneven_floor(values, offsets, sizes, long, k)[0]
 
 
 def _kept_in_order(values, keep, counts, stable):
@@ -2064,7 +2085,7 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     elif depth is not None and depth.first_relevant:
         floor = first_relevant_floor(labels_g, scores_g, offsets, depth.first_relevant)
         if depth.k is not None:
-            floor = np.minimum(floor, kth_largest_floor(scores_g, offsets, depth.k))
+            floor = np.minimum(floor, kth_floor(scores_g, offsets, depth.k))
         top = segmented_top_order_by_floor(scores_g, offsets, floor, stable=stable)
     elif depth is not None:
         top = segmented_top_order(scores_g, offsets, depth.k, stable=stable)

@@ -607,6 +607,32 @@ def test_top_order_against_a_loop(stable, layout):
     assert segmented_top_order(values, offsets, 5000, stable=stable) is None  # nothing to select
 
 
+@pytest.mark.parametrize("layout", ["ragged", "equal sizes", "ragged, ranked runs"])
+def test_kth_floor_is_at_most_the_kth_largest(layout):
+    """kth_floor: -inf for segments of at most 2k values; else at most the k-th largest
+    value, and that value itself for segments of one size or ranked runs."""
+    from skrank._grouping import kth_floor
+
+    rng = np.random.default_rng(8)
+    sizes = np.full(30, 41) if layout == "equal sizes" else rng.integers(0, 200, size=200)
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.intp)
+    for values in (rng.random(offsets[-1]), rng.integers(0, 6, size=offsets[-1]) * 1.0):
+        if layout.endswith("runs"):
+            for q in range(sizes.size):
+                values[offsets[q]:offsets[q + 1]] = -np.sort(-values[offsets[q]:offsets[q + 1]])
+        for k in (1, 5, 20):
+            floor = kth_floor(values, offsets, k)
+            for q in range(sizes.size):
+                segment = values[offsets[q]:offsets[q + 1]]
+                if segment.size <= 2 * k:
+                    assert floor[q] == -np.inf
+                    continue
+                kth = np.sort(segment)[-k]
+                assert floor[q] <= kth
+                if layout != "ragged":
+                    assert floor[q] == kth
+
+
 @pytest.mark.parametrize("order, ranked, exact", [
     ("random", False, False), ("ranked", True, False), ("ascending", False, True)])
 def test_top_order_of_uneven_segments_takes_the_bound_its_rows_need(monkeypatch, order, ranked,
