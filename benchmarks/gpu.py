@@ -2,7 +2,7 @@
 
     python benchmarks/gpu.py            # on a CUDA GPU: 1M and 10M rows; else a small CPU check
     python benchmarks/gpu.py --smoke    # tiny sizes, on whatever device there is
-    python benchmarks/gpu.py --profile  # also torch.profiler tables at the largest size
+    python benchmarks/gpu.py --profile  # also torch.profiler tables
 
 Workload: 10,000 (1M rows) and 100,000 (10M rows) queries of 100 documents, graded
 labels in {0, 1, 2}, scores rounded to two decimals (many ties, so that the exact
@@ -94,19 +94,21 @@ def _profile(torch, device, fn, label, repeats=3):
         wall = (time.perf_counter() - t0) / repeats
     events = prof.key_averages()
     on_device = device.type == "cuda"
-    key = "self_device_time_total" if on_device else "self_cpu_time_total"
+    if on_device:  # the kernels and copies themselves (an operator's row repeats them)
+        from torch.autograd import DeviceType
 
-    def self_time(event):
-        value = getattr(event, key, None)
-        if value is None:  # older PyTorch names
-            value = getattr(event, "self_cuda_time_total", 0)
-        return value
-
-    kernel_us = sum(self_time(e) for e in events) / repeats
+        busy_us = sum(getattr(e, "self_device_time_total", 0) for e in events
+                      if e.device_type == DeviceType.CUDA) / repeats
+        launches = sum(e.count for e in events if e.device_type == DeviceType.CUDA) / repeats
+    else:
+        busy_us = sum(e.self_cpu_time_total for e in events) / repeats
+        launches = sum(e.count for e in events if e.key.startswith("aten::")) / repeats
     syncs = sum(e.count for e in events if "Synchronize" in e.key) / repeats
     print(f"\nProfile of {label} ({repeats} calls): {wall * 1e3:.2f} ms a call, "
-          f"{'device kernels' if on_device else 'operators (self CPU)'} "
-          f"{kernel_us / 1e3:.2f} ms of it; {syncs:.0f} synchronisations a call")
+          f"{'device busy' if on_device else 'operators (self CPU)'} "
+          f"{busy_us / 1e3:.2f} ms of it; {launches:.0f} "
+          f"{'kernels and copies' if on_device else 'operators'}, "
+          f"{syncs:.0f} synchronisations a call")
     sort_by = "self_device_time_total" if on_device else "self_cpu_time_total"
     try:
         print(events.table(sort_by=sort_by, row_limit=18, max_name_column_width=48))
@@ -191,8 +193,9 @@ def run(n_queries, n_docs, device, *, with_torchmetrics, rows_label, profile=Fal
                   skrank.map_score(y_true[:rows], tie_free[:rows], qid=qid[:rows]), tol=1e-5)
 
     if profile:
-        _profile(torch, device, cases["nDCG@10"][0], "skrank nDCG@10")
-        _profile(torch, device, cases["evaluate"][0], "skrank evaluate")
+        _profile(torch, device, cases["nDCG@10"][0], f"skrank nDCG@10, {rows_label}")
+        if profile == "full":
+            _profile(torch, device, cases["evaluate"][0], f"skrank evaluate, {rows_label}")
 
     print(f"\n{rows_label} ({n_queries:,} queries x {n_docs} documents) on {device}:")
     for name, seconds in out.items():
@@ -215,8 +218,8 @@ def main(argv=None):
     parser.add_argument("--torchmetrics-large", action="store_true",
                         help="also time torchmetrics at 10M rows (minutes)")
     parser.add_argument("--profile", action="store_true",
-                        help="torch.profiler tables of skrank's nDCG@10 and evaluate at the "
-                             "largest size")
+                        help="torch.profiler tables of skrank's nDCG@10 at each size, and of "
+                             "evaluate at the largest")
     args = parser.parse_args(argv)
     try:
         import torch
@@ -256,7 +259,8 @@ def main(argv=None):
         large = n_queries * n_docs >= 10_000_000
         failures += run(n_queries, n_docs, device, rows_label=label,
                         with_torchmetrics=not large or args.torchmetrics_large,
-                        profile=args.profile and (n_queries, n_docs, label) == sizes[-1])
+                        profile=args.profile and ("full" if (n_queries, n_docs, label) == sizes[-1]
+                                                  else "short"))
     for failure in failures:
         print("VALUE MISMATCH:", failure)
     return 1 if failures else 0

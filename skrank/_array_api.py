@@ -64,7 +64,39 @@ def namespace(*arrays):
     foreign = [x for x in arrays if _is_foreign(x)]
     if not foreign:
         return None
-    return _compat().array_namespace(*foreign)
+    compat = _compat()
+    xp = compat.array_namespace(*foreign)
+    return _plain_take(xp) if compat.is_torch_namespace(xp) else xp
+
+
+_PLAIN_TAKE = {}
+
+
+def _plain_take(xp):
+    """array-api-compat's PyTorch namespace with ``take`` and ``take_along_axis`` that
+    index directly: its own wrap negative indices first (``where(i < 0, i + n, i)``,
+    three more kernels a call, which on a GPU cost more than the gather itself), and
+    skrank's indices are never negative."""
+    key = id(xp)
+    if key not in _PLAIN_TAKE:
+        import types
+
+        import torch
+
+        plain = types.ModuleType(xp.__name__)
+        plain.__dict__.update(vars(xp))
+
+        def take(x, indices, /, *, axis=None):
+            if axis is None and x.ndim != 1:
+                raise ValueError("axis must be specified when ndim > 1")
+            return torch.index_select(x, 0 if axis is None else axis, indices)
+
+        def take_along_axis(x, indices, /, *, axis=-1):
+            return torch.take_along_dim(x, indices, dim=axis)
+
+        plain.take, plain.take_along_axis = take, take_along_axis
+        _PLAIN_TAKE[key] = plain
+    return _PLAIN_TAKE[key]
 
 
 def device_of(x):
@@ -219,9 +251,9 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved, host_check):
         mask = xp.asarray(retrieved if _is_foreign(retrieved) else np.asarray(retrieved),
                           device=device)
         ok = mask.dtype == xp.bool and mask.ndim == 1 and mask.shape[0] == labels.shape[0]
-    if ok:
-        ok = bool(xp.all(xp.isfinite(labels))) and bool(
-            xp.all(xp.isfinite(scores) | (~mask if mask is not None else False)))
+    if ok:  # both finiteness checks in one transfer
+        scored = xp.isfinite(scores) if mask is None else xp.isfinite(scores) | ~mask
+        ok = bool(xp.all(xp.isfinite(labels)) & xp.all(scored))
     if not ok:
         _fail_on_host(func, y_true, y_score, qid, retrieved, host_check)
     if _is_foreign(qid) and xp.isdtype(qid.dtype, "real floating") \
@@ -298,19 +330,33 @@ def query_weights(func, sample_weight, qid, n_queries, codes_of, host_check):
 def factorize(func, qid, device, xp):
     """``(codes on the device, qids)``: device ids by ``unique_inverse`` (sorted ids),
     host ids by the NumPy factoriser (its order), codes then copied to the device."""
+    codes, qids, _ = _factorize(func, qid, device, xp)
+    return codes, qids
+
+
+def _factorize(func, qid, device, xp):
+    """:func:`factorize`'s ``(codes, qids)`` and whether the codes are sorted (rows
+    grouped by query), known without a further transfer."""
     if _is_foreign(qid):
-        if qid.shape[0] > 1 and bool(xp.all(qid[1:] >= qid[:-1])):
+        if qid.shape[0] > 1:
             # Sorted ids (the usual layout): runs of equal ids, numbered without a sort.
+            # One transfer says both whether they are sorted and how many runs there are.
             new = xp.concat([xp.ones(1, dtype=xp.bool, device=device), qid[1:] != qid[:-1]])
             codes = xp.cumulative_sum(xp.astype(new, xp.int64)) - 1
-            return codes, xp.take(qid, xp.nonzero(new)[0])
+            last = int(xp.where(xp.all(qid[1:] >= qid[:-1]), codes[-1],
+                                xp.asarray(-1, dtype=codes.dtype, device=device)))
+            if last >= 0:
+                starts = xp.searchsorted(codes, xp.arange(last + 1, device=device))
+                return codes, xp.take(qid, starts), True
         qids, codes = xp.unique_inverse(qid)
-        return xp.astype(codes, xp.int64), qids
+        return xp.astype(codes, xp.int64), qids, qid.shape[0] <= 1
     from ._grouping import factorize_qid
     from ._validation import as_qid_array
 
     codes, qids, _ = factorize_qid(func, as_qid_array(qid))
-    return xp.asarray(np.asarray(codes, dtype=np.int64), device=device), qids
+    codes = np.asarray(codes, dtype=np.int64)
+    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # on the host: no transfer
+    return xp.asarray(codes, device=device), qids, grouped
 
 
 class DeviceRanking:
@@ -323,7 +369,7 @@ class DeviceRanking:
     depth = None
 
     def __init__(self, xp, *, qids, query, labels, offsets, tie_starts, all_labels, all_query,
-                 all_offsets, new_group=None):
+                 all_offsets, group=None, max_kept=None):
         self.xp = xp
         self.device = device_of(labels)
         self.dtype = labels.dtype
@@ -340,21 +386,28 @@ class DeviceRanking:
         self.all_labels = all_labels
         self.all_query = all_query
         self.all_offsets = all_offsets
-        self.all_position = (xp.arange(all_labels.shape[0], device=self.device)
-                             - xp.take(all_offsets, all_query))
+        if all_offsets is offsets:  # every judged row is ranked
+            self.all_position = self.position
+        else:
+            self.all_position = (xp.arange(all_labels.shape[0], device=self.device)
+                                 - xp.take(all_offsets, all_query))
         self._cache = {}
+        if max_kept is not None:
+            self._cache["max_kept"] = max_kept
         if tie_starts is not None:
             starts = tie_starts[:-1]
             self.group_start = starts
             self.group_size = tie_starts[1:] - starts
             self.group_query = xp.take(query, starts)
             self.group_position = xp.take(self.position, starts)
-            # Each row's group: the number of group starts at or before it, minus one.
-            self.group = xp.cumulative_sum(xp.astype(new_group, xp.int64)) - 1
+            self.group = group  # each row's group
 
     @property
     def max_kept(self):
-        return int(self.xp.max(self.n_kept)) if self.n_queries else 0
+        """Rows of the longest query (one transfer, on first use)."""
+        if "max_kept" not in self._cache:
+            self._cache["max_kept"] = int(self.xp.max(self.n_kept)) if self.n_queries else 0
+        return self._cache["max_kept"]
 
     def sum_by_query(self, values):
         return segment_sum(self.xp, values, self.query, self.offsets, self.n_queries)
@@ -397,7 +450,8 @@ class DeviceRanking:
         if "ideal" not in self._cache:
             xp = self.xp
             order, _, _ = _group(xp, self.all_query, [(self.all_labels, True)], self.n_queries,
-                                 self.device, grouped=True)
+                                 self.device, grouped=True, offsets=self.all_offsets,
+                                 width=self._cache.get("all_width"))
             self._cache["ideal"] = xp.take(self.all_labels, order)
         return self._cache["ideal"]
 
@@ -406,29 +460,42 @@ class DeviceRanking:
         return self.xp.take(self.ideal_labels(), self.all_offsets[:-1])
 
 
-def _group(xp, codes, keys, n_queries, device, grouped=False):
+def _uniform_width(xp, offsets, n, n_queries):
+    """The common size of the queries (one transfer), or None when sizes differ."""
+    width = n // n_queries if n_queries else 0
+    if width * n_queries == n and bool(xp.all(offsets[1:] - offsets[:-1] == width)):
+        return width
+    return None
+
+
+def _group(xp, codes, keys, n_queries, device, grouped=False, offsets=None, width=None):
     """Order of rows by (query, keys[-1], ..., keys[0]): one stable sort per key, least
     significant first; returns ``(order, sorted codes, offsets)``.
 
     Rows already grouped into queries of one size (the 2-D form, uniform lists with
     sorted ids) are sorted row-wise as a (queries x documents) matrix: one sort per
-    key, segmented for free, and no sort by query."""
+    key, segmented for free, and no sort by query.  With ``grouped``, known
+    ``offsets`` and ``width`` (the common size, when there is one) save their
+    computation and a transfer."""
     n = codes.shape[0]
     if grouped:
-        offsets = xp.searchsorted(codes, xp.arange(n_queries + 1, device=device))
-        width = n // n_queries if n_queries else 0
+        if offsets is None:
+            offsets = xp.searchsorted(codes, xp.arange(n_queries + 1, device=device))
         if not keys:
             return xp.arange(n, device=device), codes, offsets
-        if width * n_queries == n and bool(xp.all(offsets[1:] - offsets[:-1] == width)):
-            base = xp.reshape(xp.arange(n_queries, dtype=xp.int64, device=device) * width,
-                              (-1, 1))
-            within = xp.broadcast_to(xp.arange(width, dtype=xp.int64, device=device),
-                                     (n_queries, width))
+        if width is None:
+            width = _uniform_width(xp, offsets, n, n_queries)
+        if width is not None:
+            # Positions within each query, None while they are the rows' own order.
+            within = None
             for key, descending in keys:
-                block = xp.take(key, xp.reshape(within + base, (-1,)))
-                rows = xp.argsort(xp.reshape(block, (n_queries, width)), axis=1, stable=True,
-                                  descending=descending)
-                within = xp.take_along_axis(within, rows, axis=1)
+                block = xp.reshape(key, (n_queries, width))
+                if within is not None:
+                    block = xp.take_along_axis(block, within, axis=1)
+                rows = xp.argsort(block, axis=1, stable=True, descending=descending)
+                within = rows if within is None else xp.take_along_axis(within, rows, axis=1)
+            base = xp.reshape(xp.arange(n_queries, dtype=within.dtype, device=device) * width,
+                              (-1, 1))
             return xp.reshape(within + base, (-1,)), codes, offsets
     order = xp.arange(n, device=device)
     for key, descending in keys:
@@ -444,46 +511,66 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
     """:func:`skrank._grouping.rank_queries` for checked device arrays."""
     xp = namespace(y_true)
     device = device_of(y_true)
+    width = None  # the common size of the queries, when known to be one
     if shape is not None:
-        n_queries, n_docs = shape
+        n_queries, width = shape
         codes = xp.reshape(xp.broadcast_to(xp.reshape(
             xp.arange(n_queries, dtype=xp.int64, device=device), (-1, 1)), shape), (-1,))
         qids = xp.arange(n_queries, device=device)
+        grouped = True
+        offsets = xp.arange(n_queries + 1, dtype=xp.int64, device=device) * width
     else:
-        codes, qids = factorize(func, qid, device, xp)
+        # Already grouped (sorted ids): the query sort is skipped.
+        codes, qids, grouped = _factorize(func, qid, device, xp)
         n_queries = qids.shape[0]
-    # Already grouped (the 2-D form, sorted ids): the query sort is skipped.
-    grouped = shape is not None or bool(xp.all(codes[1:] >= codes[:-1]))
+        offsets = None
     all_labels = all_query = all_offsets = None
     if retrieved is not None:
         # The judged rows (retrieved or not), grouped by query, for R and the ideal ranking.
-        all_order, all_query, all_offsets = _group(xp, codes, [], n_queries, device, grouped)
+        all_order, all_query, all_offsets = _group(xp, codes, [], n_queries, device, grouped,
+                                                   offsets)
         all_labels = xp.take(y_true, all_order)
         kept = xp.nonzero(retrieved)[0]
         codes, y_true, y_score = (xp.take(codes, kept), xp.take(y_true, kept),
                                   xp.take(y_score, kept))
+        offsets = width = None  # unknown again once rows are dropped
     keys = [(y_score, True)]
     if ties in ("pessimistic", "optimistic"):  # tied rows: least / most relevant first
         keys = [(y_true, ties == "optimistic")] + keys
     # Stable sorts, least significant key first: the tie key, the score, the query.
     # (Dropping unretrieved rows keeps grouped ids grouped.)
-    order, query, offsets = _group(xp, codes, keys, n_queries, device, grouped)
+    if grouped:
+        if offsets is None:
+            offsets = xp.searchsorted(codes, xp.arange(n_queries + 1, device=device))
+        if width is None:
+            width = _uniform_width(xp, offsets, codes.shape[0], n_queries)
+    order, query, offsets = _group(xp, codes, keys, n_queries, device, grouped, offsets, width)
     labels = xp.take(y_true, order)
+    n = labels.shape[0]
     if all_labels is None:  # every judged row is ranked
         all_labels, all_query, all_offsets = labels, query, offsets
-    tie_starts = new_group = None
-    if ties == "average" and labels.shape[0] > 1:
+    tie_starts = group = None
+    if ties == "average" and n > 1:
         scores = xp.take(y_score, order)
-        new_group = (scores[1:] != scores[:-1]) | (query[1:] != query[:-1])
-        if not bool(xp.all(new_group)):
-            first = xp.ones(1, dtype=xp.bool, device=device)
-            new_group = xp.concat([first, new_group])
-            starts = xp.nonzero(new_group)[0]
-            tie_starts = xp.concat([starts, xp.asarray([labels.shape[0]], dtype=starts.dtype,
+        new_group = xp.concat([xp.ones(1, dtype=xp.bool, device=device),
+                               (scores[1:] != scores[:-1]) | (query[1:] != query[:-1])])
+        # Each row's group: the number of group starts at or before it, minus one; the
+        # last one says (one transfer) whether any rows tie.
+        group = xp.cumulative_sum(xp.astype(new_group, xp.int64)) - 1
+        n_groups = int(group[-1]) + 1
+        if n_groups < n:
+            starts = xp.searchsorted(group, xp.arange(n_groups, device=device))
+            tie_starts = xp.concat([starts, xp.asarray([n], dtype=starts.dtype,
                                                        device=device)])
-    return DeviceRanking(xp, qids=qids, query=query, labels=labels, offsets=offsets,
-                         tie_starts=tie_starts, all_labels=all_labels, all_query=all_query,
-                         all_offsets=all_offsets, new_group=new_group)
+        else:
+            group = None
+    ranking = DeviceRanking(xp, qids=qids, query=query, labels=labels, offsets=offsets,
+                            tie_starts=tie_starts, all_labels=all_labels, all_query=all_query,
+                            all_offsets=all_offsets, group=group,
+                            max_kept=width if grouped and n_queries else None)
+    if grouped and all_offsets is offsets:
+        ranking._cache["all_width"] = width  # the ideal ranking's sort reuses it
+    return ranking
 
 
 # ---------------------------------------------------------------------------
