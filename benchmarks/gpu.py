@@ -217,6 +217,8 @@ def main(argv=None):
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, on any device")
     parser.add_argument("--torchmetrics-large", action="store_true",
                         help="also time torchmetrics at 10M rows (minutes)")
+    parser.add_argument("--no-torchmetrics", action="store_true",
+                        help="skrank and the lower bound only")
     parser.add_argument("--profile", action="store_true",
                         help="torch.profiler tables of skrank's nDCG@10 at each size, and of "
                              "evaluate at the largest")
@@ -235,7 +237,8 @@ def main(argv=None):
 
     versions = {"torch": torch.__version__, "numpy": numpy.__version__,
                 "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
-                "array-api-compat": _compat().__version__, "skrank": skrank.__version__}
+                "array-api-compat": _compat().__version__,
+                "skrank": f"{skrank.__version__} from {skrank.__file__.rpartition('/')[0]}"}
     try:
         import torchmetrics
         versions["torchmetrics"] = torchmetrics.__version__
@@ -258,7 +261,8 @@ def main(argv=None):
     for n_queries, n_docs, label in sizes:
         large = n_queries * n_docs >= 10_000_000
         failures += run(n_queries, n_docs, device, rows_label=label,
-                        with_torchmetrics=not large or args.torchmetrics_large,
+                        with_torchmetrics=not args.no_torchmetrics and (
+                            not large or args.torchmetrics_large),
                         profile=args.profile and ("full" if (n_queries, n_docs, label) == sizes[-1]
                                                   else "short"))
     for failure in failures:
