@@ -8,6 +8,7 @@ query, grouped by query, then the ``all`` rows).
 """
 
 import re
+import shlex
 from dataclasses import dataclass
 
 import numpy as np
@@ -568,6 +569,10 @@ def grouped_blocks(run, block_bytes, done):
             continue
         ids = block.qid_runs
         again = np.isin(ids, np.concatenate(done)) if done else np.zeros(ids.shape[0], bool)
+        # A query's second run within the block counts too: the error then names the
+        # first line where the run stops being grouped, whatever the block size.
+        distinct, first_run, run_id = np.unique(ids, return_index=True, return_inverse=True)
+        again |= first_run[run_id.reshape(-1)] < np.arange(ids.shape[0])
         if again.any():
             i = int(np.argmax(again))
             row = int(block.run_lengths[:i].sum())
@@ -575,10 +580,21 @@ def grouped_blocks(run, block_bytes, done):
                 f"{block.name}:{block.line_of(row)}: the run is not grouped by query: query "
                 f"{str(decode(ids[i:i + 1])[0])!r} comes again after other queries. Streaming "
                 f"(--stream) reads a run one block of queries at a time; sort it by query "
-                f"first (e.g. sort -k1,1 -s run > run.sorted), or evaluate it in memory "
+                f"first (e.g. {_sort_command(block.name)}), or evaluate it in memory "
                 f"(--no-stream).")
-        done.append(np.unique(ids))
+        done.append(distinct)
         yield block
+
+
+def _sort_command(name):
+    """A shell command grouping the run ``name`` by query, each query's lines kept in
+    their order (byte order, whatever the locale; decompressed first when gzip)."""
+    path = name if name and not name.startswith("<") else "run"
+    quoted = shlex.quote(path)
+    stem = path[:-3] if path.endswith(".gz") else path
+    if path.endswith(".gz"):
+        return f"zcat {quoted} | LC_ALL=C sort -k1,1 -s > {shlex.quote(stem + '.sorted')}"
+    return f"LC_ALL=C sort -k1,1 -s {quoted} > {shlex.quote(stem + '.sorted')}"
 
 
 class _QueryIndex:

@@ -7,6 +7,7 @@
 
 import argparse
 import json
+import re
 import sys
 import warnings
 
@@ -23,17 +24,17 @@ _AUTO_STREAM_BYTES = 1 << 30
 _BLOCK_BYTES = 8 << 20
 
 
+_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
 def _byte_size(text):
-    """'4096', '64K', '256M', '1G' -> bytes (argparse type)."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    number, unit = (text[:-1], text[-1].upper()) if text[-1:].upper() in units else (text, "")
-    try:
-        value = int(number) * units.get(unit, 1)
-    except ValueError:
-        value = 0
+    """'4096', '64K', '256M', '8MiB', '8 MB', '1G' -> bytes (argparse type; K, M and G
+    are powers of 1024, with or without a trailing 'B' or 'iB')."""
+    found = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:I?B)?\s*", text.upper())
+    value = int(found[1]) * _BYTE_UNITS[found[2]] if found else 0
     if value <= 0:
         raise argparse.ArgumentTypeError(
-            f"block size must be a positive number of bytes such as 4096, 64M or 1G. "
+            f"block size must be a positive number of bytes such as 4096, 64M, 8MiB or 1G. "
             f"Got {text!r} instead.")
     return value
 
@@ -119,14 +120,16 @@ def _build_parser(command=None):
                          "(judgement groups, for -m qrels_jg)")
     ev.add_argument("--stream", action=argparse.BooleanOptionalAction, default=None,
                     help="read and evaluate the run one block of queries at a time, in "
-                         "bounded memory (trec_eval measures; the run's lines must be grouped "
-                         "by query, as runs are written). Default: streamed when the run file "
+                         "bounded memory (trec_eval and skrank measures alike; the run's lines "
+                         "must be grouped by query, as runs are written). Default: streamed "
+                         "when the run file "
                          "is larger than one block; a run that is not grouped by query is "
                          f"then read whole if under {_AUTO_STREAM_BYTES >> 30} GiB. "
                          "--no-stream reads it whole")
     ev.add_argument("--block-size", type=_byte_size, default=_BLOCK_BYTES, metavar="BYTES",
-                    help="bytes of the run read per block when streaming (e.g. 64M, 1G; "
-                         f"default {_BLOCK_BYTES >> 20}M)")
+                    help="bytes of the run read per block when streaming (e.g. 64M, 8MiB, "
+                         f"1G; default {_BLOCK_BYTES >> 20}M). Blocks of a few MiB or more keep "
+                         "streaming at full speed; each block costs a fixed set of numpy calls")
     ev.add_argument("--float32-scores", action="store_true",
                     help="compare scores as 32-bit floats, as pytrec_eval (trec_eval 10 "
                          "reads doubles)")

@@ -207,6 +207,55 @@ def test_stream_matches_trec_eval(capsys, argv, expected):
     assert out == (DATA / expected).read_text()
 
 
+def test_stream_names_the_first_line_where_a_query_comes_again(capsys, tmp_path):
+    """Whatever the block size (a block holding the whole file included), --stream stops at
+    the first line whose query came before other queries, and offers a sort command for
+    that very file (zcat first for a gzip run)."""
+    import gzip
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("a 0 d1 1\nb 0 d2 1\nc 0 d3 1\n")
+    lines = ["a Q0 d1 1 3 t\n", "b Q0 d2 1 2 t\n", "a Q0 d9 2 1 t\n", "c Q0 d3 1 1 t\n"]
+    want_line = 3  # 1-based: "a" again after "b"
+    for name, write in (("run.txt", lambda p: p.write_text("".join(lines))),
+                        ("run.gz", lambda p: p.write_bytes(gzip.compress("".join(lines).encode())))):
+        run = tmp_path / name
+        write(run)
+        for block in ("16", "1K", "8MiB"):
+            status, _, err = run_cli(capsys, ["evaluate", "--stream", "--block-size", block,
+                                              str(qrels), str(run)])
+            assert status == 2
+            assert f"{name}:{want_line}: the run is not grouped by query: query 'a'" in err
+            sort = (f"zcat {run} | LC_ALL=C sort -k1,1 -s > {tmp_path / 'run'}.sorted"
+                    if name.endswith(".gz") else
+                    f"LC_ALL=C sort -k1,1 -s {run} > {run}.sorted")
+            assert sort in err
+        # read whole, the same run gives values (and the sorted file the same ones)
+        whole = _cli_text(capsys, ["evaluate", "-q", str(qrels), str(run)])
+        ordered = tmp_path / "sorted.txt"
+        ordered.write_text("".join(sorted(lines, key=lambda line: line.split()[0])))
+        assert _cli_text(capsys, ["evaluate", "-q", "--stream", "--block-size", "16",
+                                  str(qrels), str(ordered)]) == whole
+
+
+def test_block_size_is_honoured_and_spelled_as_documented(tmp_path):
+    """--block-size takes 4096, 64K, 8MiB, '8 MB', 1G (powers of 1024), and blocks smaller
+    than the reader's pieces are read as such: one query per block here."""
+    from skrank._trec_eval import grouped_blocks
+    from skrank.cli import _byte_size
+
+    assert [_byte_size(t) for t in ("4096", "64K", "8MiB", "8 MB", "1g")] == [
+        4096, 64 << 10, 8 << 20, 8 << 20, 1 << 30]
+    for bad in ("0", "8TB", "-5", "x"):
+        with pytest.raises(Exception, match="block size must be a positive number of bytes"):
+            _byte_size(bad)
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"q{q} Q0 d{d} {d} {1 / (d + 1)} t\n" for q in range(5)
+                           for d in range(3)))
+    blocks = list(grouped_blocks(str(run), 40, []))
+    assert len(blocks) >= 4 and sum(len(b) for b in blocks) == 15
+
+
 def test_stream_errors(capsys, tmp_path):
     qrels, run = _grouped_run(tmp_path)
     # Without -c, a judged query absent from the run stops, as in memory and in trec_eval.

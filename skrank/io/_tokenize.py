@@ -86,15 +86,14 @@ def source_name(source):
         ) from None
 
 
-def pieces(source, name, info=None):
+def pieces(source, name, info=None, size=_CHUNK_BYTES):
     """Yield ``(piece, first_line)``: bytes of whole lines (each ending with a
-    newline), decompressed when the file is gzip, and the 0-based line number
-    of the piece's first line.  ``info["size"]`` is set to the file's size in
-    bytes when known (a plain regular file), else None."""
+    newline), decompressed when the file is gzip, read about ``size`` bytes at a
+    time, and the 0-based line number of the piece's first line.  ``info["size"]``
+    is set to the file's size in bytes when known (a plain regular file), else None."""
     own = not hasattr(source, "read")
     stream = open(os.fspath(source), "rb") if own else source
     try:
-        size = _CHUNK_BYTES
         if info is not None:
             info["size"] = _file_size(stream)
         first = _as_bytes_read(stream, size)
@@ -594,7 +593,9 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
     name = source_name(source)
     keep = set(layout.numbers) if keep is None else set(keep)
     parts, info = None, {}
-    for piece, first_line in pieces(source, name, info):
+    # Blocks smaller than a piece are read a block at a time (as many lines as fit).
+    size = _CHUNK_BYTES if block_bytes is None else max(1, min(_CHUNK_BYTES, block_bytes))
+    for piece, first_line in pieces(source, name, info, size):
         a = np.frombuffer(piece, dtype=np.uint8)
         lines = Lines(a, first_line, layout)
         if lines.n_lines == 0:
