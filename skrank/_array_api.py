@@ -343,8 +343,8 @@ def _factorize(func, qid, device, xp):
             # One transfer says both whether they are sorted and how many runs there are.
             new = xp.concat([xp.ones(1, dtype=xp.bool, device=device), qid[1:] != qid[:-1]])
             codes = xp.cumulative_sum(xp.astype(new, xp.int64)) - 1
-            last = int(xp.where(xp.all(qid[1:] >= qid[:-1]), codes[-1],
-                                xp.asarray(-1, dtype=codes.dtype, device=device)))
+            # (-1 made on the device from codes[0] == 0: no host-to-device copy.)
+            last = int(xp.where(xp.all(qid[1:] >= qid[:-1]), codes[-1], -codes[0] - 1))
             if last >= 0:
                 starts = xp.searchsorted(codes, xp.arange(last + 1, device=device))
                 return codes, xp.take(qid, starts), True
@@ -560,8 +560,9 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
         n_groups = int(group[-1]) + 1
         if n_groups < n:
             starts = xp.searchsorted(group, xp.arange(n_groups, device=device))
-            tie_starts = xp.concat([starts, xp.asarray([n], dtype=starts.dtype,
-                                                       device=device)])
+            # (xp.full, not xp.asarray: a host-to-device copy would wait for the device.)
+            tie_starts = xp.concat([starts, xp.full((1,), n, dtype=starts.dtype,
+                                                    device=device)])
         else:
             group = None
     ranking = DeviceRanking(xp, qids=qids, query=query, labels=labels, offsets=offsets,
@@ -593,8 +594,8 @@ def minimum(values, bound):
     if xp is None:
         return np.minimum(values, bound)
     if isinstance(bound, (int, float)):
-        return xp.where(values > bound, xp.asarray(bound, dtype=values.dtype,
-                                                   device=device_of(values)), values)
+        # A filled array (no host-to-device copy, which would wait for the device).
+        return xp.where(values > bound, xp.full_like(values, bound), values)
     return xp.minimum(values, bound)
 
 
@@ -618,7 +619,7 @@ def fill_skipped(values, kept_qids, qids):
     present = xp.zeros(qids.shape[0], dtype=xp.bool, device=device)
     # Scatter through a comparison: the standard has no index assignment of many places.
     rank = xp.searchsorted(kept, xp.arange(qids.shape[0], device=device))
-    rank = xp.minimum(rank, xp.asarray(max(kept.shape[0] - 1, 0), device=device))
+    rank = xp.minimum(rank, xp.full_like(rank, max(kept.shape[0] - 1, 0)))
     if kept.shape[0]:
         present = xp.take(kept, rank) == xp.arange(qids.shape[0], device=device)
         spread = xp.take(values, rank)

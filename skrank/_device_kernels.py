@@ -52,8 +52,8 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         limit = xp.full(group_pos.shape, min(cutoff, longest), dtype=group_pos.dtype,
                         device=ranking.device)
     else:
-        limit = xp.minimum(xp.astype(xp.take(cutoff, ranking.group_query), group_pos.dtype),
-                           xp.asarray(longest, dtype=group_pos.dtype, device=ranking.device))
+        limit = xp.astype(xp.take(cutoff, ranking.group_query), group_pos.dtype)
+        limit = xp.minimum(limit, xp.full_like(limit, longest))
     spanned = (xp.take(cumulative, xp.minimum(group_pos + sizes, limit))
                - xp.take(cumulative, xp.minimum(group_pos, limit)))
     means = ranking.sum_by_group(ranking.as_float(transform(row_values))) / \
