@@ -182,10 +182,10 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
                 threshold=threshold, missing_queries=missing_queries,
                 unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
                 npartitions=None)
-        y_true, y_score, qid, retrieved, judged, qid_labels = _trec_arrays(
-            qrels, run, missing_queries, unjudged_queries, ignore_identical_ids)
-        y_score = _ranked_finite(y_score)
         ties = "trec" if ties is None else ties
+        y_true, y_score, qid, retrieved, judged, qid_labels = _trec_arrays(
+            qrels, run, missing_queries, unjudged_queries, ignore_identical_ids, ties)
+        y_score = _ranked_finite(y_score)
     elif y_true is None or y_score is None:
         raise InvalidParameterError(f"{func}: y_true and y_score are required (or qrels and run).")
     else:
@@ -202,7 +202,8 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     if ties == "trec":
         if not trec:
             raise InvalidParameterError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
-        # Rows already come in trec_eval's order; a stable sort keeps it.
+        # Rows already come in trec_eval's order; a stable sort keeps it.  (With
+        # ties="stable" they come in the run's row order instead.)
         ties = "stable"
 
     table, counts = _run_plan(func, metrics, dict(ties=ties, no_relevant=no_relevant,
@@ -303,10 +304,12 @@ def _counts(ranking, threshold):
 
 
 def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
-                 ignore_identical_ids=False):
+                 ignore_identical_ids=False, ties="trec"):
     """The joined rows of ``qrels`` and ``run`` with query codes, and the query id
     of each code.  Files are read as byte tables and joined on the readers' pair
-    hashes in trec_eval's order (the command line's path): no str column."""
+    hashes in trec_eval's order (the command line's path): no str column.  With
+    ``ties="stable"`` equal scores keep the run's row order (its lines, its frame's
+    rows) instead of trec_eval's docno order."""
     from .io._join import flat_rows, join
     from .io._tokenize import decode
 
@@ -318,11 +321,17 @@ def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
     if missing_queries == "raise":
         missing_queries = "skip"  # none is missing: both give the same rows
     joined = join(qrels, run, missing_queries=missing_queries, func="evaluate",
-                  columns=("score",))
+                  columns=("score",), tie_order=_tie_order(ties))
     rows = flat_rows(joined)
     labels = decode(joined.qids) if joined.qids.shape[0] else np.zeros(0, dtype="U1")
     return (rows["y_true"], rows["y_score"], rows["codes"], rows["retrieved"],
             rows["judged"], labels)
+
+
+def _tie_order(ties):
+    """How the join orders equal scores: the run's rows for ``"stable"``; else
+    trec_eval's docno order (the other policies do not depend on it)."""
+    return "input" if ties == "stable" else "trec"
 
 
 def _trec_table(value, name):
@@ -369,7 +378,8 @@ def _evaluate_stream(qrels, run, *, block_bytes, metrics, ties=None, no_relevant
     done, parts = [], []
 
     def evaluate_block(sub_qrels, block, missing):
-        joined = join(sub_qrels, block, missing_queries=missing, func=func, columns=("score",))
+        joined = join(sub_qrels, block, missing_queries=missing, func=func, columns=("score",),
+                      tie_order=_tie_order(ties))
         rows = flat_rows(joined)
         arrays = (rows["y_true"], _ranked_finite(rows["y_score"]), rows["codes"],
                   rows["retrieved"], None, None)

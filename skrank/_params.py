@@ -480,9 +480,11 @@ EVALUATE_TIES = TIES.replace(
     default=None,
     description="Tie policy for every metric that does not set its own in a\n"
                 "``(name, params)`` pair; None uses each metric's default\n"
-                '(``"average"``, or ``"pessimistic"`` for ERR).  With TREC files the\n'
-                'default is ``"trec"``: score descending, then docno descending, as\n'
-                'trec_eval orders documents (with arrays, ``"trec"`` is an error).',
+                '(``"average"``, or ``"pessimistic"`` for ERR).  With ``qrels`` and\n'
+                '``run`` (files, frames, dicts) the default is ``"trec"``: score\n'
+                'descending, then docno descending, as trec_eval orders documents\n'
+                '(with arrays, ``"trec"`` is an error); ``"stable"`` keeps the run\'s\n'
+                'row order there (its lines, its frame\'s rows).',
     valid=(None, "trec", *TIE_POLICIES), invalid=("bogus", 3, "Average"))
 
 EVALUATE_NO_RELEVANT = NO_RELEVANT.replace(

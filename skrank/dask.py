@@ -181,6 +181,11 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
             f"{_FUNC}: score must name the run's score column. Got None instead: ranks from "
             f"row order are lost in the shuffle by query. Add a score column first, e.g. "
             f"run.assign(score=-run['rank']).")
+    if isinstance(ties, str) and ties == "stable":
+        raise InvalidParameterError(
+            f"{_FUNC}: ties='stable' keeps the run's row order among equal scores, and the "
+            f"shuffle by query does not keep row order. Got ties='stable' instead: order ties "
+            f"by docno (ties='trec', the default) or average over them (ties='average').")
     if npartitions is None:
         npartitions = max(qrels.npartitions, run.npartitions)
     if isinstance(npartitions, (bool, np.bool_)) or not isinstance(
@@ -248,12 +253,15 @@ class _Ids:
 
 def _check_columns(frame, name, columns):
     present = [str(c) for c in frame.columns]
+    unused = [c for c in present if c not in columns.values()]
     for role, column in columns.items():
         if column is not None and column not in frame.columns:
-            hint = (f" Name the column with {role}=..., e.g. {role}={present[0]!r}."
-                    if present else "")
-            raise ValueError(f"{_FUNC}: {name} must have a column {column!r} ({role}). Got "
-                             f"columns {present} instead.{hint}")
+            why = (" (the shuffle by query does not keep row order: the ranking needs "
+                   "scores)" if role == "score" else "")
+            hint = (f" Name its column with {role}=..., one of {unused}." if unused
+                    else " Add the column.")
+            raise ValueError(f"{_FUNC}: {name} must have a column {column!r} ({role}){why}. "
+                             f"Got columns {present} instead.{hint}")
 
 
 def _skipped_as_nan(metrics, no_relevant):
@@ -280,6 +288,15 @@ def _normalised(part, *, side, columns, npartitions_out, ignore_identical_ids):
     import pandas as pd
 
     query_id, doc_id, value = columns
+    if query_id in part.columns:
+        missing = part[query_id].isna().to_numpy()
+        if missing.any():  # named by index label: a row number would be the partition's
+            raise ValueError(
+                f"{_FUNC}: {side} must not contain missing query ids (None, NaN, NaT or "
+                f"pandas.NA) in column {query_id!r}. Got {int(missing.sum())} in one of its "
+                f"partitions, the first at index label {part.index[[np.argmax(missing)]].tolist()[0]!r}. "
+                f"Drop those rows first, e.g. {side}.dropna(subset=[{query_id!r}]), or give "
+                f"them an id.")
     if side == "qrels":
         table = qrels_from_frame(part, query_id=query_id, doc_id=doc_id, relevance=value,
                                  func=_FUNC, name="qrels")

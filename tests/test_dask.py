@@ -226,8 +226,18 @@ def test_errors():
         skrank_dask.evaluate(frame, ddf)
     with pytest.raises(ValueError, match=r"score must name the run's score column"):
         skrank_dask.evaluate(ddf, ddf, score=None)
-    with pytest.raises(ValueError, match=r"run must have a column 'points' \(score\)"):
-        skrank_dask.evaluate(ddf, ddf, score="points")
+    with pytest.raises(ValueError, match=r"run must have a column 'points' \(score\) \(the "
+                       r"shuffle by query does not keep row order.*one of \['relevance'\]"):
+        skrank_dask.evaluate(ddf, ddf.drop(columns="score"), score="points")
+    with pytest.raises(ValueError, match=r"ties='stable' keeps the run's row order.*ties='trec'"):
+        skrank_dask.evaluate(ddf, ddf, ties="stable")
+    # Missing ids: counted in one partition, named by index label (not a partition's row).
+    holes = pd.DataFrame({"query_id": [1, None, 2, None], "doc_id": [1, 2, 3, 4],
+                          "score": [1.0, 2.0, 3.0, 4.0]}, index=[10, 11, 12, 13])
+    with pytest.raises(ValueError, match=r"run must not contain missing query ids .* Got 1 in one "
+                       r"of its partitions, the first at index label 1[13]\. Drop those rows "
+                       r"first, e\.g\. run\.dropna\(subset=\['query_id'\]\)"):
+        skrank_dask.evaluate(ddf, dd.from_pandas(holes, npartitions=2))
     with pytest.raises(ValueError, match=r"npartitions must be a positive int"):
         skrank_dask.evaluate(ddf, ddf, npartitions=0)
     with pytest.raises(ValueError, match=r"missing_queries must be one of"):

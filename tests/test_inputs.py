@@ -600,7 +600,7 @@ def _write_collection(tmp_path, seed=0):
 
 @pytest.mark.parametrize("options", [
     {}, {"missing_queries": "zero"}, {"ignore_identical_ids": True},
-    {"ties": "optimistic", "threshold": 2}, {"no_relevant": "skip"}])
+    {"ties": "optimistic", "threshold": 2}, {"no_relevant": "skip"}, {"ties": "stable"}])
 def test_files_and_containers_give_the_same_evaluation(tmp_path, options):
     """Files are read as byte tables and joined on codes; Qrels/Run objects and frames
     as before: the same rows, so the same values, counts and query ids."""
@@ -627,9 +627,53 @@ def test_files_and_containers_give_the_same_evaluation(tmp_path, options):
     assert from_files.qid.dtype.kind == "U" and "q3" not in from_files.qid  # run-only: out
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_stable_ties_keep_the_run_row_order(seed):
+    """ties='stable' with qrels and run: equal scores keep the run's row order, as the same
+    rows given as arrays do (not trec_eval's docno order, which ties='trec', the default
+    there, gives); reversing each query's rows changes 'stable', never 'average'."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    qrels_rows, run_rows = [], []
+    for q in range(20):
+        docs = [f"d{j}" for j in rng.permutation(12)]
+        for d in docs[:8]:
+            qrels_rows.append((f"q{q}", d, int(rng.integers(0, 3))))
+        for d in docs[2:]:  # two judged documents not retrieved, four retrieved unjudged
+            run_rows.append((f"q{q}", d, float(rng.integers(0, 3))))  # many ties
+    qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
+    run = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
+    grades = {(q, d): g for q, d, g in qrels_rows}
+    unretrieved = [(q, d) for q, d, _ in qrels_rows if (q, d) not in
+                   {(q2, d2) for q2, d2, _ in run_rows}]
+    y = np.array([grades.get((q, d), 0) for q, d, _ in run_rows] + [grades[p] for p in unretrieved],
+                 dtype=float)
+    score = np.array([sc for _, _, sc in run_rows] + [0.0] * len(unretrieved))
+    qid = np.array([q for q, _, _ in run_rows] + [q for q, _ in unretrieved])
+    retrieved = np.arange(y.size) < len(run_rows)
+    metrics = ["ndcg@3", "map", "mrr", "precision@2"]
+    frames = skrank.evaluate(qrels=qrels, run=run, metrics=metrics, ties="stable")
+    arrays = skrank.evaluate(y, score, qid=qid, retrieved=retrieved, metrics=metrics,
+                             ties="stable")
+    trec = skrank.evaluate(qrels=qrels, run=run, metrics=metrics)
+    backwards = run.iloc[::-1]
+    for name in metrics:
+        np.testing.assert_allclose(frames.per_query[name], arrays.per_query[name], rtol=1e-12)
+    assert any(frames.mean[m] != trec.mean[m] for m in metrics)  # docno order differs
+    stable_back = skrank.evaluate(qrels=qrels, run=backwards, metrics=metrics, ties="stable")
+    assert any(stable_back.mean[m] != frames.mean[m] for m in metrics)
+    average = skrank.evaluate(qrels=qrels, run=run, metrics=metrics, ties="average")
+    average_back = skrank.evaluate(qrels=qrels, run=backwards, metrics=metrics, ties="average")
+    for name in metrics:
+        np.testing.assert_allclose(average_back.per_query[name], average.per_query[name],
+                                   rtol=1e-12)
+
+
 @pytest.mark.parametrize("block_bytes", [16, 300, 1 << 20])
 @pytest.mark.parametrize("missing_queries", ["skip", "zero"])
-def test_streamed_evaluation_is_the_in_memory_one(tmp_path, block_bytes, missing_queries):
+@pytest.mark.parametrize("ties", [None, "stable"])
+def test_streamed_evaluation_is_the_in_memory_one(tmp_path, block_bytes, missing_queries, ties):
     from skrank._evaluate import _evaluate_stream
     from skrank.io._read import read_qrels_table
 
@@ -640,11 +684,11 @@ def test_streamed_evaluation_is_the_in_memory_one(tmp_path, block_bytes, missing
     with warnings.catch_warnings(record=True) as whole_warnings:
         warnings.simplefilter("always")
         whole = skrank.evaluate(qrels=qrels, run=run, metrics=metrics,
-                                missing_queries=missing_queries)
+                                missing_queries=missing_queries, ties=ties)
     with warnings.catch_warnings(record=True) as streamed_warnings:
         warnings.simplefilter("always")
         streamed = _evaluate_stream(read_qrels_table(qrels), str(run), block_bytes=block_bytes,
-                                    metrics=metrics, missing_queries=missing_queries)
+                                    metrics=metrics, missing_queries=missing_queries, ties=ties)
     assert [str(w.message) for w in streamed_warnings] == [str(w.message) for w in whole_warnings]
     np.testing.assert_array_equal(streamed.qid, whole.qid)
     for name in metrics:  # bit for bit: a query's value does not depend on the others

@@ -33,11 +33,14 @@ def _check_nan(func, run):
                          f"{str(qid)!r}, document {str(decode(run.docno[i:i + 1])[0])!r}.")
 
 
-def join(qrels, run, *, missing_queries, func="join_qrels_run", columns=("score", "docno")):
+def join(qrels, run, *, missing_queries, func="join_qrels_run", columns=("score", "docno"),
+         tie_order="trec"):
     """Match ``qrels`` and ``run`` (tables or containers); see :class:`Joined`.
 
     The retrieved rows come in trec_eval's ranking order, with their query code
-    and match, and the run ``columns`` asked for ("score", "docno", "rows").
+    and match, and the run ``columns`` asked for ("score", "docno", "rows");
+    with ``tie_order="input"``, equal scores of a query keep the run's row order
+    instead of trec_eval's docno order (``ties="stable"``).
     """
     qrels, run = qrels_table(qrels, func), run_table(run, func)
     _check_nan(func, run)
@@ -75,7 +78,8 @@ def join(qrels, run, *, missing_queries, func="join_qrels_run", columns=("score"
     out.q_codes, out.q_docno = q_codes, q_docno
     out.q_rel = _take(qrels.numbers["rel"], q_rows)
     score = _take(run.numbers["score"], r_rows)
-    order = rank_order(r_codes, score, lambda rows: _take(run.docno, r_rows)[rows])
+    order = rank_order(r_codes, score, lambda rows: _take(run.docno, r_rows)[rows],
+                       by_docno=tie_order == "trec")
     if order is None:
         out.r_codes, out.r_match = r_codes, matched
         rows = r_rows
@@ -105,11 +109,14 @@ def _rows_of(evaluated, run_codes, run_lengths):
     return rows, codes[rows]
 
 
-def rank_order(codes, score, docno):
+def rank_order(codes, score, docno, by_docno=True):
     """trec_eval's order of retrieved rows: by query, score descending, then docno
-    descending (``strcmp``; ``docno(rows)`` gives the docnos of some rows).
-    None when the rows already are in that order."""
+    descending (``strcmp``; ``docno(rows)`` gives the docnos of some rows); with
+    ``by_docno=False`` equal scores keep their row order.  None when the rows
+    already are in that order."""
     order = _order_desc(codes, score)
+    if not by_docno:
+        return None if np.array_equal(order, np.arange(order.shape[0])) else order
     s_codes, s_score = codes[order], score[order]
     tie = s_codes[1:] == s_codes[:-1]
     tie &= s_score[1:] == s_score[:-1]
