@@ -136,7 +136,7 @@ def select_measures(specs):
         base, dot, text = spec.partition(".")
         if dot and not text:
             raise ValueError(f"{_FUNC}: measure {spec!r} has an empty parameter list. "
-                             f"Write e.g. {base}.10 or {base}.")
+                             f"Write e.g. '{base}.10', or '{base}' for its default cutoffs.")
         if base in NICKNAMES:
             marked.update(NICKNAMES[base])
             continue

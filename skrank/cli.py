@@ -605,8 +605,10 @@ def main(argv=None, out=None):
         return 0
     except (ValueError, TypeError, OSError) as exc:
         message = str(exc).replace("\n", " ")
-        prefix = f"skrank {args.command}: "  # a check that names the command itself
-        message = message[len(prefix):] if message.startswith(prefix) else message
+        prefix = f"skrank {args.command}: "
+        # A check that names the command itself, or the Python function of that name.
+        for named in (prefix, f"{args.command}: "):
+            message = message[len(named):] if message.startswith(named) else message
         sys.stderr.write(f"{prefix}error: {message}\n")
         return 2
     return 0
