@@ -394,7 +394,7 @@ def test_no_relevant_takes_every_choice_of_the_api_raise_naming_the_files_querie
         status, out, err = run_cli(capsys, [*base, "--no-relevant", choice])
         if choice == "raise":
             assert (status, out) == (2, ""), err
-            assert err.startswith("skrank evaluate: error: evaluate: 1 query has no relevant "
+            assert err.startswith("skrank evaluate: error: 1 query has no relevant "
                                   "document, so the metric is undefined for them (qid 'mid')")
         else:
             assert status == 0, err
