@@ -138,9 +138,13 @@ def check_no_missing_qid(func, qid):
         if isinstance(qid, CodedIds):  # codes into ids already checked
             return
         values = qid.tolist()
-        if set(map(type, values)) <= {str, int}:  # neither can be missing: no per-id test
+        types = set(map(type, values))
+        if types <= {str, int}:  # neither can be missing: no per-id test
+            _warn_mixed_ids(func, types)
             return
         missing = np.fromiter(map(_is_missing_id, values), dtype=bool, count=qid.shape[0])
+        if not missing.any():
+            _warn_mixed_ids(func, types)
     else:
         return
     if missing.any():
@@ -154,6 +158,30 @@ def check_no_missing_qid(func, qid):
             f"{rows.size} missing id(s), the first being {shown_first}, at row(s) {shown}. Drop "
             f"those rows or give them a query id."
         )
+
+
+def _warn_mixed_ids(func, types):
+    """Object ids of str and of another type (``types``): ``1`` and ``"1"`` are then two
+    queries, which is seldom what was meant (ids read partly as numbers)."""
+    if str in types and len(types) > 1:
+        others = ", ".join(sorted(t.__name__ for t in types - {str}))
+        warnings.warn(
+            f"{func}: qid mixes str ids with ids of type {others}: an id such as 1 and the "
+            f"str '1' are different queries. Give every id one type first, e.g. "
+            f"qid.astype(str), if they should match.", UserWarning, stacklevel=_caller_level())
+
+
+def _caller_level():
+    """The ``stacklevel`` of the first frame outside skrank, for a warning issued by the
+    function calling this one (the depth of skrank's calls varies with the entry)."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(2), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _sorted_run_offsets(func, qid):

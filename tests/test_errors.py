@@ -419,3 +419,23 @@ def test_zero_cutoff_in_a_name_says_what_it_got_and_the_fix(name, fix):
     assert fix in str(info.value)
     if name.startswith("precision"):
         assert "leave the cutoff out" not in str(info.value)
+
+
+def test_object_ids_mixing_str_and_other_types_warn_once_at_the_call():
+    """qid with str ids beside ints: 1 and '1' stay two queries (numpy's equality), and a
+    warning says so, pointing at the caller's line; one type of id, or frames of qrels and
+    run (compared as strings), give none."""
+    import warnings
+
+    y, s = [1, 0, 1, 1], [0.5, 0.2, 0.3, 0.1]
+    mixed = np.array([1, 1, "1", "b"], dtype=object)
+    with pytest.warns(UserWarning, match=r"ndcg_score: qid mixes str ids with ids of type int: "
+                      r"an id such as 1 and the str '1' are different queries.*qid\.astype\(str\)"
+                      ) as caught:
+        value = skrank.ndcg_score(y, s, qid=mixed)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    assert value == skrank.ndcg_score(y, s, qid=[0, 0, 1, 2])  # three queries
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for ids in (np.array([1, 1, 2, 3], dtype=object), np.array(["1", "1", "2", "b"], dtype=object)):
+            skrank.ndcg_score(y, s, qid=ids)
