@@ -66,38 +66,26 @@ class Strict:
 
 class Torch:
     name = "torch"
+    device = "cpu"
 
-    @staticmethod
-    def put(values, dtype=None):
-        return torch.asarray(_floats_as(values, dtype))
-
-    @staticmethod
-    def get(values):
-        return values.numpy()
-
-    @staticmethod
-    def is_own(values):
-        return isinstance(values, torch.Tensor) and values.device.type == "cpu"
-
-    float32 = torch.float32
-
-
-class TorchCuda:
-    name = "torch_cuda"
-
-    @staticmethod
-    def put(values, dtype=None):
-        return torch.asarray(_floats_as(values, dtype), device="cuda")
+    @classmethod
+    def put(cls, values, dtype=None):
+        return torch.asarray(_floats_as(values, dtype), device=cls.device)
 
     @staticmethod
     def get(values):
         return values.cpu().numpy()
 
-    @staticmethod
-    def is_own(values):
-        return isinstance(values, torch.Tensor) and values.device.type == "cuda"
+    @classmethod
+    def is_own(cls, values):
+        return isinstance(values, torch.Tensor) and values.device.type == cls.device
 
     float32 = torch.float32
+
+
+class TorchCuda(Torch):
+    name = "torch_cuda"
+    device = "cuda"
 
 
 def _cupy():
