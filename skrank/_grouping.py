@@ -1471,10 +1471,9 @@ def segmented_top_order(values, offsets, depth, *, stable):
 # Grouped rows of uneven sizes read to a depth.  Gathering each size class of long
 # queries into a padded 2-D block to select from costs a copy of every row; instead a
 # lower bound of each long query's k-th largest value is found on the rows where they
-# lie, as for rows in random order (see _candidate_rows): the maxima of
-# _SUBSETS_PER_K * k consecutive slices of the query's rows (one maximum.reduceat over
-# every slice of every query), whose k-th largest is at most the query's k-th largest
-# value.  The bound keeps about 1.3 k rows of a query in random order.  Queries whose
+# lie, as for rows in random order (see _candidate_rows): the maxima of 2 k
+# consecutive slices of the query's rows (one maximum.reduceat over every slice of
+# every query), whose k-th largest is at most the query's k-th largest value.  The bound keeps about 1.3 k rows of a query in random order.  Queries whose
 # rows come ranked already (a run, a retriever's list) would keep about half of their
 # rows: their k-th row is their k-th largest value, when the first one is found ranked
 # (one pass tells which are).  Other queries keeping more than _LOOSE_BOUND_PER_K * k
@@ -1547,10 +1546,10 @@ def _ranked_segments(values, offsets, long):
 
 
 def _slice_maxima_floor(values, offsets, sizes, long, k):
-    """For each segment that ``long`` marks (each holds more than ``_SUBSETS_PER_K * k``
-    rows), at most its ``k``-th largest value: the ``k``-th largest of the maxima of
-    ``_SUBSETS_PER_K * k`` consecutive slices of its rows."""
-    n_slices = _SUBSETS_PER_K * k
+    """For each segment that ``long`` marks (each holds more than ``2 * k`` rows), at
+    most its ``k``-th largest value: the ``k``-th largest of the maxima of ``2 * k``
+    consecutive slices of its rows."""
+    n_slices = 2 * k  # no slice is empty: a long segment holds more rows than that
     members = np.flatnonzero(long)
     lengths = sizes[members]
     # Slice starts of every long segment, then the segment's end (so that its last
