@@ -1787,12 +1787,20 @@ class Ranking:
 
     def relevant_before(self, threshold):
         """Running count of ranked rows with label >= threshold: entry i counts the
-        rows before row i (``n_kept_total + 1`` entries, from 0)."""
+        rows before row i (``n_kept_total + 1`` entries, from 0; 32-bit below 2**31 rows,
+        which sums the flags several times faster than 64-bit)."""
         def count():
-            counts = np.zeros(self.labels.shape[0] + 1, dtype=np.intp)
+            n = self.labels.shape[0]
+            counts = np.zeros(n + 1, dtype=_count_dtype(n + 1))
             np.cumsum(self.labels >= threshold, out=counts[1:])
             return counts
         return self._cached(("relevant_before", threshold), count)
+
+    def relevant_at_groups(self, threshold):
+        """:meth:`relevant_before` at each tie group's first row, then at the end: the
+        relevant rows above each group (shared by average precision and reciprocal rank)."""
+        return self._cached(("relevant_at_groups", threshold),
+                            lambda: self.relevant_before(threshold)[self.tie_starts])
 
     def _ranked_relevant(self, threshold):
         """``labels >= threshold`` of the ranked rows held, shared by R and the
