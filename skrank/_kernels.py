@@ -262,13 +262,11 @@ def reciprocal_rank(ranking, threshold, k):
         value[found[within]] = 1.0 / (pos[within] + 1.0)
         return value
     starts, sizes, group_query, group_pos = ranking.tie_groups()
-    # Each query's first relevant row, found on the running count of relevant rows by
-    # one search per query: the row where the count first exceeds the query's start.
-    count = ranking.relevant_before(threshold)
-    at_start = count[ranking.offsets]
+    # The queries holding a relevant row, from the relevant rows above each query.
+    at_start = ranking.relevant_at_queries(threshold)
     query = np.flatnonzero(at_start[1:] > at_start[:-1])
-    # The tie group of each query's first relevant row: the first group after whose
-    # rows the running count exceeds the query's start, found by one search per query
+    # The tie group of each query's first relevant row: the first group with more
+    # relevant rows above its end than above the query, found by one search per query
     # among the groups (not the rows).  Groups starting at or below the cutoff add nothing.
     at_group = ranking.relevant_at_groups(threshold)
     group = np.searchsorted(at_group, at_start[query] + 1) - 1
@@ -326,12 +324,12 @@ def average_precision_sum(ranking, threshold, k):
         keep = slice(None) if k is None else position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
     starts, sizes, group_query, group_position = ranking.tie_groups()
-    # One running count of relevant rows gives both the relevant rows of each group and
+    # The relevant rows above each group give both the relevant rows of each group and
     # those ranked above it in its query (groups never cross a query boundary).
-    relevant_before = ranking.relevant_before(threshold)
     at_start = ranking.relevant_at_groups(threshold)
     n_rel = np.diff(at_start).astype(np.float64)
-    above = (at_start[:-1] - relevant_before[ranking.offsets[:-1]][group_query]).astype(np.float64)
+    above = (at_start[:-1] - ranking.relevant_at_queries(threshold)[:-1][group_query]
+             ).astype(np.float64)
     # Each slot t (from 1) of a group holds a relevant document with probability r/n and
     # then adds E[hits] / rank with E[hits] = c + 1 + (r-1)(t-1)/(n-1): linear in t - 1,
     # so two sums per group over its ranks within the cutoff carry all the row work:

@@ -199,10 +199,27 @@ def test_tie_averaged_map_and_mrr_take_the_per_shape_paths_on_short_rankings():
         _kernel(ranking, "mrr")
     n_computed = per_group.call_args[0][0].size
     assert n_computed < 400 / 4   # distinct (size, relevant, position) triples, not queries
-    assert ranking._cache[("relevant_before", 1.0)].dtype == np.int32
-    np.testing.assert_array_equal(ranking.relevant_at_groups(1.0),
-                                  np.concatenate(([0], np.cumsum(y[np.lexsort((-s, qid))] >= 1)))
-                                  [ranking.tie_starts])
+    assert ranking.relevant_at_groups(1.0).dtype == np.int32
+
+
+@pytest.mark.parametrize("rows_per_pass", [1, 3, 7, 2 ** 16])
+def test_relevant_rows_above_each_tie_group_counted_a_pass_at_a_time(rows_per_pass,
+                                                                      monkeypatch):
+    monkeypatch.setattr(_grouping, "_PASS_ROWS", rows_per_pass)
+    y, s, qid = _rows([6, 3, 11, 4, 9], [0, 1, 2], RNG, tied=True)
+    retrieved = np.ones(qid.size, dtype=bool)
+    retrieved[6:9] = False   # the second query ranks no row
+    ranking = rank_queries("test", y, s, qid, None, retrieved, "average")
+    kept = np.flatnonzero(retrieved)
+    order = kept[np.lexsort((-s[kept], qid[kept]))]
+    running = np.concatenate(([0], np.cumsum(y[order] >= 1)))
+    np.testing.assert_array_equal(ranking.relevant_at_groups(1.0), running[ranking.tie_starts])
+    np.testing.assert_array_equal(ranking.relevant_at_queries(1.0), running[ranking.offsets])
+    for name in ("map", "mrr"):
+        got = skrank.per_query_scores(name, y, s, qid=qid, retrieved=retrieved).score
+        _, expected = ref_mean(name, y, s, qid, retrieved=retrieved)
+        for q in range(5):
+            assert got[q] == pytest.approx(expected[q], rel=1e-12, abs=1e-15)
 
 
 # --------------------------------------------------------------------------------------
