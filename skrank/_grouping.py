@@ -1830,14 +1830,40 @@ class Ranking:
         return self._cached(("relevant", threshold),
                             lambda: (self.labels >= threshold).astype(np.float64))
 
-    def relevant_before(self, threshold):
-        """Running count of ranked rows with label >= threshold: entry i counts the
-        rows before row i (``n_kept_total + 1`` entries, from 0)."""
+    def relevant_at_groups(self, threshold):
+        """Ranked rows with label >= threshold above each tie group's first row, then in
+        all (``n_groups + 1`` entries, 32-bit below 2**31 rows): what average precision
+        and reciprocal rank under ties read.
+
+        Counted a pass of rows at a time in a buffer that stays in cache, each pass's
+        running count read at the groups it holds: a running count over every row is a
+        fresh array as large as the rows, whose pages cost more than the counting."""
         def count():
-            counts = np.zeros(self.labels.shape[0] + 1, dtype=np.intp)
-            np.cumsum(self.labels >= threshold, out=counts[1:])
-            return counts
-        return self._cached(("relevant_before", threshold), count)
+            n = self.labels.shape[0]
+            starts = self.tie_starts
+            dtype = _count_dtype(n + 1)
+            out = np.empty(starts.shape[0], dtype=dtype)
+            step = max(min(_PASS_ROWS, n), 1)
+            flags = np.empty(step, dtype=bool)
+            running = np.zeros(step + 1, dtype=dtype)
+            edges = np.append(np.arange(0, n, step), n)
+            bounds = np.searchsorted(starts, edges)   # the groups starting in each pass
+            above = 0
+            for first, last, lo, hi in zip(edges[:-1], edges[1:], bounds[:-1], bounds[1:]):
+                size = last - first
+                np.greater_equal(self.labels[first:last], threshold, out=flags[:size])
+                np.cumsum(flags[:size], dtype=dtype, out=running[1:size + 1])
+                np.add(running[starts[lo:hi] - first], above, out=out[lo:hi])
+                above += int(running[size])
+            out[-1] = above
+            return out
+        return self._cached(("relevant_at_groups", threshold), count)
+
+    def relevant_at_queries(self, threshold):
+        """:meth:`relevant_at_groups` at each query's first row, then in all (a query's
+        first row starts a tie group)."""
+        return self._cached(("relevant_at_queries", threshold),
+                            lambda: self.relevant_at_groups(threshold)[self._first_groups()])
 
     def _ranked_relevant(self, threshold):
         """``labels >= threshold`` of the ranked rows held, shared by R and the

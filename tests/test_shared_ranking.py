@@ -120,6 +120,109 @@ def test_first_relevant_row_of_each_query_from_the_counts():
 
 
 # --------------------------------------------------------------------------------------
+# MAP and MRR under tie averaging: sums per distinct group shape, not per row
+
+
+def _per_shape(on):
+    """Patches that make MAP's inverse-rank sums and MRR's values go per distinct group
+    shape (``on``) or per row and per group (the general paths)."""
+    return (mock.patch.object(_kernels, "_PAIR_TABLE_LIMIT", 10 ** 9 if on else 0),
+            mock.patch.object(_kernels, "_DISTINCT_GROUPS_ABOVE", -1 if on else 10 ** 9))
+
+
+def _evaluate_paths(y, s, qid, metrics):
+    """evaluate() per distinct group shape and per row, one Evaluation each."""
+    out = []
+    for on in (True, False):
+        table, shapes = _per_shape(on)
+        with table, shapes:
+            out.append(skrank.evaluate(y, s, qid=qid, metrics=metrics))
+    return out
+
+
+@st.composite
+def _tied_queries(draw, longest=7):
+    """(y, s, qid): up to 5 queries of 1..longest rows, labels 0..2, scores 0..2 (ties)."""
+    sizes = draw(st.lists(st.integers(1, longest), min_size=1, max_size=5))
+    n = sum(sizes)
+    y = np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=float)
+    s = np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=float)
+    return y, s, np.repeat(np.arange(len(sizes)), sizes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=_tied_queries(), k=st.sampled_from([None, 1, 2, 4]))
+def test_tie_averaged_map_and_mrr_per_group_shape_match_the_reference(data, k):
+    y, s, qid = data
+    metrics = ["map", "mrr"] if k is None else [f"map@{k}", f"mrr@{k}"]
+    shapes, rows = _evaluate_paths(y, s, qid, metrics)
+    for label in metrics:
+        np.testing.assert_array_equal(shapes.per_query[label], rows.per_query[label])
+        _, expected = ref_mean(label.split("@")[0], y, s, qid,
+                               **({} if k is None else {"k": k}))
+        for q, value in zip(shapes.qid, shapes.per_query[label]):
+            assert value == pytest.approx(expected[q], rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("sizes", [[40] * 60, [40] * 59 + [25], [3, 60, 17, 45, 1, 33] * 8])
+@pytest.mark.parametrize("k", [None, 5, 30])
+def test_tie_averaged_map_and_mrr_per_group_shape_to_the_last_bit(sizes, k):
+    rng = np.random.default_rng(len(sizes) + (k or 0))
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.integers(0, 5, qid.size).astype(float)
+    s = rng.integers(0, 6, qid.size).astype(float)   # groups of several rows
+    y[qid == 1] = 0.0   # a query without a relevant document
+    metrics = ["map", "mrr"] if k is None else [f"map@{k}", f"mrr@{k}", "map"]
+    shapes, rows = _evaluate_paths(y, s, qid, metrics)
+    default = skrank.evaluate(y, s, qid=qid, metrics=metrics)
+    for label in metrics:
+        np.testing.assert_array_equal(shapes.per_query[label], rows.per_query[label])
+        np.testing.assert_array_equal(default.per_query[label], rows.per_query[label])
+    # the sums themselves, against the row sums they replace
+    ranking = rank_queries("test", y, s, qid, None, None, "average")
+    starts, group_sizes, _, positions = ranking.tie_groups()
+    expected = np.add.reduceat(_kernels._inverse_ranks(ranking, k), starts)
+    with mock.patch.object(_kernels, "_PAIR_TABLE_LIMIT", 10 ** 9):
+        got = _kernels._inverse_rank_sums(ranking, k, starts, group_sizes, positions)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_tie_averaged_map_and_mrr_take_the_per_shape_paths_on_short_rankings():
+    rng = np.random.default_rng(3)
+    qid = np.repeat(np.arange(400), 30)
+    y, s = rng.integers(0, 3, qid.size).astype(float), rng.integers(0, 4, qid.size) * 1.0
+    ranking = rank_queries("test", y, s, qid, None, None, "average")
+    starts = ranking.tie_groups()[0]
+    assert ranking.max_kept * (ranking.max_kept + 1) <= starts.size   # a small pair table
+    with mock.patch.object(_kernels, "_expected_inverse_rank",
+                           wraps=_kernels._expected_inverse_rank) as per_group:
+        _kernel(ranking, "mrr")
+    n_computed = per_group.call_args[0][0].size
+    assert n_computed < 400 / 4   # distinct (size, relevant, position) triples, not queries
+    assert ranking.relevant_at_groups(1.0).dtype == np.int32
+
+
+@pytest.mark.parametrize("rows_per_pass", [1, 3, 7, 2 ** 16])
+def test_relevant_rows_above_each_tie_group_counted_a_pass_at_a_time(rows_per_pass,
+                                                                      monkeypatch):
+    monkeypatch.setattr(_grouping, "_PASS_ROWS", rows_per_pass)
+    y, s, qid = _rows([6, 3, 11, 4, 9], [0, 1, 2], RNG, tied=True)
+    retrieved = np.ones(qid.size, dtype=bool)
+    retrieved[6:9] = False   # the second query ranks no row
+    ranking = rank_queries("test", y, s, qid, None, retrieved, "average")
+    kept = np.flatnonzero(retrieved)
+    order = kept[np.lexsort((-s[kept], qid[kept]))]
+    running = np.concatenate(([0], np.cumsum(y[order] >= 1)))
+    np.testing.assert_array_equal(ranking.relevant_at_groups(1.0), running[ranking.tie_starts])
+    np.testing.assert_array_equal(ranking.relevant_at_queries(1.0), running[ranking.offsets])
+    for name in ("map", "mrr"):
+        got = skrank.per_query_scores(name, y, s, qid=qid, retrieved=retrieved).score
+        _, expected = ref_mean(name, y, s, qid, retrieved=retrieved)
+        for q in range(5):
+            assert got[q] == pytest.approx(expected[q], rel=1e-12, abs=1e-15)
+
+
+# --------------------------------------------------------------------------------------
 # Full rankings sorted a chunk of rows at a time
 
 
