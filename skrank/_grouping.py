@@ -382,13 +382,12 @@ def _sorted_object_runs(qid):
         return None  # ids in random order: told from the first rows
     if _speedups is not None and type(qid[0]) is int:
         return None  # read into int64 by _compiled_object_ids, cheaper than comparing here
-    if _speedups is not None and type(qid[0]) is str:  # the runs found in C
+    if _speedups is not None and type(qid[0]) is str:  # the runs found and ordered in C
         starts = np.empty(n, dtype=np.intp)
         n_runs = _speedups.str_runs(np.ascontiguousarray(qid), starts)
-        if n_runs < 0:  # not all str
+        if n_runs < 0:  # not all str (-1), or the runs' ids do not increase (-2)
             return None
-        offsets = np.append(starts[:n_runs], n)
-        return offsets if _increasing(qid, offsets[:-1]) else None
+        return np.append(starts[:n_runs], n)
     try:
         # NaN ids compare unequal quietly (an error later); NumPy 1.x warns where an
         # elementwise comparison fails, which the check below answers instead.

@@ -393,13 +393,40 @@ str_codes(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(n_distinct);
 }
 
+/* Python's order of two strings: code point after code point, then the shorter
+ * first (-1, 0 or 1).  One-byte strings compare as unsigned bytes (Latin-1 code
+ * points); other kinds, or two different kinds, code point by code point. */
+static int
+compare_strings(const str_view *a, const str_view *b)
+{
+    Py_ssize_t n = a->length < b->length ? a->length : b->length;
+    if (a->kind == PyUnicode_1BYTE_KIND && b->kind == PyUnicode_1BYTE_KIND) {
+        int c = memcmp(a->data, b->data, (size_t)n);
+        if (c != 0) {
+            return c < 0 ? -1 : 1;
+        }
+    }
+    else {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 x = PyUnicode_READ(a->kind, a->data, i);
+            Py_UCS4 y = PyUnicode_READ(b->kind, b->data, i);
+            if (x != y) {
+                return x < y ? -1 : 1;
+            }
+        }
+    }
+    return (a->length > b->length) - (a->length < b->length);
+}
+
 /* ---------------------------------------------------------------------------
  * str_runs(ids, starts) -> int
  *
- * The runs of equal strings: starts[r] is the first row of run r (starts[0] =
- * 0); returns the number of runs, or -1 when one id is not an exact str.  Rows
- * grouped by query are one run per query; the caller checks that the runs'
- * strings increase (else the rows are not grouped, and it numbers them).
+ * The runs of equal strings, when the runs' strings increase (rows grouped by
+ * query, in the ids' order: one run per query): starts[r] is the first row of
+ * run r (starts[0] = 0); returns the number of runs, -1 when one id is not an
+ * exact str, or -2 as soon as a run's string is not greater than the run's
+ * before (the rows are not grouped in order: the caller numbers them).  Each
+ * string is compared with the row before while both are in cache.
  */
 static PyObject *
 str_runs(PyObject *self, PyObject *args)
@@ -431,6 +458,10 @@ str_runs(PyObject *self, PyObject *args)
             break;
         }
         if (previous_item == NULL || !same_string(&current, &previous)) {
+            if (previous_item != NULL && compare_strings(&current, &previous) < 0) {
+                n_runs = -2;
+                break;
+            }
             starts[n_runs++] = i;
         }
         previous_item = item;
@@ -636,8 +667,9 @@ static PyMethodDef methods[] = {
      "str_codes(ids, codes, firsts) -> int: exact str objects numbered in order of "
      "first appearance (-1 when one is not an exact str)."},
     {"str_runs", str_runs, METH_VARARGS,
-     "str_runs(ids, starts) -> int: the first row of each run of equal exact str (-1 when "
-     "one id is not an exact str)."},
+     "str_runs(ids, starts) -> int: the first row of each run of equal exact str, the runs' "
+     "strings increasing (-1 when one id is not an exact str, -2 when the runs do not "
+     "increase)."},
     {"ascii_heads", ascii_heads, METH_VARARGS,
      "ascii_heads(ids, heads, low, high) -> bool: exact ASCII str of at most 8 characters (no NUL) as "
      "zero-padded 8-byte words."},

@@ -83,7 +83,7 @@ def test_the_module_is_built(speedups):
 # Strings whose first 8 bytes agree (the table tells short strings apart by those
 # bytes alone, longer ones by every character), every kind of character, "\0" inside
 # and at the end, the empty string.
-_TEXT = st.text(alphabet="ab\0é\U0001f600", max_size=4) | st.sampled_from(
+_TEXT = st.text(alphabet="ab\0éā\U0001f600", max_size=4) | st.sampled_from(
     ["prefix-12345678-a", "prefix-12345678-b", "prefix-12345678", "prefix-1", "", "a\0", "a",
      "ééééééééé1", "ééééééééé2", "\U0001f600" * 3])
 
@@ -252,3 +252,21 @@ def test_grouped_string_ids_are_found_as_runs(speedups, monkeypatch):
     assert groups.order is not None and groups.qids.tolist() == names
     _assert_routes_agree(values, monkeypatch)
     _assert_routes_agree(backwards, monkeypatch)
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(_TEXT, min_size=1, max_size=40), sort=st.booleans())
+def test_str_runs_order_the_runs_as_python_does(speedups, values, sort):
+    """str_runs finds the runs and says whether their strings increase in Python's order
+    (every kind of character, prefixes, NUL): -2 exactly when a run's string is not
+    greater than the one before."""
+    values = sorted(values) if sort else values
+    starts = np.empty(len(values), dtype=np.intp)
+    got = speedups.str_runs(_objects(values), starts)
+    firsts = [i for i in range(len(values)) if i == 0 or values[i] != values[i - 1]]
+    runs = [values[i] for i in firsts]
+    if all(b > a for a, b in zip(runs, runs[1:])):
+        assert got == len(firsts) and starts[:got].tolist() == firsts
+    else:
+        assert got == -2
+    assert speedups.str_runs(_objects(values + [1]), np.empty(len(values) + 1, np.intp)) in (-1, -2)
