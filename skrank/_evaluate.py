@@ -262,9 +262,15 @@ def _named(table, qid_labels):
 
 def _evaluation(func, qids, columns, counts, weights):
     """The :class:`Evaluation` of executed columns (label -> Column)."""
-    per_query, mean = {}, {}
+    mean = {label: column.score(func) for label, column in columns.items()}
+    return Evaluation(qid=qids, per_query=_per_query(qids, columns), mean=mean, counts=counts,
+                      weights=weights)
+
+
+def _per_query(qids, columns):
+    """Each executed column's value per query of ``qids`` (NaN where skipped)."""
+    per_query = {}
     for label, column in columns.items():
-        mean[label] = column.score(func)
         if column.qid.shape[0] == qids.shape[0]:
             per_query[label] = column.values
         elif not isinstance(column.values, np.ndarray):  # device values: NaN where skipped
@@ -273,7 +279,28 @@ def _evaluation(func, qids, columns, counts, weights):
             full = np.full(qids.shape[0], np.nan)
             full[np.isin(qids, column.qid)] = column.values
             per_query[label] = full
-    return Evaluation(qid=qids, per_query=per_query, mean=mean, counts=counts, weights=weights)
+    return per_query
+
+
+def _collection_values(qrels, run, *, metrics, ties=None, no_relevant="zero", threshold=None,
+                       missing_queries="skip"):
+    """``(qid, per_query, counts)`` of ``evaluate(qrels=..., run=...)``, without the means
+    and without a policy or warning for queries on one side only: what each partition of
+    :func:`skrank.dask.evaluate` computes (its caller counts those queries over the whole
+    data; warnings filtered in worker threads would race with other threads)."""
+    func = "evaluate"
+    ties, no_relevant, threshold = (P.EVALUATE_OPTIONS[name].validate(func, value) for name, value
+                                    in (("ties", ties), ("no_relevant", no_relevant),
+                                        ("threshold", threshold)))
+    ties = "trec" if ties is None else ties
+    y_true, y_score, qid, retrieved, judged, qid_labels = _trec_arrays(
+        qrels, run, missing_queries, ties=ties, check_coverage=False)
+    table, counts = _run_plan(func, metrics, dict(ties="stable" if ties == "trec" else ties,
+                                                  no_relevant=no_relevant, threshold=threshold),
+                              (y_true, _ranked_finite(y_score), qid, retrieved, None, None),
+                              judged, True, qid_labels=qid_labels)
+    table = _named(table, qid_labels)
+    return table.qid, _per_query(table.qid, table.columns), counts
 
 
 def _ranked_finite(y_score):
@@ -304,12 +331,14 @@ def _counts(ranking, threshold):
 
 
 def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
-                 ignore_identical_ids=False, ties="trec"):
+                 ignore_identical_ids=False, ties="trec", check_coverage=True):
     """The joined rows of ``qrels`` and ``run`` with query codes, and the query id
     of each code.  Files are read as byte tables and joined on the readers' pair
     hashes in trec_eval's order (the command line's path): no str column.  With
     ``ties="stable"`` equal scores keep the run's row order (its lines, its frame's
-    rows) instead of trec_eval's docno order."""
+    rows) instead of trec_eval's docno order.  ``check_coverage=False``: no policy or
+    warning for queries on one side only (they are then left out, or scored as empty
+    rankings with ``missing_queries="zero"``)."""
     from .io._join import flat_rows, join
     from .io._tokenize import decode
 
@@ -317,7 +346,8 @@ def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
     run = _trec_table(run, "run")
     if ignore_identical_ids:
         run = drop_identical_ids(run)
-    check_query_coverage("evaluate", qrels, run, missing_queries, unjudged_queries)
+    if check_coverage:
+        check_query_coverage("evaluate", qrels, run, missing_queries, unjudged_queries)
     if missing_queries == "raise":
         missing_queries = "skip"  # none is missing: both give the same rows
     joined = join(qrels, run, missing_queries=missing_queries, func="evaluate",

@@ -42,6 +42,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ._params import TIE_POLICIES  # noqa: F401  (declared with the ties option)
+from ._validation import filtered_on_numpy_1
 
 try:
     from . import _speedups
@@ -391,8 +392,7 @@ def _sorted_object_runs(qid):
     try:
         # NaN ids compare unequal quietly (an error later); NumPy 1.x warns where an
         # elementwise comparison fails, which the check below answers instead.
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
+        with np.errstate(all="ignore"), filtered_on_numpy_1("ignore", DeprecationWarning):
             differs = qid[1:] != qid[:-1]
     except Exception:  # ids whose comparison raises: left to the general path
         return None
@@ -457,8 +457,8 @@ def _packed_integers(values):
     import array
 
     try:
-        with warnings.catch_warnings():  # NumPy 1.x: np.bool_.__index__ is deprecated
-            warnings.simplefilter("ignore", DeprecationWarning)
+        # NumPy 1.x: np.bool_.__index__ is deprecated
+        with filtered_on_numpy_1("ignore", DeprecationWarning):
             packed = np.frombuffer(array.array("q", values), dtype=np.int64)
     except (TypeError, OverflowError, ValueError):
         return None

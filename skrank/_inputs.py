@@ -385,37 +385,53 @@ def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
                       else factorize_ids(func, side.qid)[1] for side in (qrels, run))
     missing = judged[~np.isin(judged, ranked)]
     unjudged = ranked[~np.isin(ranked, judged)]
-    if judged.size == 0:
+    report_query_coverage(func, *((ids.size, ids[:_SHOWN + 1].tolist())
+                                  for ids in (judged, ranked, missing, unjudged)),
+                          missing_queries, unjudged_queries, stacklevel=5)
+
+
+def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queries,
+                          unjudged_queries, stacklevel):
+    """:func:`check_query_coverage` from counts: each of ``judged``, ``ranked``,
+    ``missing`` and ``unjudged`` is ``(count, first ids)``, the first ids (sorted) at
+    least ``_SHOWN + 1`` of them when there are more (what the messages show); the
+    warnings point ``stacklevel`` frames up."""
+    def shown(side):
+        count, ids = side
+        return _shown(list(ids[:_SHOWN]) + ([None] if count > _SHOWN else []))
+
+    (n_judged, _), (n_missing, _), (n_unjudged, _) = judged, missing, unjudged
+    if n_judged == 0:
         raise ValueError(f"{func}: qrels must hold at least one judged document. Got none.")
-    if missing.size == judged.size and missing_queries != "zero":
+    if n_missing == n_judged and missing_queries != "zero":
         raise ValueError(
             f"{func}: no query of qrels has a prediction in run, so there is nothing to "
-            f"evaluate. Got qrels queries ({_shown(judged.tolist())}) and run queries "
-            f"({_shown(ranked.tolist())}). Ids are compared as strings: check that both "
+            f"evaluate. Got qrels queries ({shown(judged)}) and run queries "
+            f"({shown(ranked)}). Ids are compared as strings: check that both "
             f"sides name the queries alike, or pass missing_queries='zero' to score every "
             f"query 0.")
-    if missing.size:
-        head = (f"{func}: {missing.size} of the {judged.size} queries of qrels "
-                f"{'has' if missing.size == 1 else 'have'} no prediction in run "
-                f"({_shown(missing.tolist())})")
+    if n_missing:
+        head = (f"{func}: {n_missing} of the {n_judged} queries of qrels "
+                f"{'has' if n_missing == 1 else 'have'} no prediction in run "
+                f"({shown(missing)})")
         if missing_queries == "raise":
             raise ValueError(f"{head}. Pass missing_queries='zero' to count them as empty "
                              f"rankings (trec_eval -c) or 'skip' to leave them out.")
         done = ("left out of the means (missing_queries='skip', trec_eval's default without -c)"
                 if missing_queries == "skip" else
-                f"counted as {'an empty ranking' if missing.size == 1 else 'empty rankings'} "
+                f"counted as {'an empty ranking' if n_missing == 1 else 'empty rankings'} "
                 "(missing_queries='zero', trec_eval -c)")
-        they = "it is" if missing.size == 1 else "they are"
-        warnings.warn(f"{head}; {they} {done}.", UserWarning, stacklevel=4)
-    if unjudged.size:
-        head = (f"{func}: {unjudged.size} of the {ranked.size} queries of run "
-                f"{'has' if unjudged.size == 1 else 'have'} no ground truth in qrels "
-                f"({_shown(unjudged.tolist())})")
+        they = "it is" if n_missing == 1 else "they are"
+        warnings.warn(f"{head}; {they} {done}.", UserWarning, stacklevel=stacklevel)
+    if n_unjudged:
+        head = (f"{func}: {n_unjudged} of the {ranked[0]} queries of run "
+                f"{'has' if n_unjudged == 1 else 'have'} no ground truth in qrels "
+                f"({shown(unjudged)})")
         if unjudged_queries == "raise":
             raise ValueError(f"{head}. Pass unjudged_queries='skip' to leave them out.")
-        they = "it is" if unjudged.size == 1 else "they are"
+        they = "it is" if n_unjudged == 1 else "they are"
         warnings.warn(f"{head}; {they} left out (unjudged_queries='skip').",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=stacklevel)
 
 
 # --------------------------------------------------------------------------

@@ -4,6 +4,7 @@ Messages follow ``<function>: <what> must be <expected>. Got <actual> instead.``
 plus the likely fix, so that a user never meets a bare numpy traceback.
 """
 
+import contextlib
 import warnings
 from collections.abc import Iterable, Sequence
 from numbers import Integral, Real
@@ -176,17 +177,41 @@ def check_retrieved(func, retrieved, n):
     return arr
 
 
+def filtered_on_numpy_1(action, category):
+    """``warnings.catch_warnings()`` with ``simplefilter(action, category)`` where NumPy 1.x
+    needs it, and nothing on NumPy 2.  The context manager swaps the process's warning
+    filters: entered by several threads at once (Dask, joblib), it can leave them changed
+    for every thread, so skrank enters it only where an old NumPy leaves no other way."""
+    if not _NUMPY_1:
+        return contextlib.nullcontext()
+    caught = warnings.catch_warnings()
+
+    class _Filtered:
+        def __enter__(self):
+            caught.__enter__()
+            warnings.simplefilter(action, category)
+
+        def __exit__(self, *exc):
+            return caught.__exit__(*exc)
+
+    return _Filtered()
+
+
+_NUMPY_1 = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+
+
 def as_qid_array(qid):
     """Query ids as a 1-D array; tuples stay whole ids instead of becoming a 2-D array."""
+    if isinstance(qid, np.ndarray):
+        return qid
     if type(qid).__module__.partition(".")[0] == "pandas":
         arr = _pandas_string_ids(qid)
         if arr is not None:
             return arr
     ragged_warning = getattr(np, "exceptions", np).VisibleDeprecationWarning
     try:
-        with warnings.catch_warnings():
-            # numpy < 1.24 only warns about ragged sequences; make it the same error
-            warnings.simplefilter("error", ragged_warning)
+        # numpy < 1.24 only warns about ragged sequences; make it the same error
+        with filtered_on_numpy_1("error", ragged_warning):
             arr = np.asarray(qid)
     except (ValueError, ragged_warning):  # a list mixing tuples and scalars
         arr = np.empty(len(qid), dtype=object)

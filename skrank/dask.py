@@ -11,16 +11,16 @@ this module's functions run. :func:`skrank.evaluate` hands Dask DataFrames
 passed as ``qrels`` and ``run`` to :func:`evaluate`.
 """
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _plan
-from ._evaluate import DEFAULT_METRICS, Evaluation
+from ._evaluate import DEFAULT_METRICS, Evaluation, _collection_values
 from ._evaluate import evaluate as _evaluate_in_memory
 from ._aggregate import mean_over_queries
-from ._inputs import check_collection_options, check_query_coverage, ids_as_str, qrels_from_frame, run_from_frame
+from ._inputs import (_SHOWN, check_collection_options, ids_as_str, qrels_from_frame,
+                      report_query_coverage, run_from_frame)
 from ._validation import InvalidParameterError, _describe
 
 __all__ = ["DaskEvaluation", "evaluate"]
@@ -29,6 +29,9 @@ _FUNC = "skrank.dask.evaluate"
 _COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 # Normalised columns of both sides after reading a partition (ids as strings).
 _QID, _DOC, _VALUE, _IS_RUN, _PART = "query_id", "doc_id", "value", "is_run", "_partition"
+# Column of the evaluated table saying where a query has rows: both sides, or one only.
+_SIDE = "_side"
+_BOTH, _QRELS_ONLY, _RUN_ONLY = 0, 1, 2
 
 
 def _import_dask():
@@ -103,8 +106,10 @@ def evaluate(qrels, run, *, metrics=DEFAULT_METRICS, query_id="query_id", doc_id
     memory per worker is bounded by the partition size, not the data size.
     Which queries are missing on either side is decided over the whole data,
     so warnings, ``missing_queries`` and ``unjudged_queries`` behave as in
-    the in-memory call, and the means are computed from the per-query values
-    (not as a mean of partition means).
+    the in-memory call (counted in the partitions after the shuffle, so no
+    list of every query id reaches the client; ``"raise"`` stops once the
+    partitions are evaluated), and the means are computed from the per-query
+    values (not as a mean of partition means).
 
     Parameters
     ----------
@@ -213,27 +218,34 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
         npartitions_out=npartitions, ignore_identical_ids=bool(ignore_identical_ids),
         meta=_normalised_meta())
 
-    # Which queries are on one side only is a property of the whole data.
-    judged, ranked = dask.compute(qrels_rows[_QID].unique(), run_rows[_QID].unique())
-    check_query_coverage(_FUNC, _Ids(judged), _Ids(ranked), missing_queries, unjudged_queries)
-
     # One shuffle of both sides' rows together: partition p receives the judged and the
     # ranked documents of the queries whose id hashes to p, and is evaluated as soon as it
     # is complete (two separate shuffles would leave one side's partitions waiting in
-    # memory for the other's).
+    # memory for the other's).  A query on one side only is on that side in its partition
+    # too: each partition also lists those queries (a row each, see _SIDE), so which
+    # queries are on one side only is known over the whole data without gathering every
+    # query id to the client.
     divisions = tuple(range(npartitions + 1))
     rows = dd.concat([qrels_rows, run_rows]).set_index(_PART, divisions=divisions)
     labels = _labels(metrics)
+    zero = missing_queries == "zero"
     table = rows.map_partitions(
-        _evaluate_partition, options=options,
-        missing_queries="zero" if missing_queries == "zero" else "skip",
+        _evaluate_partition, options=options, missing_queries="zero" if zero else "skip",
         meta=_table_meta(labels), align_dataframes=False)
     table = table.persist()
+    side = table[_SIDE]
+    counted = table[(side == _BOTH) | (side == _QRELS_ONLY)] if zero else table[side == _BOTH]
 
-    sums = {label: table[label].sum(skipna=skip_nan[label]) for label in labels}
-    sizes = {label: (table[label].count() if skip_nan[label] else table[label].size)
+    sums = {label: counted[label].sum(skipna=skip_nan[label]) for label in labels}
+    sizes = {label: (counted[label].count() if skip_nan[label] else counted[label].size)
              for label in labels}
-    sums, sizes = dask.compute(sums, sizes)
+    coverage = {name: (mask.sum(), _first_ids(table[mask].index))
+                for name, mask in (("judged", side != _RUN_ONLY), ("ranked", side != _QRELS_ONLY),
+                                   ("missing", side == _QRELS_ONLY), ("unjudged", side == _RUN_ONLY))}
+    sums, sizes, coverage = dask.compute(sums, sizes, coverage)
+    report_query_coverage(_FUNC, *((int(count), sorted(ids)[:_SHOWN + 1])
+                                   for count, ids in coverage.values()),
+                          missing_queries, unjudged_queries, stacklevel=4)
     mean = {}
     for label in labels:
         if sizes[label] == 0:
@@ -241,14 +253,13 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
             mean[label] = mean_over_queries(_FUNC, np.zeros(0))
         else:
             mean[label] = float(sums[label] / sizes[label])
-    return DaskEvaluation(per_query=table[labels], counts=table[list(_COUNTS)], mean=mean)
+    return DaskEvaluation(per_query=counted[labels], counts=counted[list(_COUNTS)], mean=mean)
 
 
-class _Ids:
-    """The query ids of one side, in the shape check_query_coverage reads."""
-
-    def __init__(self, ids):
-        self.qid = np.asarray(ids).astype(str)
+def _first_ids(index):
+    """The first few ids (sorted) of a Dask index: enough for the coverage messages."""
+    return index.to_series().map_partitions(
+        lambda ids: ids.sort_values().head(_SHOWN + 1), meta=(None, object))
 
 
 def _check_columns(frame, name, columns):
@@ -329,6 +340,7 @@ def _table_meta(labels):
 
     columns = {label: np.zeros(0, dtype=np.float64) for label in labels}
     columns.update({name: np.zeros(0, dtype=np.int64) for name in _COUNTS})
+    columns[_SIDE] = np.zeros(0, dtype=np.int8)
     return pd.DataFrame(columns, index=pd.Index(np.zeros(0, dtype=object), name="qid"))
 
 
@@ -345,16 +357,27 @@ def _evaluate_partition(rows, *, options, missing_queries):
                   rel=qrels_part[_VALUE].to_numpy().astype(np.int64))
     run = Run(qid=_strings(run_part[_QID]), docno=_strings(run_part[_DOC]),
               score=run_part[_VALUE].to_numpy())
-    if len(qrels) == 0 or (missing_queries == "skip" and not np.isin(qrels.qid, run.qid).any()):
-        return _table_meta(labels)
-    with warnings.catch_warnings():
-        # Missing and unjudged queries were counted over the whole data, and warned about once.
-        warnings.simplefilter("ignore")
-        result = _evaluate_in_memory(qrels=qrels, run=run, missing_queries=missing_queries,
-                                     unjudged_queries="skip", **options)
-    columns = {label: result.per_query[label] for label in labels}
-    columns.update({name: result.counts[name] for name in _COUNTS})
-    return pd.DataFrame(columns, index=pd.Index(result.qid.astype(object), name="qid"))
+    judged, ranked = np.unique(qrels.qid), np.unique(run.qid)
+    parts = []
+    if judged.size and (missing_queries == "zero" or np.isin(judged, ranked).any()):
+        # Without warnings about queries on one side only: counted over the whole data.
+        qid, per_query, counts = _collection_values(qrels, run, missing_queries=missing_queries,
+                                                    **options)
+        columns = {label: per_query[label] for label in labels}
+        columns.update({name: counts[name] for name in _COUNTS})
+        columns[_SIDE] = np.where(np.isin(qid, ranked), _BOTH, _QRELS_ONLY).astype(np.int8)
+        parts.append(pd.DataFrame(columns, index=pd.Index(qid.astype(object), name="qid")))
+    # Queries on one side only that the evaluation left out: a row each, for the counts.
+    for ids, side in ((judged[~np.isin(judged, ranked)], _QRELS_ONLY),
+                      (ranked[~np.isin(ranked, judged)], _RUN_ONLY)):
+        if side == _QRELS_ONLY and missing_queries == "zero" and parts:
+            continue  # evaluated as empty rankings above
+        if ids.size:
+            columns = {label: np.full(ids.size, np.nan) for label in labels}
+            columns.update({name: np.zeros(ids.size, dtype=np.int64) for name in _COUNTS})
+            columns[_SIDE] = np.full(ids.size, side, dtype=np.int8)
+            parts.append(pd.DataFrame(columns, index=pd.Index(ids.astype(object), name="qid")))
+    return pd.concat(parts) if parts else _table_meta(labels)
 
 
 def _strings(series):

@@ -261,3 +261,33 @@ def test_import_skrank_does_not_import_dask():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_partitions_never_touch_the_global_warning_filters(monkeypatch):
+    """warnings.catch_warnings is not thread-safe: a worker thread that enters and leaves it
+    while another does can leave the process's filters set to 'ignore' (so the caller's
+    later warnings vanish). The partitions (threads of the default scheduler here) must
+    not use it; the warnings about queries on one side only come from the caller's thread."""
+    import os
+    import threading
+
+    main = threading.main_thread()
+    entered = []
+    real = warnings.catch_warnings
+
+    package = os.path.dirname(skrank.__file__)
+
+    class Watched(real):
+        def __enter__(self):
+            if sys._getframe(1).f_code.co_filename.startswith(package):  # skrank's own
+                entered.append(threading.current_thread() is main)
+            return super().__enter__()
+
+    monkeypatch.setattr(warnings, "catch_warnings", Watched)
+    qrels, run = _tables(3, "int", n_queries=40)
+    before = list(warnings.filters)
+    with pytest.warns(UserWarning, match="queries of qrels have no prediction in run"):
+        skrank_dask.evaluate(dd.from_pandas(qrels, npartitions=3),
+                             dd.from_pandas(run, npartitions=3), npartitions=4)
+    assert all(entered)  # skrank entered it in the caller's thread only
+    assert list(warnings.filters) == before
