@@ -129,8 +129,9 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     longest = ranking.max_kept
     if cutoff is not None and np.ndim(cutoff) == 0:
         longest = min(longest, int(cutoff))
+    weights = weight(np.arange(longest))
     cumulative = np.zeros(longest + 1)
-    np.cumsum(weight(np.arange(longest)), out=cumulative[1:])
+    np.cumsum(weights, out=cumulative[1:])
     limit = longest if cutoff is None else np.minimum(
         cutoff if np.ndim(cutoff) == 0 else cutoff[group_query], longest).astype(np.intp)
     live = None
@@ -142,22 +143,32 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         if live.size == 0:
             return np.zeros(nq)
     if live is None or live.size == starts.size:
-        spanned = (cumulative[np.minimum(group_pos + sizes, limit)]
-                   - cumulative[np.minimum(group_pos, limit)])
+        spanned = _spanned_weights(weights, cumulative, group_pos, sizes, limit)
         means = np.add.reduceat(transform(row_values), starts) / sizes
         return sum_by_query(group_query, means * spanned, nq)
     # Only the live groups' rows are gathered and transformed, in the same order.
     live_pos, live_sizes = group_pos[live], sizes[live]
     if np.ndim(limit):
         limit = limit[live]
-    spanned = (cumulative[np.minimum(live_pos + live_sizes, limit)]
-               - cumulative[np.minimum(live_pos, limit)])
+    spanned = _spanned_weights(weights, cumulative, live_pos, live_sizes, limit)
     if row_values is ranking.labels and np.ndim(cutoff) == 0:
         values = ranking.labels_above(int(cutoff))
     else:
         values = row_values[rows]
     means = np.add.reduceat(transform(values), first_out) / live_sizes
     return sum_by_query(group_query[live], means * spanned, nq)
+
+
+def _spanned_weights(weights, cumulative, positions, sizes, limit):
+    """Per tie group (first position, size), the sum of ``weights`` over its positions
+    below ``limit``: a difference of the cumulative sums, except for a group of one row,
+    which takes its own weight (a difference of sums can be off in the last bit, and a
+    query without ties must get the value it gets alone, where no group is formed)."""
+    spanned = (cumulative[np.minimum(positions + sizes, limit)]
+               - cumulative[np.minimum(positions, limit)])
+    single = np.flatnonzero((sizes == 1) & (positions < limit))
+    spanned[single] = weights[positions[single]]
+    return spanned
 
 
 def ones(positions):
@@ -204,7 +215,10 @@ def ideal_dcg(ranking, gain, gain_fn, k, discount):
         cumulative = np.zeros(depth + 1)
         np.cumsum(discount(np.arange(depth)), out=cumulative[1:])
         spanned = cumulative[np.minimum(end, depth)] - cumulative[np.minimum(start, depth)]
-        return spanned @ grade_gain[by_gain]
+        # Column after column, not a matrix product: BLAS sums a row in an order that
+        # depends on how many rows there are, and a query's value must not depend on
+        # the other queries of the call (a streamed block, a fold), to the last bit.
+        return _weighted_row_sums(spanned, grade_gain[by_gain])
     if callable(gain):  # no assumption that a custom gain grows with the label
         ideal = segmented_sort_desc(gain_fn(ranking.all_labels), ranking.all_offsets)
         rows, query, position = ranking.ideal_top(k)

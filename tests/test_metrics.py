@@ -894,3 +894,26 @@ def test_gain_callable_cannot_modify_inputs(spec):
 
     spec.function(y, s, qid=np.zeros(4), **valid_params(spec, y, gain=clobber))
     np.testing.assert_array_equal(y, y0)
+
+
+@pytest.mark.parametrize("layout", ["ragged", "equal sizes"])
+def test_a_query_value_does_not_depend_on_the_other_queries_to_the_last_bit(layout):
+    """Each query's value is the same, bit for bit, whether it is evaluated alone or among
+    others (a streamed block, a fold, a Dask partition): no summation whose order depends
+    on how many queries the call holds (a BLAS matrix product did, for the ideal DCG)."""
+    rng = np.random.default_rng(12)
+    sizes = np.full(40, 30) if layout == "equal sizes" else rng.integers(1, 90, size=40)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    y = rng.integers(0, 5, qid.size).astype(float)
+    s = np.round(rng.random(qid.size), 1)  # ties
+    metrics = ["ndcg@10", "ndcg_exp@10", "ndcg", "map", "mrr", "err@10", "precision@5",
+               "recall@20", "rbp", "dcg@5"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        together = skrank.evaluate(y, s, qid=qid, metrics=metrics)
+        for q in range(sizes.size):
+            rows = qid == q
+            alone = skrank.evaluate(y[rows], s[rows], qid=qid[rows], metrics=metrics)
+            for name in metrics:
+                np.testing.assert_array_equal(alone.per_query[name],
+                                              together.per_query[name][q:q + 1], err_msg=name)
