@@ -461,11 +461,12 @@ class DeviceRanking:
 
 
 def _uniform_width(xp, offsets, n, n_queries):
-    """The common size of the queries (one transfer), or None when sizes differ."""
+    """The common size of the queries (one transfer), or 0 when sizes differ (None
+    stands for "not known yet" where a width is passed on)."""
     width = n // n_queries if n_queries else 0
     if width * n_queries == n and bool(xp.all(offsets[1:] - offsets[:-1] == width)):
         return width
-    return None
+    return 0
 
 
 def _group(xp, codes, keys, n_queries, device, grouped=False, offsets=None, width=None):
@@ -475,7 +476,7 @@ def _group(xp, codes, keys, n_queries, device, grouped=False, offsets=None, widt
     Rows already grouped into queries of one size (the 2-D form, uniform lists with
     sorted ids) are sorted row-wise as a (queries x documents) matrix: one sort per
     key, segmented for free, and no sort by query.  With ``grouped``, known
-    ``offsets`` and ``width`` (the common size, when there is one) save their
+    ``offsets`` and ``width`` (the common size; 0 when the sizes differ) save their
     computation and a transfer."""
     n = codes.shape[0]
     if grouped:
@@ -485,7 +486,7 @@ def _group(xp, codes, keys, n_queries, device, grouped=False, offsets=None, widt
             return xp.arange(n, device=device), codes, offsets
         if width is None:
             width = _uniform_width(xp, offsets, n, n_queries)
-        if width is not None:
+        if width:
             # Positions within each query, None while they are the rows' own order.
             within = None
             for key, descending in keys:
@@ -568,7 +569,7 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties):
     ranking = DeviceRanking(xp, qids=qids, query=query, labels=labels, offsets=offsets,
                             tie_starts=tie_starts, all_labels=all_labels, all_query=all_query,
                             all_offsets=all_offsets, group=group,
-                            max_kept=width if grouped and n_queries else None)
+                            max_kept=width if grouped and n_queries and width else None)
     if grouped and all_offsets is offsets:
         ranking._cache["all_width"] = width  # the ideal ranking's sort reuses it
     return ranking
