@@ -182,37 +182,49 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
                 threshold=threshold, missing_queries=missing_queries,
                 unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
                 npartitions=None)
-        ties = "trec" if ties is None else ties
-        y_true, y_score, qid, retrieved, judged, qid_labels = _trec_arrays(
-            qrels, run, missing_queries, unjudged_queries, ignore_identical_ids, ties)
-        y_score = _ranked_finite(y_score)
-    elif y_true is None or y_score is None:
+        table, counts = _run_collection(
+            func, metrics, qrels, run, ties=ties, no_relevant=no_relevant, threshold=threshold,
+            missing_queries=missing_queries, unjudged_queries=unjudged_queries,
+            ignore_identical_ids=ignore_identical_ids)
+        return _evaluation(func, table.qid, table.columns, counts, table.weights)
+    if y_true is None or y_score is None:
         raise InvalidParameterError(f"{func}: y_true and y_score are required (or qrels and run).")
-    else:
-        # options about matching two collections mean nothing for arrays: say so, not ignore
-        given = {param.name: value for param, value in zip(
-            P.COLLECTION_OPTIONS, (missing_queries, unjudged_queries, ignore_identical_ids))
-            if not _plan._same(value, param.default)}
-        if given:
-            listed = ", ".join(f"{name}={value!r}" for name, value in given.items())
-            raise InvalidParameterError(
-                f"{func}: {listed} applies to qrels and run only. Got arrays (y_true, y_score) "
-                f"instead: every query of the arrays is evaluated; drop rows beforehand to "
-                f"leave some out.")
+    # options about matching two collections mean nothing for arrays: say so, not ignore
+    given = {param.name: value for param, value in zip(
+        P.COLLECTION_OPTIONS, (missing_queries, unjudged_queries, ignore_identical_ids))
+        if not _plan._same(value, param.default)}
+    if given:
+        listed = ", ".join(f"{name}={value!r}" for name, value in given.items())
+        raise InvalidParameterError(
+            f"{func}: {listed} applies to qrels and run only. Got arrays (y_true, y_score) "
+            f"instead: every query of the arrays is evaluated; drop rows beforehand to "
+            f"leave some out.")
     if ties == "trec":
-        if not trec:
-            raise InvalidParameterError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
-        # Rows already come in trec_eval's order; a stable sort keeps it.  (With
-        # ties="stable" they come in the run's row order instead.)
-        ties = "stable"
-
+        raise InvalidParameterError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
     table, counts = _run_plan(func, metrics, dict(ties=ties, no_relevant=no_relevant,
                                                   threshold=threshold),
                               (y_true, y_score, qid, retrieved, exclude, sample_weight),
-                              judged, trec, qid_labels=qid_labels if trec else None)
-    if trec:  # the rows carry query codes: name the queries
-        table = _named(table, qid_labels)
+                              judged, False)
     return _evaluation(func, table.qid, table.columns, counts, table.weights)
+
+
+def _run_collection(func, metrics, qrels, run, *, ties, no_relevant, threshold,
+                    missing_queries, unjudged_queries="skip", ignore_identical_ids=False,
+                    check_coverage=True):
+    """``(table, counts)`` of ``qrels`` against ``run`` (validated options): joined,
+    ranked and executed, the table's queries named by their ids.  ``ties=None`` is
+    ``"trec"``: the join gives the rows in trec_eval's order, which a stable sort
+    keeps (with ``"stable"``, in the run's row order).  See :func:`_trec_arrays` for
+    ``check_coverage``."""
+    ties = "trec" if ties is None else ties
+    y_true, y_score, qid, retrieved, judged, qid_labels = _trec_arrays(
+        qrels, run, missing_queries, unjudged_queries, ignore_identical_ids, ties,
+        check_coverage)
+    table, counts = _run_plan(func, metrics, dict(ties="stable" if ties == "trec" else ties,
+                                                  no_relevant=no_relevant, threshold=threshold),
+                              (y_true, _ranked_finite(y_score), qid, retrieved, None, None),
+                              judged, True, qid_labels=qid_labels)
+    return _named(table, qid_labels), counts
 
 
 def _run_plan(func, metrics, defaults, arrays, judged, trec, qid_labels=None):
@@ -292,14 +304,9 @@ def _collection_values(qrels, run, *, metrics, ties=None, no_relevant="zero", th
     ties, no_relevant, threshold = (P.EVALUATE_OPTIONS[name].validate(func, value) for name, value
                                     in (("ties", ties), ("no_relevant", no_relevant),
                                         ("threshold", threshold)))
-    ties = "trec" if ties is None else ties
-    y_true, y_score, qid, retrieved, judged, qid_labels = _trec_arrays(
-        qrels, run, missing_queries, ties=ties, check_coverage=False)
-    table, counts = _run_plan(func, metrics, dict(ties="stable" if ties == "trec" else ties,
-                                                  no_relevant=no_relevant, threshold=threshold),
-                              (y_true, _ranked_finite(y_score), qid, retrieved, None, None),
-                              judged, True, qid_labels=qid_labels)
-    table = _named(table, qid_labels)
+    table, counts = _run_collection(func, metrics, qrels, run, ties=ties,
+                                    no_relevant=no_relevant, threshold=threshold,
+                                    missing_queries=missing_queries, check_coverage=False)
     return table.qid, _per_query(table.qid, table.columns), counts
 
 
@@ -394,7 +401,6 @@ def _evaluate_stream(qrels, run, *, block_bytes, metrics, ties=None, no_relevant
     from types import SimpleNamespace
 
     from ._trec_eval import _QueryIndex, grouped_blocks
-    from .io._join import flat_rows, join
     from .io._tokenize import check_no_duplicates, decode, empty_run_table
 
     func = "evaluate"
@@ -408,15 +414,10 @@ def _evaluate_stream(qrels, run, *, block_bytes, metrics, ties=None, no_relevant
     done, parts = [], []
 
     def evaluate_block(sub_qrels, block, missing):
-        joined = join(sub_qrels, block, missing_queries=missing, func=func, columns=("score",),
-                      tie_order=_tie_order(ties))
-        rows = flat_rows(joined)
-        arrays = (rows["y_true"], _ranked_finite(rows["y_score"]), rows["codes"],
-                  rows["retrieved"], None, None)
-        labels = decode(joined.qids)
-        table, counts = _run_plan(func, metrics, defaults, arrays, rows["judged"], True,
-                                  qid_labels=labels)
-        parts.append((_named(table, labels), counts))
+        # (the policies for queries on one side only are applied to the whole run below)
+        parts.append(_run_collection(func, metrics, sub_qrels, block, ties=ties,
+                                     no_relevant=no_relevant, threshold=threshold,
+                                     missing_queries=missing, check_coverage=False))
 
     for block in grouped_blocks(run, block_bytes, done):
         codes = index.codes_of(block.qid_runs)

@@ -42,7 +42,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ._params import TIE_POLICIES  # noqa: F401  (declared with the ties option)
-from ._validation import filtered_on_numpy_1
+from ._validation import caller_stacklevel, filtered_on_numpy_1
 
 try:
     from . import _speedups
@@ -169,20 +169,8 @@ def _warn_mixed_ids(func, types):
         warnings.warn(
             f"{func}: qid mixes str ids with ids of type {others}: an id such as 1 and the "
             f"str '1' are different queries. Give every id one type first, e.g. "
-            f"qid.astype(str), if they should match.", UserWarning, stacklevel=_caller_level())
-
-
-def _caller_level():
-    """The ``stacklevel`` of the first frame outside skrank, for a warning issued by the
-    function calling this one (the depth of skrank's calls varies with the entry)."""
-    import os
-    import sys
-
-    package = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(2), 2
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
+            f"qid.astype(str), if they should match.", UserWarning,
+            stacklevel=caller_stacklevel())
 
 
 def _sorted_run_offsets(func, qid):
@@ -1472,11 +1460,12 @@ def segmented_top_order(values, offsets, depth, *, stable):
 # lower bound of each long query's k-th largest value is found on the rows where they
 # lie, as for rows in random order (see _candidate_rows): the maxima of 2 k
 # consecutive slices of the query's rows (one maximum.reduceat over every slice of
-# every query), whose k-th largest is at most the query's k-th largest value.  The bound keeps about 1.3 k rows of a query in random order.  Queries whose
-# rows come ranked already (a run, a retriever's list) would keep about half of their
-# rows: their k-th row is their k-th largest value, when the first one is found ranked
-# (one pass tells which are).  Other queries keeping more than _LOOSE_BOUND_PER_K * k
-# rows take their exact k-th largest.
+# every query), whose k-th largest is at most the query's k-th largest value.  The
+# bound keeps about 1.3 k rows of a query in random order.  Queries whose rows come
+# ranked already (a run, a retriever's list) would keep about half of their rows:
+# their k-th row is their k-th largest value, when the first one is found ranked (one
+# pass tells which are).  Other queries keeping more than _LOOSE_BOUND_PER_K * k rows
+# take their exact k-th largest.
 _LOOSE_BOUND_PER_K = 4
 
 

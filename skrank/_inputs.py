@@ -27,7 +27,7 @@ import numpy as np
 
 from ._grouping import _kth_largest_by_row
 from . import _params as P
-from ._validation import InvalidParameterError, _as_numeric, _describe
+from ._validation import InvalidParameterError, _as_numeric, _describe, caller_stacklevel
 
 _QRELS_FORMS = ("a Qrels, a path to a TREC qrels file, a DataFrame with columns "
                 "query_id, doc_id, relevance (other names: skrank.io.Qrels.from_frame), "
@@ -38,10 +38,12 @@ _RUN_FORMS = ("a Run, a path to a TREC run file, a DataFrame with columns query_
 _SHOWN = 5
 
 
-def _shown(values):
+def _shown(values, total=None):
+    """The first ``_SHOWN`` values, then "..." when there are more (``total`` of them,
+    when ``values`` holds only the first few)."""
     values = list(values)
     text = ", ".join(repr(v) for v in values[:_SHOWN])
-    return text + (", ..." if len(values) > _SHOWN else "")
+    return text + (", ..." if (len(values) if total is None else total) > _SHOWN else "")
 
 
 # --------------------------------------------------------------------------
@@ -385,20 +387,20 @@ def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
                       else factorize_ids(func, side.qid)[1] for side in (qrels, run))
     missing = judged[~np.isin(judged, ranked)]
     unjudged = ranked[~np.isin(ranked, judged)]
-    report_query_coverage(func, *((ids.size, ids[:_SHOWN + 1].tolist())
+    report_query_coverage(func, *((ids.size, ids[:_SHOWN].tolist())
                                   for ids in (judged, ranked, missing, unjudged)),
-                          missing_queries, unjudged_queries, stacklevel=5)
+                          missing_queries, unjudged_queries)
 
 
 def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queries,
-                          unjudged_queries, stacklevel):
+                          unjudged_queries):
     """:func:`check_query_coverage` from counts: each of ``judged``, ``ranked``,
     ``missing`` and ``unjudged`` is ``(count, first ids)``, the first ids (sorted) at
-    least ``_SHOWN + 1`` of them when there are more (what the messages show); the
-    warnings point ``stacklevel`` frames up."""
+    least ``_SHOWN`` of them when there are more (what the messages show); the
+    warnings point at the caller's line outside skrank."""
     def shown(side):
         count, ids = side
-        return _shown(list(ids[:_SHOWN]) + ([None] if count > _SHOWN else []))
+        return _shown(ids, count)
 
     (n_judged, _), (n_missing, _), (n_unjudged, _) = judged, missing, unjudged
     if n_judged == 0:
@@ -422,7 +424,7 @@ def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queri
                 f"counted as {'an empty ranking' if n_missing == 1 else 'empty rankings'} "
                 "(missing_queries='zero', trec_eval -c)")
         they = "it is" if n_missing == 1 else "they are"
-        warnings.warn(f"{head}; {they} {done}.", UserWarning, stacklevel=stacklevel)
+        warnings.warn(f"{head}; {they} {done}.", UserWarning, stacklevel=caller_stacklevel())
     if n_unjudged:
         head = (f"{func}: {n_unjudged} of the {ranked[0]} queries of run "
                 f"{'has' if n_unjudged == 1 else 'have'} no ground truth in qrels "
@@ -431,7 +433,7 @@ def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queri
             raise ValueError(f"{head}. Pass unjudged_queries='skip' to leave them out.")
         they = "it is" if n_unjudged == 1 else "they are"
         warnings.warn(f"{head}; {they} left out (unjudged_queries='skip').",
-                      UserWarning, stacklevel=stacklevel)
+                      UserWarning, stacklevel=caller_stacklevel())
 
 
 # --------------------------------------------------------------------------

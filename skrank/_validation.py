@@ -5,6 +5,8 @@ plus the likely fix, so that a user never meets a bare numpy traceback.
 """
 
 import contextlib
+import os
+import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from numbers import Integral, Real
@@ -177,24 +179,28 @@ def check_retrieved(func, retrieved, n):
     return arr
 
 
+def caller_stacklevel():
+    """The ``stacklevel`` of the first frame outside skrank, for a warning issued by the
+    function calling this one (the depth of skrank's calls varies with the entry)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(2), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+@contextlib.contextmanager
 def filtered_on_numpy_1(action, category):
     """``warnings.catch_warnings()`` with ``simplefilter(action, category)`` where NumPy 1.x
     needs it, and nothing on NumPy 2.  The context manager swaps the process's warning
     filters: entered by several threads at once (Dask, joblib), it can leave them changed
     for every thread, so skrank enters it only where an old NumPy leaves no other way."""
     if not _NUMPY_1:
-        return contextlib.nullcontext()
-    caught = warnings.catch_warnings()
-
-    class _Filtered:
-        def __enter__(self):
-            caught.__enter__()
-            warnings.simplefilter(action, category)
-
-        def __exit__(self, *exc):
-            return caught.__exit__(*exc)
-
-    return _Filtered()
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter(action, category)
+        yield
 
 
 _NUMPY_1 = np.lib.NumpyVersion(np.__version__) < "2.0.0"

@@ -173,7 +173,7 @@ def evaluate(qrels, run, *, metrics=DEFAULT_METRICS, query_id="query_id", doc_id
 def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score, ties,
                      no_relevant, threshold, missing_queries, unjudged_queries,
                      ignore_identical_ids, npartitions):
-    """:func:`evaluate`, one call deep under both public entries (for warnings' stacklevel)."""
+    """:func:`evaluate` of Dask frames, for both public entries (this one and skrank.evaluate)."""
     dask, dd = _import_dask()
     for name, value in (("qrels", qrels), ("run", run)):
         if not isinstance(value, dd.DataFrame):
@@ -243,9 +243,9 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
                 for name, mask in (("judged", side != _RUN_ONLY), ("ranked", side != _QRELS_ONLY),
                                    ("missing", side == _QRELS_ONLY), ("unjudged", side == _RUN_ONLY))}
     sums, sizes, coverage = dask.compute(sums, sizes, coverage)
-    report_query_coverage(_FUNC, *((int(count), sorted(ids)[:_SHOWN + 1])
+    report_query_coverage(_FUNC, *((int(count), sorted(ids)[:_SHOWN])
                                    for count, ids in coverage.values()),
-                          missing_queries, unjudged_queries, stacklevel=4)
+                          missing_queries, unjudged_queries)
     mean = {}
     for label in labels:
         if sizes[label] == 0:
@@ -259,7 +259,7 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
 def _first_ids(index):
     """The first few ids (sorted) of a Dask index: enough for the coverage messages."""
     return index.to_series().map_partitions(
-        lambda ids: ids.sort_values().head(_SHOWN + 1), meta=(None, object))
+        lambda ids: ids.sort_values().head(_SHOWN), meta=(None, object))
 
 
 def _check_columns(frame, name, columns):

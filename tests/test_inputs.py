@@ -210,8 +210,9 @@ def test_missing_queries_warn_with_their_count_and_follow_the_policy():
     qrels, run = random_collection(5, n_queries=10)
     partial = {q: docs for q, docs in run.items() if q not in ("q2", "q7")}
     with pytest.warns(UserWarning, match=r"2 of the 10 queries of qrels have no prediction "
-                                         r"in run \('q2', 'q7'\).*left out"):
+                                         r"in run \('q2', 'q7'\).*left out") as caught:
         skip = skrank.evaluate(qrels=qrels, run=partial, metrics=["ndcg", "recall@10"])
+    assert [w.filename for w in caught] == [__file__]  # the caller's line, not skrank's
     assert sorted(skip.qid.tolist()) == sorted(partial)
     with pytest.warns(UserWarning, match="2 of the 10 queries.*counted as empty rankings"):
         zero = skrank.evaluate(qrels=qrels, run=partial, metrics=["ndcg", "recall@10"],
