@@ -85,6 +85,91 @@ class Evaluation:
             "qid": qids,
         }
 
+    def confidence_interval(self, metric=None, *, method="bootstrap", confidence=0.95,
+                            n_resamples=10_000, seed=None):
+        """Confidence interval of each mean over the queries (one system's uncertainty).
+
+        Parameters
+        ----------
+        metric : str, list of str or None, default=None
+            The metrics; None: every metric of the evaluation.
+        method : {"bootstrap", "bca", "percentile", "t"}, default="bootstrap"
+            ``"bootstrap"`` is ``"bca"``: the bias-corrected and accelerated
+            bootstrap over queries, drawn by the resampling code of
+            :func:`skrank.compare` and formed as :func:`scipy.stats.bootstrap`
+            forms it; ``"percentile"`` the plain percentile bootstrap;
+            ``"t"`` Student's t-interval.  With ``sample_weight`` the mean is
+            weighted, queries are resampled with their weights, and the
+            t-interval takes the ratio estimator's standard error.
+        confidence : float in (0, 1), default=0.95
+        n_resamples : int, default=10_000
+        seed : int, numpy Generator or None, default=None
+            Seed of the resampling; an int makes the bounds reproducible.
+
+        Returns
+        -------
+        intervals : ConfidenceIntervals
+            ``mean``, ``low``, ``high`` and ``n_queries`` per metric;
+            ``to_pandas()``, ``to_markdown()``, ``to_latex()``.  Queries left
+            out by ``no_relevant="skip"`` (NaN) are left out; a metric whose
+            values are all equal gets a point interval.
+
+        Examples
+        --------
+        >>> import skrank
+        >>> res = skrank.evaluate([1, 0, 0, 1, 1, 0, 0, 1], [.9, .8, .7, .6, .5, .4, .3, .2],
+        ...                       qid=[1, 1, 2, 2, 3, 3, 4, 4], metrics=["mrr"])
+        >>> res.per_query["mrr"].tolist()
+        [1.0, 0.5, 1.0, 0.5]
+
+        The t-interval is ``0.75 -+ t(0.975, df=3) * sd / sqrt(4)`` with
+        ``sd = sqrt(4 * 0.25**2 / 3)``: ``0.75 -+ 3.1824 * 0.1443``.
+
+        >>> ci = res.confidence_interval(method="t")
+        >>> round(ci.mean["mrr"], 4), round(ci.low["mrr"], 4), round(ci.high["mrr"], 4)
+        (0.75, 0.2907, 1.2093)
+        """
+        from ._uncertainty import confidence_interval
+
+        return confidence_interval(self, metric, method=method, confidence=confidence,
+                                   n_resamples=n_resamples, seed=seed)
+
+    def by(self, segment, *, method="t", confidence=0.95, n_resamples=10_000, seed=None):
+        """Per-segment means, with their query counts and confidence intervals.
+
+        Parameters
+        ----------
+        segment : mapping, pandas Series or array-like of shape (n_queries,)
+            The segment of each query (e.g. ``"head"``/``"tail"``, a domain, a
+            query-length bucket): a mapping or Series query id -> segment (ids
+            compared as strings), or an array aligned with ``qid``.  Every
+            evaluated query needs a segment (an error names the first without).
+        method : {"t", "bootstrap", "bca", "percentile"}, default="t"
+            Interval of each segment's mean, as in :meth:`confidence_interval`.
+        confidence, n_resamples, seed
+            As in :meth:`confidence_interval`.
+
+        Returns
+        -------
+        breakdown : SegmentBreakdown
+            ``segments`` (sorted) and per metric ``mean``, ``low``, ``high``,
+            ``n_queries``, weighted by ``sample_weight`` when the evaluation
+            was; ``to_pandas()``, ``to_markdown()``.
+
+        Examples
+        --------
+        >>> import skrank
+        >>> res = skrank.evaluate([1, 0, 0, 1, 1, 0, 0, 1], [.9, .8, .7, .6, .5, .4, .3, .2],
+        ...                       qid=[1, 1, 2, 2, 3, 3, 4, 4], metrics=["mrr"])
+        >>> seg = res.by({1: "head", 2: "head", 3: "tail", 4: "tail"})
+        >>> seg.segments.tolist(), seg.mean["mrr"].tolist(), seg.n_queries["mrr"].tolist()
+        (['head', 'tail'], [0.75, 0.75], [2, 2])
+        """
+        from ._uncertainty import by
+
+        return by(self, segment, method=method, confidence=confidence, n_resamples=n_resamples,
+                  seed=seed)
+
     def __repr__(self):
         means = ", ".join(f"{name}={value:.4f}" for name, value in self.mean.items())
         return f"Evaluation(n_queries={self.qid.shape[0]}, {means})"
