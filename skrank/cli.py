@@ -107,6 +107,22 @@ def _build_parser(command=None):
                          "trec_eval), one (LightGBM, XGBoost), skip (left out of the mean), "
                          "nan, or raise (an error naming them, exit status 2)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    ev.add_argument("--ci", action="store_true",
+                    help="add each mean's confidence interval as two extra columns (low, "
+                         "high) of the 'all' rows; evaluates with skrank's engine (trec_eval "
+                         "names keep trec_eval's values; without -m, the default set: "
+                         + ", ".join(DEFAULT_CLI_METRICS) + ")")
+    ev.add_argument("--ci-method", default="bootstrap",
+                    choices=["bootstrap", "bca", "percentile", "t"],
+                    help="interval of --ci: BCa bootstrap over queries (default), "
+                         "percentile bootstrap or Student's t")
+    ev.add_argument("--confidence", type=float, default=0.95,
+                    help="confidence level of --ci (0.95)")
+    ev.add_argument("--n-resamples", type=int, default=10_000, metavar="B",
+                    help="bootstrap resamples of --ci (10000)")
+    ev.add_argument("--seed", type=int, default=None,
+                    help="random seed of --ci's bootstrap (default: none, so intervals vary "
+                         "slightly between calls)")
     ev.add_argument("-M", "--max-retrieved", type=int, default=None, metavar="N",
                     help="trec_eval -M: evaluate only the first N documents of each ranking")
     ev.add_argument("-J", "--judged-only", action="store_true",
@@ -211,7 +227,7 @@ def _format(value):
 
 def _trec_mode(args):
     """trec_eval's measures and layout, unless skrank metric names are asked for."""
-    if args.json or args.ties != "trec" or args.no_relevant != "zero":
+    if args.json or args.ci or args.ties != "trec" or args.no_relevant != "zero":
         return False
     return not any(_is_skrank_name(m) for m in (args.metrics or []))
 
@@ -344,10 +360,19 @@ def _evaluate(args, out):
         qrels, run = _read_inputs(args, common_queries=True, tables=True)
         check_grades(qrels)
         res = evaluate(qrels=qrels, run=run, **options)
+    ci = None
+    if args.ci and metrics:
+        ci = res.confidence_interval(method=args.ci_method, confidence=args.confidence,
+                                     n_resamples=args.n_resamples, seed=args.seed)
     if args.json:
         data = res.to_dict()
         if not metrics:
             data["mean"], data["per_query"] = {}, {}
+        if ci is not None:
+            data["confidence_interval"] = {
+                "method": ci.method, "confidence": ci.confidence,
+                "n_resamples": ci.n_resamples,
+                "low": ci.low, "high": ci.high, "n_queries": ci.n_queries}
         json.dump(data, out, indent=1)
         out.write("\n")
         return
@@ -370,10 +395,12 @@ def _evaluate(args, out):
             per_query_rows.extend((i, (label, q, float(v)))
                                   for i, (q, v) in enumerate(zip(qids, res.per_query[name]))
                                   if not np.isnan(v) or args.no_relevant == "nan")
-        all_rows.append((label, "all", res.mean[name]))
+        bounds = () if ci is None else (ci.low[name], ci.high[name])
+        all_rows.append((label, "all", res.mean[name], *bounds))
     per_query_rows.sort(key=lambda row: row[0])
-    for label, q, value in [row for _, row in per_query_rows] + all_rows:
-        out.write(f"{label:<22}\t{q}\t{_format(value)}\n")
+    for label, q, value, *bounds in [row for _, row in per_query_rows] + all_rows:
+        extra = "".join(f"\t{_format(b)}" for b in bounds)   # --ci: low, high
+        out.write(f"{label:<22}\t{q}\t{_format(value)}{extra}\n")
 
 
 def _evaluate_stream_skrank(args, options, check_grades):
