@@ -5,33 +5,63 @@ from ._containers import qrels_of, run_of
 from ._tokenize import QRELS, RUN, check_no_duplicates, read_tables
 
 
-def read_qrels_table(path):
-    """A qrels file as one table (bytes ids, ``rel``)."""
+def read_qrels_table(path, format=None, split=None):
+    """A qrels file as one table (bytes ids, ``rel``); BEIR TSV and JSON files
+    (detected, or ``format``) too."""
+    if format != "trec":
+        from ._formats import qrels_table_of
+
+        table = qrels_table_of(path, format, split)
+        if table is not None:
+            return table
     return next(read_tables(path, QRELS))
 
 
-def read_run_table(path, *, compact=False):
+def read_run_table(path, *, compact=False, format=None):
     """A run file as one table; ``compact``: only what trec_eval reads (no rank
-    column, the tag of each query's first row)."""
+    column, the tag of each query's first row).  JSON runs (detected, or
+    ``format``) too."""
+    if format != "trec":
+        from ._formats import run_table_of
+
+        table = run_table_of(path, format)
+        if table is not None:
+            return table
     if compact:
         return next(read_tables(path, RUN, keep=("score",), per_row_tag=False))
     return next(read_tables(path, RUN))
 
 
 def iter_run_tables(path, block_bytes):
-    """A run file as tables of whole queries, one per ``block_bytes`` read."""
+    """A run file as tables of whole queries, one per ``block_bytes`` read (a JSON
+    run: one table)."""
+    from ._formats import run_table_of
+
+    table = run_table_of(path)
+    if table is not None:
+        return iter([table])
     return read_tables(path, RUN, keep=("score",), per_row_tag=False, block_bytes=block_bytes)
 
 
-def read_qrels(path):
-    """Read a TREC qrels file (``qid iter docno rel`` per line).
+def read_qrels(path, *, format=None, split=None):
+    """Read a TREC qrels file (``qid iter docno rel`` per line), or a BEIR/MTEB one.
 
     Parameters
     ----------
     path : str, os.PathLike or file object
         The qrels file, plain or gzip-compressed (detected from its first
         bytes). A file object must be opened in binary mode, or in text mode
-        as UTF-8.
+        as UTF-8.  A BEIR/MTEB folder (``queries.jsonl``, ``corpus.jsonl``,
+        ``qrels/<split>.tsv``) reads ``qrels/<split>.tsv``.
+    format : {"trec", "beir", "json"} or None, default=None
+        ``"beir"``: BEIR/MTEB's TSV, tab-separated ``query-id, corpus-id,
+        score`` after that header line (the score an integer grade);
+        ``"json"``: ``{query: {doc: grade}}``.  None detects the format from
+        the first bytes: ``{`` starts JSON, a first line starting
+        ``query-id<TAB>`` is BEIR's header, anything else is TREC.
+    split : str or None, default=None
+        With a BEIR folder: the split (``"test"``, ``"dev"``); None when the
+        folder has one.
 
     Returns
     -------
@@ -42,9 +72,10 @@ def read_qrels(path):
     Raises
     ------
     ValueError
-        If a line does not have exactly four fields or ``rel`` is not an
-        integer (the message names the file, the line number and the
-        line), or if a ``(qid, docno)`` pair is judged twice.
+        If a line does not have exactly four fields (three in a BEIR TSV,
+        whose header line is required) or ``rel`` is not an integer (the
+        message names the file, the line number and the line), or if a
+        ``(qid, docno)`` pair is judged twice.
 
     Notes
     -----
@@ -61,14 +92,20 @@ def read_qrels(path):
     array(['d1', 'CR#93'], dtype='<U5')
     >>> qrels.rel
     array([ 1, -1])
+    >>> beir = read_qrels(io.BytesIO(b"query-id\\tcorpus-id\\tscore\\nq1\\tdoc7\\t2\\n"))
+    >>> beir.qid, beir.docno, beir.rel
+    (array(['q1'], dtype='<U2'), array(['doc7'], dtype='<U4'), array([2]))
     """
-    table = read_qrels_table(path)
+    from ._formats import FORMATS_QRELS, _check_format
+
+    _check_format("read_qrels", format, FORMATS_QRELS)
+    table = read_qrels_table(path, format, split)
     check_no_duplicates(table)
     return qrels_of(table)
 
 
-def read_run(path):
-    """Read a TREC run file (``qid Q0 docno rank score tag`` per line).
+def read_run(path, *, format=None):
+    """Read a TREC run file (``qid Q0 docno rank score tag`` per line), or JSON results.
 
     Parameters
     ----------
@@ -76,6 +113,11 @@ def read_run(path):
         The run file, plain or gzip-compressed (detected from its first
         bytes). A file object must be opened in binary mode, or in text mode
         as UTF-8.
+    format : {"trec", "json"} or None, default=None
+        ``"json"``: ``{query: {doc: score}}`` as BEIR's ``EvaluateRetrieval``
+        and MTEB's saved predictions write results (rows in the file's
+        order, ranks 1, 2, ... in that order; evaluation ranks by score).
+        None detects JSON from a leading ``{``.
 
     Returns
     -------
@@ -109,7 +151,12 @@ def read_run(path):
     array(['d1', 'd2'], dtype='<U2')
     >>> run.score
     array([2.5, 1. ])
+    >>> read_run(io.BytesIO(b'{"q1": {"d3": 0.9, "d1": 0.4}}')).docno
+    array(['d3', 'd1'], dtype='<U2')
     """
-    table = read_run_table(path)
+    from ._formats import FORMATS_RUN, _check_format
+
+    _check_format("read_run", format, FORMATS_RUN)
+    table = read_run_table(path, format=format)
     check_no_duplicates(table)
     return run_of(table)
