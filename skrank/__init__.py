@@ -35,6 +35,7 @@ _LAZY = {
     "Comparison": "._compare", "PairComparison": "._compare", "compare": "._compare",
     "RankingScorer": "._scorer", "get_scorer": "._scorer", "get_scorer_names": "._scorer",
     "make_ranking_scorer": "._scorer", "plot": ".plot",
+    "pool": "._pool", "judging": ".judging",
 }
 
 
@@ -82,6 +83,7 @@ __all__ = [
     "mrr_score",
     "ndcg_score",
     "per_query_scores",
+    "pool",
     "precision_at_k_score",
     "r_precision_score",
     "rbp_score",

@@ -1,0 +1,417 @@
+"""Do two sets of judgements agree?  On the labels (Cohen's kappa, Krippendorff's
+alpha, the confusion matrix, per query and overall) and on the system rankings
+they induce (Kendall's tau, tau-AP, the pairs of systems that swap)."""
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import InvalidParameterError, _describe, check_choice
+
+KAPPA_WEIGHTS = (None, "linear", "quadratic")
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+_SEP = "\x1f"
+
+
+def _keys(qrels):
+    return np.char.add(np.char.add(qrels.qid.astype(str), _SEP), qrels.docno.astype(str))
+
+
+def _weights_matrix(n_labels, weights):
+    """Cohen's disagreement weights over label indices (scikit-learn's definition)."""
+    i = np.arange(n_labels)
+    if weights is None:
+        return 1.0 - np.eye(n_labels)
+    diff = np.abs(i[:, None] - i[None, :]).astype(np.float64)
+    return diff if weights == "linear" else diff ** 2
+
+
+def _kappa(confusion, w):
+    """Cohen's kappa of each confusion matrix of ``confusion`` (..., L, L); NaN where
+    the expected disagreement is 0 (one label throughout)."""
+    n = confusion.sum(axis=(-2, -1))
+    expected = confusion.sum(axis=-1)[..., :, None] * confusion.sum(axis=-2)[..., None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = expected / n[..., None, None]
+        observed_d = (w * confusion).sum(axis=(-2, -1))
+        expected_d = (w * expected).sum(axis=(-2, -1))
+        return np.where(expected_d > 0, 1.0 - observed_d / np.where(expected_d > 0, expected_d, 1),
+                        np.nan)
+
+
+@dataclass(frozen=True, eq=False)
+class Agreement:
+    """Result of :func:`skrank.judging.agreement`.
+
+    Attributes
+    ----------
+    kappa : float
+        Cohen's kappa over every common pair (NaN when one label is used
+        throughout: agreement beyond chance is then undefined).
+    confusion : ndarray of int64 of shape (n_labels, n_labels)
+        Pairs with label ``labels[i]`` in ``a`` and ``labels[j]`` in ``b``.
+    labels : ndarray
+        The labels (grades, or 0/1 with ``threshold``), sorted.
+    qid : ndarray of str
+        Queries with at least one common pair.
+    per_query_kappa : ndarray of float
+        Each query's kappa (NaN where undefined).
+    per_query_n : ndarray of int64
+        Each query's common pairs.
+    n_common, n_only_a, n_only_b : int
+        Pairs judged by both, by ``a`` only, by ``b`` only (negative grades,
+        "unjudged", count as not judged).
+    weights : str or None
+    """
+
+    kappa: float
+    confusion: np.ndarray
+    labels: np.ndarray
+    qid: np.ndarray
+    per_query_kappa: np.ndarray
+    per_query_n: np.ndarray
+    n_common: int
+    n_only_a: int
+    n_only_b: int
+    weights: object
+
+    def to_pandas(self):
+        """Per-query kappa and common pairs, indexed by qid (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame({"kappa": self.per_query_kappa, "n_common": self.per_query_n},
+                            index=pd.Index(self.qid, name="qid"))
+
+    def confusion_frame(self):
+        """The confusion matrix as a DataFrame (rows: ``a``'s labels, columns: ``b``'s)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.confusion, index=pd.Index(self.labels, name="a"),
+                            columns=pd.Index(self.labels, name="b"))
+
+    def __repr__(self):
+        return (f"Agreement(kappa={self.kappa:.4f}, n_common={self.n_common}, "
+                f"n_only_a={self.n_only_a}, n_only_b={self.n_only_b}, weights={self.weights!r})")
+
+
+def _as_judged(func, value, name):
+    from ._inputs import as_qrels
+
+    q = as_qrels(func, value, name)
+    judged = q.rel >= 0
+    keys = _keys(q)[judged]
+    uniques, counts = np.unique(keys, return_counts=True)
+    if (counts > 1).any():
+        qq, _, d = str(uniques[np.flatnonzero(counts > 1)[0]]).partition(_SEP)
+        raise ValueError(f"{func}: {name} judges document {d!r} of query {qq!r} more than "
+                         f"once. Keep one judgement per pair.")
+    return keys, q.rel[judged], q.qid[judged]
+
+
+def agreement(a, b, *, weights=None, threshold=None):
+    """Agreement of two sets of judgements on the pairs both judge.
+
+    Parameters
+    ----------
+    a, b : qrels
+        Two judgements of (query, document) pairs, e.g. people's and an LLM's,
+        in any form :func:`skrank.evaluate` takes.  Negative grades
+        ("unjudged") count as not judged.
+    weights : {None, "linear", "quadratic"}, default=None
+        Cohen's kappa unweighted, or weighted by the distance of the labels'
+        positions in the sorted list of labels (graded judgements);
+        :func:`sklearn.metrics.cohen_kappa_score`'s definition.
+    threshold : int or None, default=None
+        Binarise both first: relevant (1) when the grade is at least
+        ``threshold``, else 0.
+
+    Returns
+    -------
+    result : Agreement
+        Overall kappa and confusion matrix, each query's kappa, the counts of
+        pairs judged by both or one side only.
+
+    Examples
+    --------
+    >>> from skrank.judging import agreement
+    >>> human = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d1": 0, "d2": 1}}
+    >>> llm = {"q1": {"d1": 2, "d2": 1, "d3": 1}, "q2": {"d1": 0, "d4": 1}}
+    >>> res = agreement(human, llm)
+    >>> res.n_common, res.n_only_a, res.n_only_b
+    (4, 1, 1)
+    >>> res.confusion.tolist()
+    [[1, 1, 0], [0, 1, 0], [0, 0, 1]]
+
+    Observed agreement 3/4; by chance, from the margins (2, 1, 1) and
+    (1, 2, 1) of 4: (2*1 + 1*2 + 1*1) / 16 = 5/16; kappa = (3/4 - 5/16) /
+    (1 - 5/16) = 7/11:
+
+    >>> round(res.kappa, 6) == round(7 / 11, 6)
+    True
+    """
+    func = "agreement"
+    if weights is not None:
+        check_choice(func, "weights", weights, KAPPA_WEIGHTS[1:])
+    if threshold is not None and (isinstance(threshold, bool)
+                                  or not isinstance(threshold, (int, np.integer))):
+        raise InvalidParameterError(f"{func}: threshold must be None or an integer grade. Got "
+                                    f"{_describe(threshold)} instead.")
+    keys_a, rel_a, qid_a = _as_judged(func, a, "a")
+    keys_b, rel_b, _ = _as_judged(func, b, "b")
+    common, ia, ib = np.intersect1d(keys_a, keys_b, assume_unique=True, return_indices=True)
+    if common.shape[0] == 0:
+        raise ValueError(f"{func}: a and b must judge some pair in common to measure their "
+                         f"agreement. Got {keys_a.shape[0]} and {keys_b.shape[0]} judged pairs, "
+                         f"none shared (do the query and document ids match?).")
+    la, lb = rel_a[ia], rel_b[ib]
+    if threshold is not None:
+        la, lb = (la >= threshold).astype(np.int64), (lb >= threshold).astype(np.int64)
+    labels, codes = np.unique(np.concatenate([la, lb]), return_inverse=True)
+    codes = codes.reshape(-1)
+    ca, cb = codes[:la.shape[0]], codes[la.shape[0]:]
+    n_labels = labels.shape[0]
+    qids, qcode = np.unique(qid_a[ia], return_inverse=True)
+    qcode = qcode.reshape(-1)
+    cells = np.bincount((qcode * n_labels + ca) * n_labels + cb,
+                        minlength=qids.shape[0] * n_labels * n_labels)
+    per_query = cells.reshape(qids.shape[0], n_labels, n_labels)
+    confusion = per_query.sum(axis=0)
+    w = _weights_matrix(n_labels, weights)
+    return Agreement(kappa=float(_kappa(confusion.astype(np.float64), w)),
+                     confusion=confusion.astype(np.int64), labels=labels, qid=qids,
+                     per_query_kappa=_kappa(per_query.astype(np.float64), w),
+                     per_query_n=per_query.sum(axis=(1, 2)).astype(np.int64),
+                     n_common=int(common.shape[0]),
+                     n_only_a=int(keys_a.shape[0] - common.shape[0]),
+                     n_only_b=int(keys_b.shape[0] - common.shape[0]), weights=weights)
+
+
+def krippendorff_alpha(sources, *, level="ordinal"):
+    """Krippendorff's alpha of several judges over the (query, document) pairs.
+
+    Parameters
+    ----------
+    sources : mapping of str -> qrels
+        At least two judges' judgements (any form :func:`skrank.evaluate`
+        takes).  A judge may leave pairs out (negative grades count as not
+        judged); pairs judged by fewer than two judges do not count.
+    level : {"nominal", "ordinal", "interval", "ratio"}, default="ordinal"
+        Level of measurement of the grades, which sets the distance between
+        two grades (Krippendorff 2011).
+
+    Returns
+    -------
+    alpha : float
+        1 is perfect agreement, 0 agreement at chance level.
+
+    Examples
+    --------
+    >>> from skrank.judging import krippendorff_alpha
+    >>> a = {"q1": {"d1": 1, "d2": 0, "d3": 1}}
+    >>> b = {"q1": {"d1": 1, "d2": 0, "d3": 0}}
+    >>> round(krippendorff_alpha({"a": a, "b": b}, level="nominal"), 4)
+    0.4444
+    """
+    func = "krippendorff_alpha"
+    check_choice(func, "level", level, LEVELS)
+    if not isinstance(sources, Mapping) or len(sources) < 2:
+        raise InvalidParameterError(f"{func}: sources must be a mapping of at least 2 judges' "
+                                    f"qrels. Got {_describe(sources)} instead.")
+    judged = [_as_judged(func, v, f"sources[{k!r}]") for k, v in sources.items()]
+    keys = np.concatenate([k for k, _, _ in judged])
+    grades = np.concatenate([g for _, g, _ in judged])
+    units, unit = np.unique(keys, return_inverse=True)
+    values, value = np.unique(grades, return_inverse=True)
+    unit, value = unit.reshape(-1), value.reshape(-1)
+    n_v = values.shape[0]
+    # n_uc: the judges giving grade c to unit u; m_u: the judges of unit u
+    counts = np.bincount(unit * n_v + value, minlength=units.shape[0] * n_v)
+    counts = counts.reshape(units.shape[0], n_v).astype(np.float64)
+    m = counts.sum(axis=1)
+    pairable = m >= 2
+    counts, m = counts[pairable], m[pairable]
+    if counts.shape[0] == 0:
+        raise ValueError(f"{func}: at least one pair must be judged by 2 or more judges. Got "
+                         f"none.")
+    # the coincidence matrix: o_ck = sum_u (n_uc n_uk - [c == k] n_uc) / (m_u - 1)
+    scaled = counts / (m - 1)[:, None]
+    coincidence = scaled.T @ counts - np.diag(scaled.sum(axis=0))
+    n_c = coincidence.sum(axis=1)
+    n = n_c.sum()
+    delta = _distances(values.astype(np.float64), n_c, level)
+    expected = (n_c[:, None] * n_c[None, :] * delta).sum()
+    if expected == 0:
+        return float("nan") if (coincidence * delta).sum() else 1.0
+    return float(1.0 - (n - 1) * (coincidence * delta).sum() / expected)
+
+
+def _distances(values, n_c, level):
+    """Squared distances delta^2 between grades (Krippendorff 2011)."""
+    if level == "nominal":
+        return 1.0 - np.eye(values.shape[0])
+    if level == "interval":
+        return (values[:, None] - values[None, :]) ** 2
+    if level == "ratio":
+        total = values[:, None] + values[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d = ((values[:, None] - values[None, :]) / total) ** 2
+        return np.where(total == 0, 0.0, d)
+    # ordinal: (sum of n_g for g from c to k, less half of n_c and n_k)^2
+    cum = np.concatenate([[0.0], np.cumsum(n_c)])
+    i = np.arange(values.shape[0])
+    lo, hi = np.minimum(i[:, None], i[None, :]), np.maximum(i[:, None], i[None, :])
+    between = cum[hi + 1] - cum[lo] - (n_c[:, None] + n_c[None, :]) / 2
+    return between ** 2
+
+
+# --------------------------------------------------------------------------------------
+# system rankings
+# --------------------------------------------------------------------------------------
+
+
+def tau_ap(reference, estimate):
+    """Yilmaz, Aslam and Robertson's (2008) AP rank correlation, tau-AP.
+
+    Kendall's tau counts every discordant pair alike; tau-AP weighs the top
+    of the ranking more: going down the ranking by ``estimate`` (highest
+    first), each system at position ``i > 1`` adds the share of the ``i - 1``
+    systems above it that ``reference`` also places strictly above it;
+    ``tau_AP = 2 * mean(share) - 1``.  It is not symmetric: ``reference`` is
+    the ranking taken as true (e.g. under people's judgements).
+
+    Parameters
+    ----------
+    reference, estimate : array-like of float of shape (n_systems,)
+        One score per system (higher ranks higher), e.g. mean nDCG under two
+        qrels.  Ties in ``estimate`` keep the input order; a pair tied in
+        ``reference`` does not count as correctly ordered.
+
+    Returns
+    -------
+    tau_ap : float in [-1, 1]
+
+    Examples
+    --------
+    Systems A > B > C > D by ``reference``; swapping the top two costs more
+    than swapping the bottom two (Kendall's tau is 2/3 for both):
+
+    >>> from skrank.judging import tau_ap
+    >>> ref = [4, 3, 2, 1]
+    >>> round(tau_ap(ref, [3, 4, 2, 1]), 4), round(tau_ap(ref, [4, 3, 1, 2]), 4)
+    (0.3333, 0.7778)
+    """
+    func = "tau_ap"
+    ref = np.asarray(reference, dtype=np.float64).reshape(-1)
+    est = np.asarray(estimate, dtype=np.float64).reshape(-1)
+    if ref.shape != est.shape or ref.shape[0] < 2:
+        raise InvalidParameterError(f"{func}: reference and estimate must hold one score per "
+                                    f"system, at least 2 systems. Got {ref.shape[0]} and "
+                                    f"{est.shape[0]} scores instead.")
+    if not (np.isfinite(ref).all() and np.isfinite(est).all()):
+        raise ValueError(f"{func}: scores must be finite. Got NaN or inf.")
+    order = np.argsort(-est, kind="stable")
+    r = ref[order]
+    above = np.tril(r[None, :] > r[:, None], k=-1)   # [i, j]: j above i, truly above
+    share = above.sum(axis=1)[1:] / np.arange(1, r.shape[0])
+    return float(2 * share.mean() - 1)
+
+
+@dataclass(frozen=True, eq=False)
+class RankingAgreement:
+    """Result of :func:`skrank.judging.ranking_agreement`.
+
+    Attributes
+    ----------
+    metric : str
+    systems : list of str
+    mean_a, mean_b : dict of str -> float
+        Each system's mean under ``qrels_a`` and ``qrels_b``.
+    kendall_tau : float
+        :func:`scipy.stats.kendalltau` (tau-b) of the two lists of means.
+    tau_ap : float
+        :func:`skrank.judging.tau_ap` with ``qrels_a``'s ranking as reference.
+    swapped : list of (str, str)
+        Pairs of systems ordered one way under ``qrels_a`` and the other way
+        under ``qrels_b`` (the first of each pair is ahead under ``qrels_a``).
+    """
+
+    metric: str
+    systems: list
+    mean_a: dict
+    mean_b: dict
+    kendall_tau: float
+    tau_ap: float
+    swapped: list
+
+    @property
+    def n_swapped(self):
+        return len(self.swapped)
+
+    def to_pandas(self):
+        """Per system: its mean and rank under each qrels (needs pandas)."""
+        import pandas as pd
+
+        frame = pd.DataFrame({"mean_a": self.mean_a, "mean_b": self.mean_b})
+        frame["rank_a"] = frame["mean_a"].rank(ascending=False, method="min").astype(int)
+        frame["rank_b"] = frame["mean_b"].rank(ascending=False, method="min").astype(int)
+        frame.index.name = "system"
+        return frame
+
+    def __repr__(self):
+        return (f"RankingAgreement({self.metric}: kendall_tau={self.kendall_tau:.4f}, "
+                f"tau_ap={self.tau_ap:.4f}, {self.n_swapped} of "
+                f"{len(self.systems) * (len(self.systems) - 1) // 2} system pairs swapped)")
+
+
+def ranking_agreement(runs, qrels_a, qrels_b, *, metric="ndcg@10", **evaluate_options):
+    """Do two sets of judgements rank the systems alike?
+
+    Each run is evaluated on ``metric`` with :func:`skrank.evaluate` under
+    both qrels; the two lists of system means are compared.
+
+    Parameters
+    ----------
+    runs : mapping of str -> run
+        At least two systems (any run form :func:`skrank.evaluate` takes).
+    qrels_a, qrels_b : qrels
+        The reference judgements (e.g. people's) and the others (e.g. an LLM's).
+    metric : str, default="ndcg@10"
+    **evaluate_options
+        Passed to :func:`skrank.evaluate` (``missing_queries``, ``threshold``, ...).
+
+    Returns
+    -------
+    result : RankingAgreement
+        Kendall's tau, tau-AP, and the pairs of systems that swap.
+    """
+    from scipy import stats
+
+    from ._evaluate import evaluate
+
+    func = "ranking_agreement"
+    if not isinstance(runs, Mapping) or len(runs) < 2:
+        raise InvalidParameterError(f"{func}: runs must be a mapping of at least 2 system "
+                                    f"names -> runs. Got {_describe(runs)} instead.")
+    if not isinstance(metric, str):
+        raise InvalidParameterError(f"{func}: metric must be one metric name such as "
+                                    f"'ndcg@10'. Got {_describe(metric)} instead.")
+    systems = [str(s) for s in runs]
+    means = np.empty((2, len(systems)))
+    for j, run in enumerate(runs.values()):   # a loop over systems (few)
+        for i, qrels in enumerate((qrels_a, qrels_b)):
+            means[i, j] = evaluate(qrels=qrels, run=run, metrics=[metric],
+                                   **evaluate_options).mean[metric]
+    a, b = means
+    if np.all(a == a[0]) or np.all(b == b[0]):
+        tau = float("nan")   # every system ties under one qrels: no ranking to correlate
+    else:
+        tau = float(stats.kendalltau(a, b)[0])
+    swapped = [(systems[i], systems[j]) if a[i] > a[j] else (systems[j], systems[i])
+               for i, j in itertools.combinations(range(len(systems)), 2)
+               if (a[i] - a[j]) * (b[i] - b[j]) < 0]
+    return RankingAgreement(metric=metric, systems=systems,
+                            mean_a=dict(zip(systems, a.tolist())),
+                            mean_b=dict(zip(systems, b.tolist())), kendall_tau=tau,
+                            tau_ap=tau_ap(a, b), swapped=swapped)
