@@ -177,7 +177,7 @@ def read_pool(path, format=None):
     >>> p = skrank.pool(runs, depth=2)
     >>> path = os.path.join(tempfile.mkdtemp(), "pool.tsv")
     >>> p.write(path)
-    >>> print(open(path).read().replace("\t", " | "), end="")
+    >>> print(open(path).read().replace("\\t", " | "), end="")
     query_id | doc_id | runs | ranks
     q1 | d1 | a,b | 1,2
     q1 | d3 | b | 1
