@@ -1,0 +1,318 @@
+"""skrank.pool, skrank.judging: against slow, obviously-correct implementations,
+scikit-learn (Cohen's kappa, confusion matrix), scipy (Kendall's tau) and the
+krippendorff package; hand-computed examples written as formulas."""
+
+import itertools
+import json
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+import skrank
+from skrank.judging import (agreement, krippendorff_alpha, merge_qrels, ranking_agreement,
+                            read_pool, tau_ap)
+
+# --------------------------------------------------------------------------------------
+# pooling
+# --------------------------------------------------------------------------------------
+
+
+def _slow_pool(runs, depth, judged, budget, order):
+    """Pools the way one would by hand: rank each run's query by score (ties: doc id
+    descending), take the top depth, walk the runs round-robin."""
+    names = list(runs)
+    ranked = {}   # (run, query) -> docs best first
+    for name, run in runs.items():
+        for q, docs in run.items():
+            items = sorted(docs.items(), key=lambda kv: kv[0], reverse=True)
+            items = sorted(items, key=lambda kv: -kv[1])   # stable: doc desc within ties
+            ranked[name, q] = [d for d, _ in items][:depth]
+    out = []
+    for q in sorted({q for run in runs.values() for q in run}):
+        ranks = {}
+        for j, name in enumerate(names):
+            for r, d in enumerate(ranked.get((name, q), []), 1):
+                if (q, d) not in judged:
+                    ranks.setdefault(d, [0] * len(names))[j] = r
+        rr_seq = []
+        for r in range(1, max([len(v) for (n, qq), v in ranked.items() if qq == q] + [0]) + 1):
+            for j, name in enumerate(names):
+                docs = ranked.get((name, q), [])
+                if r <= len(docs) and docs[r - 1] in ranks and docs[r - 1] not in rr_seq:
+                    rr_seq.append(docs[r - 1])
+        if order == "reciprocal_rank":
+            mean_rr = {d: sum(1 / x for x in ranks[d] if x) / len(names) for d in ranks}
+            rr_seq = sorted(rr_seq, key=lambda d: -mean_rr[d])   # stable: ties round-robin
+        if budget is not None:
+            rr_seq = rr_seq[:budget]
+        out += [(q, d, ranks[d]) for d in rr_seq]
+    return out
+
+
+doc_ids = st.sampled_from([f"d{i}" for i in range(8)])
+run_dicts = st.dictionaries(st.sampled_from(["q1", "q2", "q3"]),
+                            st.dictionaries(doc_ids, st.sampled_from([0.1, 0.5, 0.9, 2.0]),
+                                            min_size=1), min_size=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs=st.lists(run_dicts, min_size=1, max_size=3), depth=st.integers(1, 6),
+       budget=st.one_of(st.none(), st.integers(1, 5)),
+       order=st.sampled_from(["round_robin", "reciprocal_rank"]),
+       judged=st.sets(st.tuples(st.sampled_from(["q1", "q2"]), doc_ids), max_size=4))
+def test_pool_is_the_hand_made_pool(runs, depth, budget, order, judged):
+    runs = {f"r{i}": run for i, run in enumerate(runs)}
+    qrels = {}
+    for q, d in judged:
+        qrels.setdefault(q, {})[d] = 1
+    p = skrank.pool(runs, depth=depth, qrels=qrels or None, budget=budget, order=order)
+    expected = _slow_pool(runs, depth, judged, budget, order)
+    got = list(zip(p.qid.tolist(), p.docno.tolist(), p.ranks.tolist()))
+    assert got == expected
+
+
+def test_pool_by_hand_depth_and_budget():
+    runs = {"bm25": {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}},
+            "dense": {"q1": {"c": 0.9, "d": 0.8, "a": 0.1}}}
+    p = skrank.pool(runs, depth=2)
+    # round robin: bm25@1=a, dense@1=c, bm25@2=b, dense@2=d
+    assert p.docno.tolist() == ["a", "c", "b", "d"]
+    assert p.ranks.tolist() == [[1, 0], [0, 1], [2, 0], [0, 2]]
+    assert p.retrieved_by() == [["bm25"], ["dense"], ["bm25"], ["dense"]]
+    # reciprocal rank over depth 3: a (1 + 1/3)/2, c (1/3 + 1)/2 tie -> round robin; b 1/4; d 1/4
+    p = skrank.pool(runs, depth=3, order="reciprocal_rank", budget=3)
+    assert p.docno.tolist() == ["a", "c", "b"]
+    assert skrank.pool(runs, depth=None, qrels={"q1": {"a": 0}}).docno.tolist() == ["c", "b", "d"]
+
+
+def test_pool_write_read_roundtrip_and_judged_files(tmp_path):
+    runs = {"x": {"q1": ["a", "b"], "q2": ["c"]}, "y": {"q1": ["b", "z"]}}
+    p = skrank.pool(runs, depth=2)
+    for name in ("pool.tsv", "pool.jsonl"):
+        path = tmp_path / name
+        p.write(path)
+        back = read_pool(path)
+        assert back.qid.tolist() == p.qid.tolist() and back.docno.tolist() == p.docno.tolist()
+        order = [back.runs.index(r) for r in p.runs]
+        assert back.ranks[:, order].tolist() == p.ranks.tolist()
+        assert back.relevance is None
+    judged = p.judge(lambda q, d: int(d in ("a", "z")))
+    assert judged.relevance.tolist() == [int(d in ("a", "z")) for d in p.docno.tolist()]
+    for name in ("judged.tsv", "judged.jsonl"):
+        judged.write(tmp_path / name)
+        back = read_pool(tmp_path / name)
+        assert back.relevance.tolist() == judged.relevance.tolist()
+        q = back.to_qrels()
+        assert q.rel.tolist() == judged.relevance.tolist()
+    # a judge fills in a column; blank cells are left out with a count
+    lines = (tmp_path / "pool.tsv").read_text().splitlines()
+    text = "\n".join([lines[0] + "\trelevance", lines[1] + "\t2", lines[2] + "\t"]
+                     + [line + "\t0" for line in lines[3:]]) + "\n"
+    (tmp_path / "by_hand.tsv").write_text(text)
+    with pytest.warns(UserWarning, match=r"1 of 4 pairs .* have no relevance"):
+        back = read_pool(tmp_path / "by_hand.tsv")
+    assert back.relevance.tolist() == [2, 0, 0]
+    (tmp_path / "bad.tsv").write_text(lines[0] + "\trelevance\n" + lines[1] + "\thigh\n")
+    with pytest.raises(ValueError, match=r"bad.tsv:2: relevance must be an integer grade"):
+        read_pool(tmp_path / "bad.tsv")
+    (tmp_path / "bad.jsonl").write_text(json.dumps({"query_id": "q1"}) + "\n")
+    with pytest.raises(ValueError, match=r"bad.jsonl:1: expected a JSON object"):
+        read_pool(tmp_path / "bad.jsonl")
+
+
+def test_pool_errors():
+    with pytest.raises(skrank.InvalidParameterError, match=r"int ids in runs \['a'\] and str "
+                                                           r"ids in runs \['b'\]"):
+        skrank.pool({"a": {1: ["d1"]}, "b": {"1": ["d1"]}})
+    with pytest.raises(skrank.InvalidParameterError, match="depth"):
+        skrank.pool({"a": {"q": ["d"]}}, depth=0)
+    with pytest.raises(skrank.InvalidParameterError, match="order must be one of"):
+        skrank.pool({"a": {"q": ["d"]}}, order="best")
+    with pytest.raises(skrank.InvalidParameterError, match="runs must be a non-empty mapping"):
+        skrank.pool([{"q": ["d"]}])
+    with pytest.raises(ValueError, match="judge must return an integer grade. Got 'yes'"):
+        skrank.pool({"a": {"q": ["d"]}}).judge(lambda q, d: "yes")
+
+
+# --------------------------------------------------------------------------------------
+# merging sources
+# --------------------------------------------------------------------------------------
+
+
+def _slow_resolve(sources, rule, prefer):
+    pairs = {}
+    for s in prefer:
+        for q, docs in sources[s].items():
+            for d, g in docs.items():
+                pairs.setdefault((q, d), []).append((s, g))
+    out = {}
+    for key, given in pairs.items():
+        if rule == "prefer":
+            out[key] = given[0][1]   # sources visited in preference order
+        else:
+            votes = {}
+            for _, g in given:
+                votes[g] = votes.get(g, 0) + 1
+            top = max(votes.values())
+            out[key] = next(g for _, g in given if votes[g] == top)
+    return out
+
+
+grades = st.dictionaries(st.sampled_from(["q1", "q2"]),
+                         st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(0, 2),
+                                         min_size=1), min_size=1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(sources=st.lists(grades, min_size=1, max_size=4), rule=st.sampled_from(["prefer", "majority"]),
+       flip=st.booleans())
+def test_merge_rules_against_the_slow_resolution(sources, rule, flip):
+    sources = {f"s{i}": s for i, s in enumerate(sources)}
+    prefer = list(sources)[::-1] if flip else list(sources)
+    j = merge_qrels(sources)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        q = j.to_qrels(rule=rule, prefer=prefer)
+    expected = _slow_resolve(sources, rule, prefer)
+    assert dict(zip(zip(q.qid.tolist(), q.docno.tolist()), q.rel.tolist())) == expected
+    conflicts = sum(len({g for s in sources.values() for g in [s.get(k[0], {}).get(k[1])]
+                         if g is not None}) > 1 for k in expected)
+    assert j.conflicts() == conflicts
+    assert len(caught) == (1 if conflicts else 0)
+
+
+def test_merge_by_hand_and_errors():
+    j = merge_qrels({"human": {"q1": {"a": 2, "b": 0}}, "llm": {"q1": {"a": 1, "c": 1}},
+                     "llm2": {"q1": {"a": 1}}})
+    assert j.to_pandas()["source"].tolist() == ["human", "human", "llm", "llm", "llm2"]
+    with pytest.warns(UserWarning, match=r"1 of 3 judged pairs have conflicting grades"):
+        assert j.to_qrels(rule="majority").rel.tolist() == [1, 0, 1]   # a: 1 twice, 2 once
+    with pytest.warns(UserWarning, match="rule='prefer'"):
+        assert j.to_qrels().rel.tolist() == [2, 0, 1]
+    assert j.to_qrels("human").rel.tolist() == [2, 0]
+    with pytest.raises(ValueError, match=r"source 'h' judges document 'a' of query 'q1' 2 times"):
+        merge_qrels({"h": skrank.io.Qrels(qid=["q1", "q1"], docno=["a", "a"], rel=[1, 0])})
+    with pytest.raises(skrank.InvalidParameterError, match="prefer must list some of"):
+        j.to_qrels(prefer=["robot"])
+    with pytest.raises(skrank.InvalidParameterError, match="sources must be None"):
+        j.to_qrels("robot")
+
+
+# --------------------------------------------------------------------------------------
+# agreement
+# --------------------------------------------------------------------------------------
+
+
+def _random_qrels(rng, n_queries, n_docs, p, grades=3):
+    return {f"q{i}": {f"d{k}": int(rng.integers(0, grades)) for k in range(n_docs)
+                      if rng.random() < p} for i in range(n_queries)}
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kappa_and_confusion_are_sklearns(weights, seed):
+    rng = np.random.default_rng(seed)
+    a, b = _random_qrels(rng, 6, 12, 0.8), _random_qrels(rng, 6, 12, 0.8)
+    res = agreement(a, b, weights=weights)
+    common = [(q, d) for q in a for d in a[q] if d in b.get(q, {})]
+    la, lb = [a[q][d] for q, d in common], [b[q][d] for q, d in common]
+    assert res.n_common == len(common)
+    assert res.kappa == pytest.approx(cohen_kappa_score(la, lb, weights=weights), abs=1e-12)
+    assert res.confusion.tolist() == confusion_matrix(la, lb, labels=res.labels).tolist()
+    for q, k, n in zip(res.qid.tolist(), res.per_query_kappa, res.per_query_n):
+        pairs = [(x, y) for (qq, _), x, y in zip(common, la, lb) if qq == q]
+        assert n == len(pairs)
+        xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # per query, sklearn with the overall labels (its weights follow label positions)
+            ref = cohen_kappa_score(xs, ys, labels=res.labels, weights=weights)
+        assert (np.isnan(k) and np.isnan(ref)) or k == pytest.approx(ref, abs=1e-12)
+
+
+def test_agreement_threshold_negative_grades_and_errors():
+    a = {"q1": {"d1": 2, "d2": 1, "d3": 0, "d4": -1}}
+    b = {"q1": {"d1": 1, "d2": 2, "d3": 0, "d4": 1}}
+    res = agreement(a, b, threshold=2)
+    # binary: a = [1, 0, 0], b = [0, 1, 0] (d4 is unjudged in a)
+    assert res.n_common == 3 and res.n_only_b == 1
+    assert res.kappa == pytest.approx(cohen_kappa_score([1, 0, 0], [0, 1, 0]))
+    with pytest.raises(ValueError, match="none shared"):
+        agreement({"q1": {"x": 1}}, {"q2": {"x": 1}})
+    with pytest.raises(skrank.InvalidParameterError, match="weights must be one of"):
+        agreement(a, b, weights="cubic")
+
+
+krippendorff = pytest.importorskip("krippendorff")
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_krippendorff_alpha_is_the_krippendorff_packages(level, seed):
+    rng = np.random.default_rng(seed)
+    judges = {f"j{i}": _random_qrels(rng, 4, 10, 0.7, grades=4) for i in range(3)}
+    units = sorted({(q, d) for j in judges.values() for q in j for d in j[q]})
+    data = np.array([[j.get(q, {}).get(d, np.nan) for q, d in units] for j in judges.values()],
+                    dtype=float)
+    if level == "ratio":   # ratio distances need positive grades to be comparable
+        judges = {k: {q: {d: g + 1 for d, g in v.items()} for q, v in j.items()}
+                  for k, j in judges.items()}
+        data = data + 1
+    ref = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+    assert krippendorff_alpha(judges, level=level) == pytest.approx(ref, abs=1e-10)
+
+
+# --------------------------------------------------------------------------------------
+# system rankings
+# --------------------------------------------------------------------------------------
+
+
+def _slow_tau_ap(ref, est):
+    order = sorted(range(len(est)), key=lambda i: -est[i])   # stable
+    total = 0.0
+    for i in range(1, len(order)):
+        correct = sum(ref[order[j]] > ref[order[i]] for j in range(i))
+        total += correct / i
+    return 2 * total / (len(order) - 1) - 1
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=2, max_size=9))
+def test_tau_ap_against_the_loop(pairs):
+    ref, est = [p[0] for p in pairs], [p[1] for p in pairs]
+    assert tau_ap(ref, est) == pytest.approx(_slow_tau_ap(ref, est), abs=1e-12)
+
+
+def test_tau_ap_by_hand():
+    # top pair swapped: shares 0/1, 2/2, 3/3 -> 2 * (2/3) - 1; bottom pair: 1, 1, 2/3
+    assert tau_ap([4, 3, 2, 1], [3, 4, 2, 1]) == pytest.approx(2 * (2 / 3) - 1)
+    assert tau_ap([4, 3, 2, 1], [4, 3, 1, 2]) == pytest.approx(2 * ((1 + 1 + 2 / 3) / 3) - 1)
+    assert tau_ap([1, 2, 3], [1, 2, 3]) == 1.0 and tau_ap([1, 2, 3], [3, 2, 1]) == -1.0
+
+
+def test_ranking_agreement_with_scipy_and_brute_force():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    human = _random_qrels(rng, 8, 15, 0.9)
+    llm = {q: {d: (g if rng.random() < 0.7 else int(rng.integers(0, 3))) for d, g in docs.items()}
+           for q, docs in human.items()}
+    runs = {f"sys{i}": {q: {f"d{k}": float(rng.random()) for k in range(15)} for q in human}
+            for i in range(5)}
+    res = ranking_agreement(runs, human, llm, metric="ndcg@5")
+    a = [skrank.evaluate(qrels=human, run=r, metrics=["ndcg@5"]).mean["ndcg@5"] for r in runs.values()]
+    b = [skrank.evaluate(qrels=llm, run=r, metrics=["ndcg@5"]).mean["ndcg@5"] for r in runs.values()]
+    assert list(res.mean_a.values()) == a and list(res.mean_b.values()) == b
+    assert res.kendall_tau == pytest.approx(stats.kendalltau(a, b)[0])
+    assert res.tau_ap == pytest.approx(_slow_tau_ap(a, b))
+    names = list(runs)
+    swapped = {frozenset((names[i], names[j])) for i, j in itertools.combinations(range(5), 2)
+               if (a[i] - a[j]) * (b[i] - b[j]) < 0}
+    assert {frozenset(p) for p in res.swapped} == swapped
+    for first, second in res.swapped:
+        assert res.mean_a[first] > res.mean_a[second]
+    assert list(res.to_pandas().columns) == ["mean_a", "mean_b", "rank_a", "rank_b"]
