@@ -215,6 +215,9 @@ def qrels_from_frame(frame, *, query_id="query_id", doc_id="doc_id", relevance="
                      func="Qrels.from_frame", name="frame"):
     """A :class:`~skrank.io.Qrels` from a DataFrame (see ``Qrels.from_frame``)."""
     from .io import Qrels
+    from .io._external import arrow_view
+
+    frame = arrow_view(frame)   # pyarrow and Hugging Face tables, without pandas
 
     qid = ids_as_str(func, f"{name} column {query_id!r}",
                      _column(func, name, frame, query_id, "query_id"))
@@ -233,6 +236,9 @@ def run_from_frame(frame, *, query_id="query_id", doc_id="doc_id", score="score"
                    func="Run.from_frame", name="frame"):
     """A :class:`~skrank.io.Run` from a DataFrame (see ``Run.from_frame``)."""
     from .io import Run
+    from .io._external import arrow_view
+
+    frame = arrow_view(frame)
 
     qid = ids_as_str(func, f"{name} column {query_id!r}",
                      _column(func, name, frame, query_id, "query_id"))

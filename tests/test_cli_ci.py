@@ -8,8 +8,9 @@ import pytest
 import skrank
 from skrank.cli import main
 
-DATA = Path("/work/shared/data/trec_eval")
-pytestmark = pytest.mark.skipif(not (DATA / "qrels.test").exists(), reason="needs shared data")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval"
+pytestmark = pytest.mark.skipif(not (DATA / "qrels.test").exists(),
+                                reason="needs ../shared/data/trec_eval")
 
 
 def _run(*args):

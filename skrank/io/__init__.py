@@ -33,12 +33,14 @@ directly, without str arrays.
 from ._containers import Qrels, Run, TrecArrays, _rank_in_query  # noqa: F401 (_inputs)
 from ._join import join_qrels_run
 from ._read import read_qrels, read_run
+from ._external import official_measures
 
 __all__ = [
     "Qrels",
     "Run",
     "TrecArrays",
     "join_qrels_run",
+    "official_measures",
     "read_qrels",
     "read_run",
 ]

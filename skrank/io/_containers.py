@@ -175,6 +175,40 @@ class Qrels(_Columns):
 
         return qrels_from_mapping(mapping)
 
+    @classmethod
+    def from_ir_datasets(cls, dataset):
+        """Judgements of an ir_datasets dataset (its ``qrels_iter()``).
+
+        Parameters
+        ----------
+        dataset : ir_datasets dataset or str
+            The dataset object, or its id (``"beir/scifact/test"``), which
+            ir_datasets loads (downloading the data on first use).
+
+        Returns
+        -------
+        qrels : Qrels
+            The dataset's grades as they are (negative ones included), read
+            by field name (``query_id``, ``doc_id``, ``relevance``: qrels
+            tuples differ between datasets).  ir_datasets keeps the relevance
+            threshold of its official measures in their text: see
+            :func:`skrank.io.official_measures`.
+
+        Examples
+        --------
+        >>> from collections import namedtuple
+        >>> from skrank.io import Qrels
+        >>> TrecQrel = namedtuple("TrecQrel", "query_id doc_id relevance iteration")
+        >>> class Dataset:   # stands in for ir_datasets.load("...")
+        ...     def qrels_iter(self):
+        ...         return iter([TrecQrel("1", "d1", 2, "0"), TrecQrel("1", "d2", -1, "0")])
+        >>> Qrels.from_ir_datasets(Dataset()).rel
+        array([ 2, -1])
+        """
+        from ._external import qrels_from_ir_datasets
+
+        return qrels_from_ir_datasets(dataset)
+
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -287,6 +321,25 @@ class Run(_Columns):
         from .._inputs import run_from_mapping
 
         return run_from_mapping(mapping)
+
+    @classmethod
+    def from_ir_datasets(cls, dataset):
+        """The scored documents of an ir_datasets dataset (its ``scoreddocs_iter()``,
+        e.g. the BM25 run MS MARCO ships) as a run.
+
+        Parameters
+        ----------
+        dataset : ir_datasets dataset or str
+            The dataset object, or its id (ir_datasets downloads on first use).
+
+        Returns
+        -------
+        run : Run
+            Fields read by name (``query_id``, ``doc_id``, ``score``).
+        """
+        from ._external import run_from_ir_datasets
+
+        return run_from_ir_datasets(dataset)
 
 
 
