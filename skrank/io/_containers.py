@@ -207,7 +207,8 @@ class Qrels(_Columns):
         """
         from ._external import qrels_from_ir_datasets
 
-        return qrels_from_ir_datasets(dataset)
+        qid, docno, rel = qrels_from_ir_datasets(dataset)
+        return cls(qid=qid, docno=docno, rel=rel)
 
 
 
@@ -339,7 +340,8 @@ class Run(_Columns):
         """
         from ._external import run_from_ir_datasets
 
-        return run_from_ir_datasets(dataset)
+        qid, docno, score = run_from_ir_datasets(dataset)
+        return cls(qid=qid, docno=docno, score=score)
 
 
 

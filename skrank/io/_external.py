@@ -43,8 +43,7 @@ def _describe_dataset(dataset):
 
 
 def qrels_from_ir_datasets(dataset):
-    from ._containers import Qrels
-
+    """``(qid, docno, rel)`` arrays of a dataset's qrels (for ``Qrels.from_ir_datasets``)."""
     func = "Qrels.from_ir_datasets"
     dataset = _dataset(func, dataset)
     if not hasattr(dataset, "qrels_iter") or (hasattr(dataset, "has_qrels")
@@ -53,14 +52,13 @@ def qrels_from_ir_datasets(dataset):
                          f"{_describe_dataset(dataset)}, which has none.")
     qid, docno, rel = _fields(func, iter(dataset.qrels_iter()),
                               ("query_id", "doc_id", "relevance"), "qrels", dataset)
-    return Qrels(qid=np.asarray(qid, dtype=str) if qid else np.zeros(0, "U1"),
-                 docno=np.asarray(docno, dtype=str) if docno else np.zeros(0, "U1"),
-                 rel=np.asarray(rel, dtype=np.int64))
+    return (np.asarray(qid, dtype=str) if qid else np.zeros(0, "U1"),
+            np.asarray(docno, dtype=str) if docno else np.zeros(0, "U1"),
+            np.asarray(rel, dtype=np.int64))
 
 
 def run_from_ir_datasets(dataset):
-    from ._containers import Run
-
+    """``(qid, docno, score)`` arrays of a dataset's scored documents."""
     func = "Run.from_ir_datasets"
     dataset = _dataset(func, dataset)
     if not hasattr(dataset, "scoreddocs_iter") or (hasattr(dataset, "has_scoreddocs")
@@ -70,9 +68,9 @@ def run_from_ir_datasets(dataset):
                          f"{_describe_dataset(dataset)}, which has none.")
     qid, docno, score = _fields(func, iter(dataset.scoreddocs_iter()),
                                 ("query_id", "doc_id", "score"), "scoreddocs", dataset)
-    return Run(qid=np.asarray(qid, dtype=str) if qid else np.zeros(0, "U1"),
-               docno=np.asarray(docno, dtype=str) if docno else np.zeros(0, "U1"),
-               score=np.asarray(score, dtype=np.float64))
+    return (np.asarray(qid, dtype=str) if qid else np.zeros(0, "U1"),
+            np.asarray(docno, dtype=str) if docno else np.zeros(0, "U1"),
+            np.asarray(score, dtype=np.float64))
 
 
 # ir_measures' names (what ir_datasets' documentation lists) -> skrank's metric stems

@@ -200,8 +200,6 @@ def read_beir_qrels_table(source):
 
 def _slow_beir_table(name, body):
     """Ids with spaces (or a leading '#'): split on tabs line by line."""
-    from ._containers import qrels_table
-    from ._containers import Qrels
 
     qid, doc, rel = [], [], []
     for i, line in enumerate(body.decode("utf-8").split("\n")):
@@ -217,8 +215,15 @@ def _slow_beir_table(name, body):
         qid.append(q)
         doc.append(d)
         rel.append(grade)
-    return qrels_table(Qrels(qid=np.asarray(qid, dtype=str), docno=np.asarray(doc, dtype=str),
-                             rel=np.asarray(rel, dtype=np.int64)), name)
+    return _table(name, np.asarray(qid, dtype=str), np.asarray(doc, dtype=str),
+                  {"rel": np.asarray(rel, dtype=np.int64)})
+
+
+def _table(name, qid, docno, numbers, tag=None):
+    """The byte table the readers give, of str columns."""
+    from ._tokenize import Table
+
+    return Table.of_columns(name, qid, docno, numbers, tag=tag)
 
 
 # --------------------------------------------------------------------------------------
@@ -258,18 +263,23 @@ def _read_json_columns(source, role):
 
 
 def read_json_run(source):
-    from ._containers import Run
-
+    """The run table of a JSON ``{query: {doc: score}}`` file: ranks 1, 2, ... in the
+    file's order within each query, the file's name as the run tag (trec_eval's runid)."""
     qid, docno, score = _read_json_columns(source, "run")
-    tag = os.path.splitext(os.path.basename(_name(source)))[0] or "json"   # trec_eval's runid
-    return Run(qid=qid, docno=docno, score=score, tag=tag)
+    n = qid.shape[0]
+    new = np.ones(n, dtype=bool)
+    new[1:] = qid[1:] != qid[:-1]   # a query's documents are contiguous in the file
+    starts = np.flatnonzero(new)
+    rank = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n))) + 1
+    tag = os.path.splitext(os.path.basename(_name(source)))[0] or "json"
+    return _table(_name(source), qid, docno, {"score": score, "rank": rank.astype(np.int64)},
+                  tag=np.full(n, tag, dtype=f"U{len(tag)}"))
 
 
 def read_json_qrels(source):
-    from ._containers import Qrels
-
+    """The qrels table of a JSON ``{query: {doc: grade}}`` file."""
     qid, docno, rel = _read_json_columns(source, "qrels")
-    return Qrels(qid=qid, docno=docno, rel=rel.astype(np.int64))
+    return _table(_name(source), qid, docno, {"rel": rel.astype(np.int64)})
 
 
 # --------------------------------------------------------------------------------------
@@ -280,8 +290,6 @@ def read_json_qrels(source):
 def qrels_table_of(source, format=None, split=None):
     """The qrels byte table of ``source`` in ``format`` (None: detected), or None for
     TREC (the caller reads it)."""
-    from ._containers import qrels_table
-
     if format is None:
         format = detect(source)
         if format == "trec" and _three_tab_fields(source):
@@ -297,18 +305,17 @@ def qrels_table_of(source, format=None, split=None):
     if format == "beir":
         return read_beir_qrels_table(source)
     if format == "json":
-        return qrels_table(read_json_qrels(source), _name(source))
+        return read_json_qrels(source)
     return None
 
 
-def run_table_of(source, format=None, compact=False):
+def run_table_of(source, format=None):
     """The run byte table of ``source`` (JSON), or None for TREC."""
-    from ._containers import run_table
 
     format = detect(source) if format is None else format
     if format == "beir":
         raise ValueError(f"{_name(source)}: a BEIR qrels file (header 'query-id') was given "
                          f"as a run. Runs are TREC files or JSON {{query: {{doc: score}}}}.")
     if format == "json":
-        return run_table(read_json_run(source), _name(source))
+        return read_json_run(source)
     return None
