@@ -108,7 +108,9 @@ class Judgements:
                                         f"{list(self.sources)}, each once. Got "
                                         f"{_describe(prefer)} instead.")
         order += [s for s in self.sources if s not in order]
-        priority = np.array([order.index(s) for s in self.source[rows].tolist()], dtype=np.int64)
+        names, source_code = np.unique(self.source[rows], return_inverse=True)
+        priority = np.array([order.index(s) for s in names.tolist()],   # per source, not row
+                            dtype=np.int64)[source_code.reshape(-1)]
         uniques, where = self._pairs(rows)
         where = where.reshape(-1)
         rel = self.rel[rows]

@@ -198,14 +198,22 @@ def _segment_of_queries(func, evaluation, segment):
     qids = np.asarray(_host_ids(evaluation.qid))
     n = qids.shape[0]
     if isinstance(segment, Mapping):
-        keys = {str(k): v for k, v in segment.items()}
-        missing = [q for q in qids.tolist() if str(q) not in keys]
-        if missing:
+        keys = np.asarray([str(k) for k in segment], dtype=str)
+        values = np.asarray(list(segment.values()))
+        if np.unique(keys).shape[0] != keys.shape[0]:
+            raise InvalidParameterError(f"{func}: segment's query ids must be distinct as "
+                                        f"strings. Got {_describe(segment)} instead.")
+        sorter = np.argsort(keys)
+        wanted = qids.astype(str)
+        at = np.minimum(np.searchsorted(keys[sorter], wanted), max(keys.shape[0] - 1, 0))
+        found = (keys[sorter][at] == wanted) if keys.shape[0] else np.zeros(n, dtype=bool)
+        if not found.all():
+            missing = qids[~found]
             raise ValueError(
                 f"{func}: segment must give a segment for every evaluated query. Got none for "
-                f"{len(missing)} of {n} queries (first: {missing[0]!r}). Add them (e.g. an "
-                f"'other' segment) or evaluate only the queries you segment.")
-        return np.asarray([keys[str(q)] for q in qids.tolist()])
+                f"{missing.shape[0]} of {n} queries (first: {missing[0].item()!r}). Add them "
+                f"(e.g. an 'other' segment) or evaluate only the queries you segment.")
+        return values[sorter][at]
     if hasattr(segment, "index") and hasattr(segment, "reindex"):  # a pandas Series by qid
         return _segment_of_queries(func, evaluation, dict(zip(segment.index, segment.to_numpy())))
     arr = np.asarray(segment)

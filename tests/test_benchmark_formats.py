@@ -161,3 +161,21 @@ def test_command_line_reads_beir_and_json_as_trec(tmp_path):
     out, err = io.StringIO(), io.StringIO()
     bad = _write(tmp_path / "bad.tsv", "q1\td1\t1\n")
     assert main(["evaluate", str(bad), str(br)], out=out) == 2
+
+
+def test_standard_input_is_detected_without_being_consumed(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 2}}
+    run = {"q1": {"d1": 0.9, "d2": 1.5}, "q2": {"d1": 3.0}}
+    tq, tr = _trec_files(tmp_path, qrels, run)
+    bq, br = _beir_files(tmp_path, qrels, run)
+    expected = io.StringIO()
+    main(["evaluate", str(tq), str(tr), "-m", "map", "-q"], out=expected)
+    for path, argv in ((bq, ["-", str(br)]), (br, [str(bq), "-"])):
+        stdin = types.SimpleNamespace(buffer=io.BufferedReader(io.BytesIO(path.read_bytes())))
+        monkeypatch.setattr(sys, "stdin", stdin)
+        out = io.StringIO()
+        assert main(["evaluate", *argv, "-m", "map", "-q"], out=out) == 0
+        assert out.getvalue() == expected.getvalue()
