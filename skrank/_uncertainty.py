@@ -45,51 +45,60 @@ def _host(values):
 
 
 def _weighted_interval(values, weights, method, confidence, n_resamples, rng):
-    """``(mean, low, high)`` of the weighted mean of ``values`` (finite, 1-D).
+    """``(mean, low, high)`` of the weighted mean of ``values`` (finite, 1-D)."""
+    mean, low, high = _intervals(values[:, None], weights, method, confidence, n_resamples, rng)
+    return float(mean[0]), float(low[0]), float(high[0])
+
+
+def _intervals(values, weights, method, confidence, n_resamples, rng):
+    """``(mean, low, high)`` arrays of the weighted mean of each column of ``values``
+    (n_queries, n_columns), all finite; the columns share one set of resamples.
 
     ``weights`` None: the plain mean.  The t-interval uses the ratio estimator's
     standard error ``sqrt(n / (n - 1) * sum(w_i^2 (v_i - m)^2)) / sum(w)``, which
-    is ``sd / sqrt(n)`` for equal weights, with n - 1 degrees of freedom.
+    is ``sd / sqrt(n)`` for equal weights, with n - 1 degrees of freedom.  A column
+    without spread (or one query) gets a point interval (scipy gives NaN).
     """
-    n = values.shape[0]
+    n, m = values.shape
     w = np.ones(n) if weights is None else weights
     total = w.sum()
-    mean = float((w * values).sum() / total)
-    if n < 2 or np.all(values == values[0]):
-        return mean, mean, mean   # no spread: a point interval (scipy gives NaN)
+    mean = (w[:, None] * values).sum(axis=0) / total
+    point = np.all(values == values[:1], axis=0) | (n < 2)
     alpha = (1 - confidence) / 2
+    if point.all():
+        return mean, mean.copy(), mean.copy()
     if method == "t":
         from scipy import stats
 
-        se = math.sqrt(n / (n - 1) * float((w ** 2 * (values - mean) ** 2).sum())) / total
-        low, high = stats.t.interval(confidence, n - 1, loc=mean, scale=se)
-        return mean, float(low), float(high)
-    if weights is None:
-        dist = _bootstrap_means(values[:, None], n_resamples, rng)[:, 0]
-    else:  # the same draws of queries for the numerator and the denominator
-        sums = _bootstrap_means(np.column_stack([w * values, w]), n_resamples, rng)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            dist = sums[:, 0] / sums[:, 1]   # a resample of zero-weight queries only: NaN
-        dist = dist[~np.isnan(dist)]
-    sorted_dist = np.sort(dist)[:, None]
-    if method == "percentile":
-        levels = np.array([alpha]), np.array([1 - alpha])
+        se = np.sqrt(n / (n - 1) * ((w[:, None] ** 2) * (values - mean) ** 2).sum(axis=0)) / total
+        low, high = stats.t.interval(confidence, n - 1, loc=mean, scale=np.where(point, 1.0, se))
     else:
-        # BCa (Efron & Tibshirani 1993, 14.3) as scipy.stats.bootstrap computes it:
-        # bias from the share of resamples below the estimate, acceleration from the
-        # jackknife (leave-one-out means, analytic: no loop)
-        below = (dist < mean).sum() + (dist <= mean).sum()
-        z0 = special.ndtri(below / (2 * dist.shape[0]))
-        loo = ((w * values).sum() - w * values) / (total - w)
-        centred = loo.mean() - loo
-        spread = (centred ** 2).sum() ** 1.5
-        accel = (centred ** 3).sum() / (6 * spread) if spread > 0 else 0.0
-        z = special.ndtri(alpha)
-        levels = tuple(np.array([special.ndtr(z0 + (z0 + zz) / (1 - accel * (z0 + zz)))])
-                       for zz in (z, -z))
-    low = _quantiles(sorted_dist, levels[0])[0]
-    high = _quantiles(sorted_dist, levels[1])[0]
-    return mean, float(low), float(high)
+        if weights is None:
+            dist = _bootstrap_means(values, n_resamples, rng)
+        else:   # the same draws of queries for the numerators and the denominator
+            sums = _bootstrap_means(np.column_stack([w[:, None] * values, w]), n_resamples, rng)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                dist = sums[:, :m] / sums[:, m:]   # resamples of zero-weight queries only: NaN
+            dist = dist[~np.isnan(dist).any(axis=1)]
+        sorted_dist = np.sort(dist, axis=0)
+        if method == "percentile":
+            levels = np.full(m, alpha), np.full(m, 1 - alpha)
+        else:
+            # BCa (Efron & Tibshirani 1993, 14.3) as scipy.stats.bootstrap computes it:
+            # bias from the share of resamples below the estimate, acceleration from the
+            # jackknife (leave-one-out means, analytic: no loop)
+            below = (dist < mean).sum(axis=0) + (dist <= mean).sum(axis=0)
+            z0 = special.ndtri(below / (2 * dist.shape[0]))
+            wv = w[:, None] * values
+            loo = (wv.sum(axis=0) - wv) / (total - w)[:, None]
+            centred = loo.mean(axis=0) - loo
+            spread = (centred ** 2).sum(axis=0) ** 1.5
+            accel = (centred ** 3).sum(axis=0) / (6 * np.where(spread > 0, spread, 1.0))
+            z = special.ndtri(alpha)
+            levels = tuple(special.ndtr(z0 + (z0 + zz) / (1 - accel * (z0 + zz)))
+                           for zz in (z, -z))
+        low, high = _quantiles(sorted_dist, levels[0]), _quantiles(sorted_dist, levels[1])
+    return mean, np.where(point, mean, low), np.where(point, mean, high)
 
 
 @dataclass(frozen=True)
@@ -171,17 +180,23 @@ def confidence_interval(evaluation, metric=None, *, method="bootstrap", confiden
         [metric] if isinstance(metric, str) else list(metric))
     weights = None if evaluation.weights is None else _host(evaluation.weights)
     out = {"mean": {}, "low": {}, "high": {}, "n_queries": {}}
-    for name in metrics:   # a loop over metrics (few); each resampling is vectorised
-        values = _host(evaluation.per_query[name])
-        kept = ~np.isnan(values)
+    columns = {name: _host(evaluation.per_query[name]) for name in metrics}
+    # metrics that skip the same queries share one set of resamples (one matrix product)
+    groups = {}
+    for name, values in columns.items():
+        groups.setdefault(np.isnan(values).tobytes(), []).append(name)
+    for names in groups.values():
+        kept = ~np.isnan(columns[names[0]])
         w = None if weights is None else weights[kept]
         if not kept.any() or (w is not None and w.sum() <= 0):
-            raise ValueError(f"{func}: {name!r} has no query to average (every query was "
+            raise ValueError(f"{func}: {names[0]!r} has no query to average (every query was "
                              f"skipped or weighs 0).")
-        mean, low, high = _weighted_interval(values[kept], w, method, confidence, n_resamples,
-                                             rng)
-        for key, value in zip(out, (mean, low, high, int(kept.sum()))):
-            out[key][name] = value
+        block = np.column_stack([columns[name][kept] for name in names])
+        means, lows, highs = _intervals(block, w, method, confidence, n_resamples, rng)
+        for j, name in enumerate(names):
+            for key, value in zip(out, (means[j], lows[j], highs[j], kept.sum())):
+                out[key][name] = float(value) if key != "n_queries" else int(value)
+    out = {key: {name: out[key][name] for name in metrics} for key in out}   # metric order
     return ConfidenceIntervals(metrics=metrics, method=method, confidence=confidence,
                                n_resamples=None if method == "t" else n_resamples, **out)
 

@@ -198,3 +198,22 @@ def test_segments_must_cover_every_query():
         _evaluation([0.1, 0.2, 0.3], qid=["a", "b", "c"]).by({"a": 1, "b": 2})
     with pytest.raises(skrank.InvalidParameterError, match="array of one segment per query"):
         _evaluation([0.1, 0.2, 0.3]).by([1, 2])
+
+
+@needs_result
+def test_metrics_share_resamples_and_each_is_scipys():
+    rng = np.random.default_rng(8)
+    a, b, c = rng.random(25), rng.exponential(size=25), rng.random(25)
+    c[3] = np.nan   # skips a query: its own resamples, drawn after the others
+    ev = Evaluation(qid=np.arange(25), per_query={"a": a, "b": b, "c": c}, mean={}, counts={})
+    ci = ev.confidence_interval(seed=5, n_resamples=1000)
+    assert ci.metrics == ["a", "b", "c"] and ci.n_queries == {"a": 25, "b": 25, "c": 24}
+    draws = np.random.default_rng(5)
+    dist = _bootstrap_means(np.column_stack([a, b]), 1000, draws)
+    dist_c = _bootstrap_means(c[~np.isnan(c)][:, None], 1000, draws)
+    for name, values, d in (("a", a, dist[:, 0]), ("b", b, dist[:, 1]),
+                            ("c", c[~np.isnan(c)], dist_c[:, 0])):
+        ref = stats.bootstrap((values,), np.mean, n_resamples=0, method="bca",
+                              bootstrap_result=SimpleNamespace(bootstrap_distribution=d))
+        assert ci.low[name] == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+        assert ci.high[name] == pytest.approx(ref.confidence_interval.high, abs=1e-12)
