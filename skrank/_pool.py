@@ -378,6 +378,11 @@ def pool(runs, *, depth=100, qrels=None, budget=None, order="round_robin"):
     budget = None if budget is None else check_k(func, budget, required=True, name="budget")
     check_choice(func, "order", order, ORDERS)
     names, run_index, qid, docno, score = _runs_table(func, runs)
+    if np.isnan(score).any():
+        i = int(np.flatnonzero(np.isnan(score))[0])
+        raise ValueError(f"{func}: run {names[run_index[i]]!r} must have a score for every "
+                         f"document. Got NaN for query {str(qid[i])!r}, document "
+                         f"{str(docno[i])!r}.")
     n_runs = len(names)
     judged_q, judged_d = np.zeros(0, dtype=qid.dtype), np.zeros(0, dtype=docno.dtype)
     if qrels is not None:
@@ -386,22 +391,33 @@ def pool(runs, *, depth=100, qrels=None, budget=None, order="round_robin"):
         q = as_qrels(func, qrels)
         judged_q, judged_d = q.qid, q.docno
     # one factorisation of the ids of the runs and the qrels
+    from .io._containers import factorize_ids
+
     n_rows = qid.shape[0]
-    q_uniques, q_codes = np.unique(np.concatenate([qid, judged_q]), return_inverse=True)
-    d_uniques, d_codes = np.unique(np.concatenate([docno, judged_d]), return_inverse=True)
-    q_codes, d_codes = q_codes.reshape(-1), d_codes.reshape(-1)
+    if n_rows == 0:
+        raise ValueError(f"{func}: the runs retrieve no document. Got {len(names)} empty runs.")
+    q_codes, q_uniques = factorize_ids(func, np.concatenate([qid, judged_q]))
+    d_codes, d_uniques = factorize_ids(func, np.concatenate([docno, judged_d]))
     n_docs = max(d_uniques.shape[0], 1)
     pair = q_codes[:n_rows].astype(np.int64) * n_docs + d_codes[:n_rows]
     # duplicate documents within a run's query are an error (as in the readers)
     run_pair = run_index.astype(np.int64) * (q_uniques.shape[0] * n_docs) + pair
-    dup = np.unique(run_pair, return_counts=True)[1] > 1
-    if dup.any():
-        first = np.unique(run_pair, return_index=True, return_counts=True)
-        i = first[1][np.flatnonzero(first[2] > 1)[0]]
+    _, first_row, times = np.unique(run_pair, return_index=True, return_counts=True)
+    if (times > 1).any():
+        i = first_row[np.flatnonzero(times > 1)[0]]
         raise ValueError(f"{func}: run {names[run_index[i]]!r} retrieves document "
                          f"{str(docno[i])!r} twice for query {str(qid[i])!r}.")
-    # rank of each row within its run and query: score descending, doc id descending
-    order_rows = np.lexsort((-d_codes[:n_rows], -score, q_codes[:n_rows], run_index))
+    # rank of each row within its run and query: score descending, doc id descending;
+    # one int64 key (one argsort) when it fits, else a lexsort of the four keys
+    score_rank = np.unique(score, return_inverse=True)[1].reshape(-1)
+    n_scores = int(score_rank.max()) + 1
+    group_of_row = run_index.astype(np.int64) * q_uniques.shape[0] + q_codes[:n_rows]
+    if (len(names) * q_uniques.shape[0] + 1) * n_scores * n_docs < 2 ** 62:
+        key = ((group_of_row * n_scores + (n_scores - 1 - score_rank)) * n_docs
+               + (n_docs - 1 - d_codes[:n_rows]))
+        order_rows = np.argsort(key, kind="stable")
+    else:  # pragma: no cover - huge id spaces
+        order_rows = np.lexsort((-d_codes[:n_rows], -score, q_codes[:n_rows], run_index))
     group = run_index[order_rows].astype(np.int64) * q_uniques.shape[0] + q_codes[order_rows]
     start = np.ones(n_rows, dtype=bool)
     start[1:] = group[1:] != group[:-1]

@@ -316,3 +316,13 @@ def test_ranking_agreement_with_scipy_and_brute_force():
     for first, second in res.swapped:
         assert res.mean_a[first] > res.mean_a[second]
     assert list(res.to_pandas().columns) == ["mean_a", "mean_b", "rank_a", "rank_b"]
+
+
+def test_pool_rejects_nan_scores_and_duplicates():
+    from skrank.io import Run
+
+    with pytest.raises(ValueError, match="run 'a' must have a score for every document. Got NaN "
+                                         "for query 'q', document 'x'"):
+        skrank.pool({"a": Run(qid=["q", "q"], docno=["x", "y"], score=[np.nan, 1.0])})
+    with pytest.raises(ValueError, match="run 'a' retrieves document 'x' twice for query 'q'"):
+        skrank.pool({"a": Run(qid=["q", "q"], docno=["x", "x"], score=[2.0, 1.0])})
