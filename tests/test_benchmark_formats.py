@@ -179,3 +179,10 @@ def test_standard_input_is_detected_without_being_consumed(tmp_path, monkeypatch
         out = io.StringIO()
         assert main(["evaluate", *argv, "-m", "map", "-q"], out=out) == 0
         assert out.getvalue() == expected.getvalue()
+
+
+def test_windows_line_endings_and_text_streams(tmp_path):
+    path = _write(tmp_path / "crlf.tsv", "query-id\tcorpus-id\tscore\r\nq1\td1\t1\r\nq2\td2\t0\r\n\r\n")
+    q = read_qrels(path)
+    assert q.qid.tolist() == ["q1", "q2"] and q.docno.tolist() == ["d1", "d2"]
+    assert read_qrels(io.StringIO(HEADER + "q1\td1\t3\n")).rel.tolist() == [3]
