@@ -243,7 +243,9 @@ def krippendorff_alpha(sources, *, level="ordinal"):
     delta = _distances(values.astype(np.float64), n_c, level)
     expected = (n_c[:, None] * n_c[None, :] * delta).sum()
     if expected == 0:
-        return float("nan") if (coincidence * delta).sum() else 1.0
+        raise ValueError(f"{func}: the judges must give at least 2 different grades (at "
+                         f"distinct distances) for alpha to be defined. Got only "
+                         f"{values.tolist()} on the pairs judged twice or more.")
     return float(1.0 - (n - 1) * (coincidence * delta).sum() / expected)
 
 

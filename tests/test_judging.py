@@ -326,3 +326,16 @@ def test_pool_rejects_nan_scores_and_duplicates():
         skrank.pool({"a": Run(qid=["q", "q"], docno=["x", "y"], score=[np.nan, 1.0])})
     with pytest.raises(ValueError, match="run 'a' retrieves document 'x' twice for query 'q'"):
         skrank.pool({"a": Run(qid=["q", "q"], docno=["x", "x"], score=[2.0, 1.0])})
+
+
+def test_krippendorff_alpha_by_hand_and_errors():
+    # nominal, 3 pairs by 2 judges: [1, 0, 1] and [1, 0, 0]; coincidences o00 = o11 = 2,
+    # o01 = o10 = 1, n = 6: alpha = 1 - (n - 1) * (o01 + o10) / (n0 * n1 * 2) = 1 - 5 * 2 / 18
+    a, b = {"q": {"x": 1, "y": 0, "z": 1}}, {"q": {"x": 1, "y": 0, "z": 0}}
+    assert krippendorff_alpha({"a": a, "b": b}, level="nominal") == pytest.approx(1 - 10 / 18)
+    with pytest.raises(ValueError, match="at least 2 different grades"):
+        krippendorff_alpha({"a": {"q": {"x": 1}}, "b": {"q": {"x": 1}}})
+    with pytest.raises(skrank.InvalidParameterError, match="at least 2 judges"):
+        krippendorff_alpha({"a": a})
+    with pytest.raises(skrank.InvalidParameterError, match="level must be one of"):
+        krippendorff_alpha({"a": a, "b": b}, level="binary")
