@@ -186,3 +186,17 @@ def test_windows_line_endings_and_text_streams(tmp_path):
     q = read_qrels(path)
     assert q.qid.tolist() == ["q1", "q2"] and q.docno.tolist() == ["d1", "d2"]
     assert read_qrels(io.StringIO(HEADER + "q1\td1\t3\n")).rel.tolist() == [3]
+
+
+def test_directories(tmp_path):
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(ValueError, match="a BEIR folder must hold a 'qrels' folder"):
+        read_qrels(tmp_path / "plain", format="beir")
+    with pytest.raises(IsADirectoryError):
+        read_qrels(tmp_path / "plain")   # as before: the command line says 'is a directory'
+    (tmp_path / "beir" / "qrels").mkdir(parents=True)
+    _write(tmp_path / "beir" / "qrels" / "test.tsv", HEADER + "q1\td1\t1\n")
+    with pytest.raises(ValueError, match="is a BEIR folder .* not a run file"):
+        read_run(tmp_path / "beir")
+    with pytest.raises(ValueError, match="split names a qrels file of a BEIR folder"):
+        read_qrels(tmp_path / "beir" / "qrels" / "test.tsv", split="test")

@@ -72,9 +72,16 @@ def _three_tab_fields(source):
     return len(first.split(b"\t")) == 3 and len(first.split()) == 3
 
 
+def _is_beir_folder(source):
+    """A directory holding a ``qrels`` folder (other directories are read as files,
+    which says that they are directories)."""
+    return (isinstance(source, (str, os.PathLike)) and os.path.isdir(source)
+            and os.path.isdir(os.path.join(os.fspath(source), "qrels")))
+
+
 def detect(source):
     """``"json"``, ``"beir"`` or ``"trec"`` from the first bytes of ``source``."""
-    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+    if _is_beir_folder(source):
         return "beir"
     head = _head(source)
     if head is None:
@@ -294,11 +301,8 @@ def qrels_table_of(source, format=None, split=None):
         format = detect(source)
         if format == "trec" and _three_tab_fields(source):
             format = "beir"   # never TREC qrels (4 fields): say that BEIR's header is missing
-    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
-        if format != "beir":
-            raise ValueError(f"{os.fspath(source)}: is a directory; a BEIR folder is read with "
-                             f"format='beir' (or None). Got format={format!r}.")
-        source = beir_qrels_path(source, split)
+    if format == "beir" and isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+        source = beir_qrels_path(source, split)   # says so when it has no qrels/ folder
     elif split is not None:
         raise ValueError(f"read_qrels: split names a qrels file of a BEIR folder; pass the "
                          f"folder as path. Got the file {_name(source)!r} instead.")
@@ -313,6 +317,9 @@ def run_table_of(source, format=None):
     """The run byte table of ``source`` (JSON), or None for TREC."""
 
     format = detect(source) if format is None else format
+    if _is_beir_folder(source):
+        raise ValueError(f"{_name(source)}: is a BEIR folder (its qrels/ folder holds "
+                         f"judgements), not a run file.")
     if format == "beir":
         raise ValueError(f"{_name(source)}: a BEIR qrels file (header 'query-id') was given "
                          f"as a run. Runs are TREC files or JSON {{query: {{doc: score}}}}.")
