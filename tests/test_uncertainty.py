@@ -217,3 +217,18 @@ def test_metrics_share_resamples_and_each_is_scipys():
                               bootstrap_result=SimpleNamespace(bootstrap_distribution=d))
         assert ci.low[name] == pytest.approx(ref.confidence_interval.low, abs=1e-12)
         assert ci.high[name] == pytest.approx(ref.confidence_interval.high, abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_segment_means_add_up_to_the_overall_mean(data):
+    n = data.draw(st.integers(2, 25))
+    values = np.array(data.draw(st.lists(st.floats(0, 1), min_size=n, max_size=n)))
+    weights = np.array(data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), float)
+    segment = np.array(data.draw(st.lists(st.sampled_from("xyz"), min_size=n, max_size=n)))
+    ev = _evaluation(values, weights)
+    res = ev.by(segment)
+    totals = np.array([weights[segment == s].sum() for s in res.segments])
+    overall = ev.confidence_interval(method="t").mean["m"]
+    assert (totals * res.mean["m"]).sum() / totals.sum() == pytest.approx(overall, abs=1e-12)
+    assert res.n_queries["m"].sum() == n
