@@ -258,7 +258,9 @@ class SegmentBreakdown:
     n_queries : dict of str -> ndarray of int
         Queries of each segment behind each metric's mean (skipped queries left out).
     mean, low, high : dict of str -> ndarray
-        Per-segment weighted means and the bounds of their intervals.
+        Per-segment weighted means and the bounds of their intervals (NaN for
+        a segment whose queries were all skipped by ``no_relevant="skip"``:
+        its count is 0; a point interval for one query or no spread).
     method : str
     confidence : float
     """
