@@ -328,3 +328,24 @@ def test_errors():
                                                                       label=np.zeros(4)))
     with pytest.raises(ValueError, match="non-negative"):   # labels checked like evaluate
         metric(np.array([-1.0, 0, 1, 0]), np.zeros(4), None, np.array([2, 2]))
+
+
+@pytest.mark.parametrize("labels", ["grades", "binary", "real"])
+def test_rounds_on_one_set_equal_evaluate(labels):
+    """Later rounds reuse what the labels alone give (grade counts, ideal ranking, R):
+    each round still equals evaluate on its scores, for every metric and tie policy."""
+    rng = np.random.default_rng(7)
+    group = rng.integers(1, 30, size=40)
+    qid = np.repeat(np.arange(group.size), group)
+    y = {"grades": rng.integers(0, 5, size=qid.size).astype(float),
+         "binary": rng.integers(0, 2, size=qid.size).astype(float),
+         "real": np.round(rng.uniform(0, 3, size=qid.size), 2)}[labels]
+    metrics = ["ndcg@5", "ndcg_exp(ties=stable)@10", "ndcg(ties=pessimistic)", "map@5",
+               "mrr(ties=optimistic)", "recall@3", "r_precision", "precision@2",
+               "err(max_grade=4)@5", "rbp"]
+    metric = skrank.gbdt.lightgbm_metric(metrics, threshold=1)
+    for _ in range(4):
+        score = np.round(rng.normal(size=qid.size), 1)
+        got = [v for _, v, _ in metric(y, score, None, group)]
+        expected = skrank.evaluate(y, score, qid=qid, metrics=metrics, threshold=1).mean
+        assert got == pytest.approx(list(expected.values()), abs=1e-12)
