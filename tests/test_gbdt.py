@@ -117,6 +117,24 @@ def test_xgb_early_stopping_direction(data, route):
     assert booster.best_iteration == best
 
 
+def test_xgb_names_carry_no_whitespace(data):
+    """XGBoost splits its log on whitespace: a name with a space crashes xgb.train, the
+    metric's names (the labels without whitespace) pass."""
+    (X, y, q), _ = data
+    dtrain = _xgb_dmatrix(X, y, q)
+    spaced = "map(ties=stable, denominator=min)@5"
+    with pytest.raises(ValueError):
+        xgb.train(XGB_PARAMS, dtrain, num_boost_round=1, evals=[(dtrain, "train")],
+                  custom_metric=lambda predt, d: (spaced, 0.5), evals_result={},
+                  verbose_eval=False)
+    metric = skrank.gbdt.xgboost_metric([spaced, "ndcg( gain = exponential )@3"])
+    assert metric.names == ["map(ties=stable,denominator=min)@5", "ndcg(gain=exponential)@3"]
+    log = {}
+    xgb.train(XGB_PARAMS, dtrain, num_boost_round=1, evals=[(dtrain, "train")],
+              custom_metric=metric, evals_result=log, verbose_eval=False)
+    assert list(log["train"]) == metric.names
+
+
 def test_xgb_builtin_ndcg_equals_skrank_options(data):
     """XGBoost's ndcg@10 is nDCG with exponential gain, ties in input order and 1 for a
     query without a relevant document."""
@@ -262,6 +280,7 @@ def test_lgb_sklearn_routes(data, route):
     log = ranker.evals_result_["valid_0"]
     best = ranker.best_iteration_
     assert len(log["mrr"]) == best + 3
+    assert ranker.booster_.num_trees() == best   # the wrapper keeps the trees up to the best
     history = []
     for i in range(best):
         # average ties: the value does not depend on the rows' order
