@@ -368,3 +368,25 @@ def test_rounds_on_one_set_equal_evaluate(labels):
         got = [v for _, v, _ in metric(y, score, None, group)]
         expected = skrank.evaluate(y, score, qid=qid, metrics=metrics, threshold=1).mean
         assert got == pytest.approx(list(expected.values()), abs=1e-12)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(sizes=st.lists(st.integers(1, 8), min_size=1, max_size=6), seed=st.integers(0, 2**32 - 1),
+       metric=st.sampled_from(["ndcg@3", "map", "mrr(ties=stable)", "precision(ties=pessimistic)@2",
+                               "ndcg_exp(no_relevant=one)@2"]),
+       rounds=st.integers(1, 3))
+def test_property_every_round_equals_evaluate(sizes, seed, metric, rounds):
+    """Any groups, labels and tied scores, over rounds: the metric is evaluate's."""
+    rng = np.random.default_rng(seed)
+    group = np.array(sizes)
+    qid = np.repeat(np.arange(group.size), group)
+    y = rng.integers(0, 3, size=qid.size).astype(float)
+    m = skrank.gbdt.lightgbm_metric(metric)
+    for _ in range(rounds):
+        score = rng.integers(0, 3, size=qid.size).astype(float)
+        _, value, _ = m(y, score, None, group)
+        expected = skrank.evaluate(y, score, qid=qid, metrics=[metric]).mean[metric]
+        assert value == pytest.approx(expected, abs=1e-12)

@@ -218,3 +218,25 @@ def test_distributed_gloo_two_and_three_processes(tmp_path):
                           env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().endswith("ok")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_rows=st.integers(1, 40),
+       n_cuts=st.integers(0, 5), ties=st.sampled_from(["average", "stable", "pessimistic"]))
+def test_property_any_split_in_batches_equals_evaluate(seed, n_rows, n_cuts, ties):
+    """However the rows are split in batches, compute() is evaluate on their
+    concatenation."""
+    rng = np.random.default_rng(seed)
+    y = torch.tensor(rng.integers(0, 3, size=n_rows), dtype=torch.float64)
+    s = torch.tensor(rng.integers(0, 4, size=n_rows), dtype=torch.float64)
+    q = torch.tensor(rng.integers(0, 4, size=n_rows))
+    cuts = sorted(rng.integers(0, n_rows + 1, size=n_cuts).tolist())
+    m = RankingMetrics(["ndcg@3", "map"], ties=ties)
+    for part in np.split(np.arange(n_rows), cuts):
+        rows = torch.as_tensor(part, dtype=torch.int64)
+        m.update(y[rows], s[rows], q[rows])   # empty batches included
+    expected = skrank.evaluate(y, s, qid=q, metrics=["ndcg@3", "map"], ties=ties).mean
+    assert {k: v.item() for k, v in m.compute().items()} == expected
