@@ -1,7 +1,8 @@
-"""skrank's metrics as evaluation metrics of XGBoost and LightGBM, for early stopping.
+"""skrank's metrics as evaluation metrics of XGBoost, LightGBM and CatBoost.
 
-:func:`xgboost_metric` and :func:`lightgbm_metric` turn metric names (or
-:class:`~skrank._plan.MetricCall` values) into the callables the libraries take:
+:func:`xgboost_metric`, :func:`lightgbm_metric` and :func:`catboost_metric` turn
+metric names (or :class:`~skrank._plan.MetricCall` values) into the callables
+the libraries take, for logging and early stopping:
 
 * XGBoost: ``xgb.train(..., custom_metric=m, maximize=True)`` (the query groups
   are read from the ``DMatrix``), and :class:`XGBRanker` (``xgboost.XGBRanker``
@@ -10,6 +11,9 @@
 * LightGBM: ``lgb.train(..., feval=m)`` (groups from the ``Dataset``),
   ``LGBMRanker.fit(..., eval_metric=m)`` and
   :class:`skrank.rankers.QueryLGBMRanker`.
+* CatBoost: ``CatBoostRanker(eval_metric=catboost_metric(metric, pools=[...]))``
+  (CatBoost never passes a Python metric the groups: the metric is given the
+  pools and finds each set's groups by its labels).
 
 Each evaluation round gives, per metric, exactly what :func:`skrank.evaluate`
 gives on the model's predictions for the rows and queries of that evaluation
@@ -38,8 +42,8 @@ from . import _params as P
 from . import _plan
 from ._validation import InvalidParameterError
 
-__all__ = ["XGBoostMetric", "LightGBMMetric", "xgboost_metric", "lightgbm_metric",
-           "XGBRanker"]
+__all__ = ["XGBoostMetric", "LightGBMMetric", "CatBoostMetric", "xgboost_metric",
+           "lightgbm_metric", "catboost_metric", "XGBRanker"]
 
 #: Evaluation sets kept per metric object (training set, validation sets).
 _KEPT_SETS = 8
@@ -253,6 +257,61 @@ class LightGBMMetric:
         return f"lightgbm_metric({self._planned.labels!r})"
 
 
+class CatBoostMetric:
+    """One skrank metric as a CatBoost ``eval_metric`` (see :func:`catboost_metric`).
+
+    CatBoost calls ``evaluate(approxes, target, weight)`` with the labels and
+    predictions of one data set, never its groups (catboost issue 1777): the
+    metric finds the set among the pools it was given, by its labels.  The
+    class's name is the metric's (CatBoost logs a metric object by its class).
+    """
+
+    no_jit = True   # CatBoost would try (and fail, with a warning) to compile evaluate
+
+    def __init__(self, planned, sets):
+        self._planned = planned
+        self._pool_sets = sets   # [(labels, group sizes, per-row weights or None)]
+
+    def is_max_optimal(self):
+        return True
+
+    def evaluate(self, approxes, target, weight):
+        target = np.asarray(target, dtype=np.float64)
+        found = [s for s in self._pool_sets
+                 if s[0].shape == target.shape and np.array_equal(s[0], target)]
+        if len({(tuple(s[1]), None if s[2] is None else tuple(s[2])) for s in found}) != 1:
+            what = "none" if not found else f"{len(found)} with other groups"
+            raise ValueError(
+                f"catboost_metric: CatBoost evaluated a set of {target.shape[0]} rows whose "
+                f"labels match {what} of the pools given. Got {len(self._pool_sets)} pools "
+                f"instead: pass every Pool the model is fitted and evaluated on (the "
+                f"training pool too: CatBoost evaluates eval_metric on it), e.g. "
+                f"catboost_metric('ndcg@10', pools=[train_pool, valid_pool]).")
+        labels, sizes, row_weights = found[0]
+        (value,) = self._planned.values(labels, np.asarray(approxes[0]), sizes, row_weights)
+        return value, 1.0
+
+    def get_final_error(self, error, weight):
+        return error
+
+    def __repr__(self):
+        return f"catboost_metric({self._planned.labels[0]!r})"
+
+
+def _pool_set(func, pool):
+    groups = pool.get_group_id_hash()
+    if groups is None or len(groups) == 0:
+        raise ValueError(f"{func}: each pool must have query groups. Got a pool without "
+                         f"group_id instead: build it with catboost.Pool(X, y, group_id=qid).")
+    groups = np.asarray(groups)
+    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    sizes = np.diff(np.append(starts, groups.shape[0]))
+    weights = pool.get_weight()
+    weights = None if weights is None or np.all(np.asarray(weights) == 1) else np.asarray(
+        weights, dtype=np.float64)
+    return np.asarray(pool.get_label(), dtype=np.float64), sizes, weights
+
+
 _OPTIONS_DOC = """
     Parameters
     ----------
@@ -318,6 +377,48 @@ def lightgbm_metric(metrics, *, ties=None, no_relevant="zero", threshold=None):
     ('ndcg_exp@2', 0.8155, True)
     """
     return LightGBMMetric(metrics, ties=ties, no_relevant=no_relevant, threshold=threshold)
+
+
+def catboost_metric(metric, pools, *, ties=None, no_relevant="zero", threshold=None):
+    """One skrank metric as a CatBoost ``eval_metric``, for logging and early stopping.
+
+    CatBoost passes a Python metric the labels and predictions of a data set but
+    not its groups, so the metric is given the pools (with ``group_id``) it will
+    see, the training pool included (CatBoost evaluates ``eval_metric`` on it
+    too), and finds each set's groups by its labels.  Use as
+    ``CatBoostRanker(eval_metric=m, early_stopping_rounds=10).fit(train_pool,
+    eval_set=valid_pool)``; the metric is maximised, and logged under its name
+    without whitespace.
+
+    Parameters
+    ----------
+    metric : str or MetricCall
+        One metric name :func:`skrank.evaluate` takes (CatBoost takes one
+        ``eval_metric``).
+    pools : list of catboost.Pool
+        Every pool the model is fitted and evaluated on, built with ``group_id``.
+    ties, no_relevant, threshold
+        As in :func:`skrank.evaluate` (``ties="trec"`` is refused).
+
+    Returns
+    -------
+    metric : CatBoostMetric
+        An object with CatBoost's ``is_max_optimal``, ``evaluate`` and
+        ``get_final_error``, of a class named after the metric.
+    """
+    func = "catboost_metric"
+    if not isinstance(metric, (str, _plan.MetricCall)):
+        raise InvalidParameterError(
+            f"{func}: metric must be one metric name such as 'ndcg@10' (CatBoost takes one "
+            f"eval_metric). Got {type(metric).__name__} instead.")
+    planned = _PlannedMetrics(func, metric, ties, no_relevant, threshold)
+    if not isinstance(pools, (list, tuple)) or not pools:
+        raise InvalidParameterError(
+            f"{func}: pools must be a non-empty list of catboost.Pool. Got "
+            f"{type(pools).__name__} instead.")
+    sets = [_pool_set(func, pool) for pool in pools]
+    cls = type(planned.names[0], (CatBoostMetric,), {"__module__": __name__})
+    return cls(planned, sets)
 
 
 xgboost_metric.__doc__ = xgboost_metric.__doc__.replace("    {options}", _OPTIONS_DOC.rstrip())

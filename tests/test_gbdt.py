@@ -390,3 +390,51 @@ def test_property_every_round_equals_evaluate(sizes, seed, metric, rounds):
         _, value, _ = m(y, score, None, group)
         expected = skrank.evaluate(y, score, qid=qid, metrics=[metric]).mean[metric]
         assert value == pytest.approx(expected, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# CatBoost (a Python eval_metric never sees the groups: the metric is given the pools)
+
+
+def test_catboost_values_and_early_stopping(data):
+    catboost = pytest.importorskip("catboost")
+    (X, y, q), (Xv, yv, qv) = data
+    train, valid = catboost.Pool(X, y, group_id=q), catboost.Pool(Xv, yv, group_id=qv)
+    metric = skrank.gbdt.catboost_metric("map(ties=stable, denominator=min)@5",
+                                         pools=[train, valid])
+    assert type(metric).__name__ == "map(ties=stable,denominator=min)@5"
+    ranker = catboost.CatBoostRanker(iterations=40, learning_rate=0.3, depth=3,
+                                     loss_function="YetiRank", eval_metric=metric,
+                                     early_stopping_rounds=4, thread_count=1, random_seed=0,
+                                     verbose=False)
+    ranker.fit(train, eval_set=valid)
+    log = ranker.get_evals_result()
+    name = "map(ties=stable,denominator=min)@5"
+    label = "map(ties=stable, denominator=min)@5"
+    history = log["validation"][name]
+    assert len(history) < 40   # stopped early
+    recomputed = []
+    for i in range(ranker.tree_count_):   # use_best_model: the trees up to the best
+        staged = ranker.predict(valid, ntree_end=i + 1)
+        recomputed.append(skrank.evaluate(yv, staged, qid=qv, metrics=[label]).mean[label])
+        assert abs(history[i] - recomputed[-1]) <= 1e-12
+    learn_staged = ranker.predict(train, ntree_end=1)
+    assert abs(log["learn"][name][0] - skrank.evaluate(y, learn_staged, qid=q,
+                                                       metrics=[label]).mean[label]) <= 1e-12
+    assert ranker.get_best_iteration() == _first_argmax(history)   # maximised
+    assert ranker.tree_count_ == ranker.get_best_iteration() + 1
+
+
+def test_catboost_errors(data):
+    catboost = pytest.importorskip("catboost")
+    (X, y, q), (Xv, yv, qv) = data
+    train, valid = catboost.Pool(X, y, group_id=q), catboost.Pool(Xv, yv, group_id=qv)
+    metric = skrank.gbdt.catboost_metric("ndcg@5", pools=[valid])   # the training pool left out
+    ranker = catboost.CatBoostRanker(iterations=2, eval_metric=metric, thread_count=1,
+                                     loss_function="YetiRank", verbose=False)
+    with pytest.raises(Exception, match="the training pool too"):
+        ranker.fit(train, eval_set=valid)
+    with pytest.raises(skrank.InvalidParameterError, match="one metric name"):
+        skrank.gbdt.catboost_metric(["ndcg@5", "mrr"], pools=[valid])
+    with pytest.raises(ValueError, match="group_id"):
+        skrank.gbdt.catboost_metric("ndcg@5", pools=[catboost.Pool(Xv, yv)])
