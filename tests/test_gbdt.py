@@ -406,6 +406,7 @@ def test_catboost_values_and_early_stopping(data):
     ranker = catboost.CatBoostRanker(iterations=40, learning_rate=0.3, depth=3,
                                      loss_function="YetiRank", eval_metric=metric,
                                      early_stopping_rounds=4, thread_count=1, random_seed=0,
+                                     allow_writing_files=False,
                                      verbose=False)
     ranker.fit(train, eval_set=valid)
     log = ranker.get_evals_result()
@@ -431,7 +432,8 @@ def test_catboost_errors(data):
     train, valid = catboost.Pool(X, y, group_id=q), catboost.Pool(Xv, yv, group_id=qv)
     metric = skrank.gbdt.catboost_metric("ndcg@5", pools=[valid])   # the training pool left out
     ranker = catboost.CatBoostRanker(iterations=2, eval_metric=metric, thread_count=1,
-                                     loss_function="YetiRank", verbose=False)
+                                     loss_function="YetiRank", verbose=False,
+                                     allow_writing_files=False)
     with pytest.raises(Exception, match="the training pool too"):
         ranker.fit(train, eval_set=valid)
     with pytest.raises(skrank.InvalidParameterError, match="one metric name"):
