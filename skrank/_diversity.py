@@ -283,12 +283,12 @@ def _greedy_ideal(rel_by_query, starts, n_queries, alpha, depth, ideal_ties):
 def _ranked_order(score, codes, rel, retrieved, ties, tie_key=None):
     """Retrieved rows by query, then score descending, then the tie policy."""
     rows = np.flatnonzero(retrieved)
-    keys = [rows]   # last resort: row order (stable)
+    keys = [rows]   # last resort: row order (stable); np.lexsort's last key sorts first
     if tie_key is not None:
-        keys.insert(0, tie_key[rows])
+        keys.append(tie_key[rows])
     elif ties != "stable":
         covered = rel[rows].sum(axis=1)
-        keys.insert(0, covered if ties == "pessimistic" else -covered)
+        keys.append(covered if ties == "pessimistic" else -covered)
     order = np.lexsort((*keys, -score[rows], codes[rows]))
     return rows[order]
 
