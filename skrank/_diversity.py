@@ -444,6 +444,7 @@ def _qrels_columns(func, qrels):
     ``{qid: {subtopic: {docno: rel}}}`` or rows ``(qid, subtopic, docno, rel)``."""
     import os
 
+    checked = False
     if isinstance(qrels, (str, os.PathLike)):
         import pandas as pd
 
@@ -454,6 +455,7 @@ def _qrels_columns(func, qrels):
                              f"have 4 fields (qid subtopic docno rel). Got a shorter line "
                              f"instead.")
         columns = [frame[c].to_numpy() for c in QRELS_COLUMNS]
+        checked = True
     elif hasattr(qrels, "columns"):
         frame = qrels.to_pandas() if hasattr(qrels, "to_pandas") and not hasattr(
             qrels, "iloc") else qrels
@@ -465,8 +467,12 @@ def _qrels_columns(func, qrels):
             raise ValueError(
                 f"{func}: qrels must have the columns query_id, subtopic (or iteration, as "
                 f"ir_measures names it), doc_id and relevance. Got columns {names} instead.")
-        columns = [frame["query_id"].to_numpy(), frame[subtopic].to_numpy(),
-                   frame["doc_id"].to_numpy(), frame["relevance"].to_numpy()]
+        chosen = ["query_id", subtopic, "doc_id", "relevance"]
+        if frame[chosen].isna().to_numpy().any():
+            raise ValueError(f"{func}: qrels must have no missing values (query, subtopic, "
+                             f"document or relevance). Got a missing value instead.")
+        columns = [frame[c].to_numpy() for c in chosen]
+        checked = True
     elif isinstance(qrels, dict):
         rows = [(q, t, d, r) for q, topics in qrels.items() for t, docs in topics.items()
                 for d, r in docs.items()]
@@ -478,7 +484,7 @@ def _qrels_columns(func, qrels):
                              f"a row of another length instead.")
         columns = [np.array([row[i] for row in rows], dtype=object) for i in range(4)]
     qid, subtopic, docno, rel = columns
-    if any(_has_missing(c) for c in (qid, subtopic, docno, rel)):
+    if not checked and any(_has_missing(c) for c in (qid, subtopic, docno, rel)):
         raise ValueError(f"{func}: qrels must have no missing values (query, subtopic, "
                          f"document or relevance). Got a missing value instead.")
     try:
@@ -486,6 +492,9 @@ def _qrels_columns(func, qrels):
     except (TypeError, ValueError):
         raise ValueError(f"{func}: qrels relevance must be numbers. Got "
                          f"{_describe(rel[:3].tolist())} instead.") from None
+    if np.isnan(rel).any():
+        raise ValueError(f"{func}: qrels must have no missing values (query, subtopic, "
+                         f"document or relevance). Got a missing value instead.")
     return qid.astype(str), subtopic.astype(str), docno.astype(str), rel
 
 
