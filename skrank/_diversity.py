@@ -143,19 +143,73 @@ def parse_name(func, name):
         raise InvalidParameterError(
             f"{func}: a metric must be a name such as 'alpha_ndcg@20' or a pair "
             f"(name, options). Got {_describe(name)} instead.")
-    stem, _, cut = name.partition("@")
+    written, _, cut = name.partition("@")
+    stem, _, inner = written.partition("(")
     stem = DIVERSITY_ALIASES.get(stem, stem)
     spec = DIVERSITY_METRICS.get(stem)
+    inline = _inline_options(func, name, inner) if spec is not None else {}
     if spec is None or (cut and not (cut.isdigit() and spec.cutoff)):
         names = ", ".join(f"{s.name}@k" if s.cutoff else s.name
                           for s in DIVERSITY_METRICS.values())
         raise InvalidParameterError(
             f"{func}: unknown diversity metric {name!r}. Valid names: {names} "
             f"(k an integer >= 1).")
-    options = dict(extra)
+    options = {**inline, **extra}
     if cut:
         options["k"] = int(cut)
     return spec, check_options(func, spec, options)
+
+
+def _inline_options(func, name, inner):
+    """``"alpha=0.3, beta=0.8)"`` (the text after the stem's parenthesis) -> options."""
+    if not inner:
+        return {}
+    if not inner.endswith(")"):
+        raise InvalidParameterError(f"{func}: options in a metric name must be written "
+                                    f"'stem(option=value, ...)@k'. Got {name!r} instead.")
+    options = {}
+    for part in filter(None, (p.strip() for p in inner[:-1].split(","))):
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise InvalidParameterError(f"{func}: options in a metric name must be written "
+                                        f"'option=value'. Got {part!r} in {name!r} instead.")
+        try:
+            options[key.strip()] = float(value)
+        except ValueError:
+            options[key.strip()] = value.strip().strip("'\"")
+    return options
+
+
+def stem_of(item):
+    """The diversity metric an ``evaluate`` item names (a name or a ``(name, options)``
+    pair), or None."""
+    name = item[0] if isinstance(item, tuple) and len(item) == 2 else item
+    if not isinstance(name, str):
+        return None
+    stem = name.partition("@")[0].partition("(")[0]
+    stem = DIVERSITY_ALIASES.get(stem, stem)
+    return stem if stem in DIVERSITY_METRICS else None
+
+
+def diversity_request(func, metrics):
+    """Whether ``metrics`` (an evaluate list) asks for diversity metrics; an error when it
+    mixes them with others (they read qrels with a subtopic column)."""
+    if metrics is None:
+        return False
+    try:
+        items = [metrics] if isinstance(metrics, (str, tuple)) else (
+            list(metrics.values()) if isinstance(metrics, dict) else list(metrics))
+    except TypeError:   # not a list of names: the caller's own check says so
+        return False
+    found = [stem_of(item) is not None for item in items]
+    if any(found) and not all(found):
+        diversity = [item for item, f in zip(items, found) if f]
+        others = [item for item, f in zip(items, found) if not f]
+        raise InvalidParameterError(
+            f"{func}: diversity metrics ({', '.join(map(repr, diversity))}) read qrels with a "
+            f"subtopic column and cannot be evaluated in one call with other metrics "
+            f"({', '.join(map(repr, others))}). Got both instead: evaluate them in two calls.")
+    return any(found)
 
 
 # ---------------------------------------------------------------------------

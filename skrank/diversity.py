@@ -334,13 +334,29 @@ def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval
     >>> res.mean   # the top 2 cover subtopic b twice: recall 1/2, precision 2 / (2 * 2)
     {'strec@2': 0.5, 'p_ia@2': 0.5}
     """
-    func = "diversity.evaluate"
-    if isinstance(metrics, (str, tuple)):
-        metrics = [metrics]
+    qids, per_query, means, _ = _evaluation_parts(
+        "diversity.evaluate", qrels, run, metrics, ties=ties, ideal_ties=ideal_ties,
+        no_relevant=no_relevant, threshold=threshold)
+    return DiversityEvaluation(qids, per_query, means)
+
+
+def _evaluation_parts(func, qrels, run, metrics, *, ties="pyndeval", ideal_ties="last",
+                      no_relevant="zero", threshold=1):
+    """``(qid, per_query, mean, counts)`` of diversity metrics on qrels and a run: what
+    :func:`evaluate` returns and :func:`skrank.evaluate` wraps in an ``Evaluation``
+    (there, a query left out by ``no_relevant="skip"`` holds NaN)."""
+    ties = "pyndeval" if ties is None else ties
+    threshold = 1 if threshold is None else threshold
+    if isinstance(metrics, dict):
+        items = list(metrics.items())
+    else:
+        items = [(None, item) for item in ([metrics] if isinstance(metrics, (str, tuple))
+                                           else metrics)]
     labels, calls = [], []
-    for item in metrics:
+    for label, item in items:
         spec, options = parse_name(func, item)
-        label = item if isinstance(item, str) else _label(spec, options)
+        if label is None:
+            label = item if isinstance(item, str) else _label(spec, options)
         if label in labels:
             raise InvalidParameterError(f"{func}: metric {label!r} is listed twice.")
         labels.append(label)
@@ -350,13 +366,21 @@ def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval
                                     f"{_describe(metrics)} instead.")
     y_true, y_score, qid, retrieved, tie_key, row_ties = collection_arrays(func, qrels, run,
                                                                            ties=ties)
+    skip = no_relevant == "skip" and func == "evaluate"
     qids, columns = diversity_table(func, calls, y_true, y_score, qid, threshold=threshold,
                                     ties=row_ties, ideal_ties=ideal_ties,
-                                    no_relevant=no_relevant, retrieved=retrieved,
-                                    tie_key=tie_key)
+                                    no_relevant="nan" if skip else no_relevant,
+                                    retrieved=retrieved, tie_key=tie_key)
     per_query = dict(zip(labels, columns))
-    return DiversityEvaluation(qids, per_query, {label: _mean(v) for label, v in
-                                                 per_query.items()})
+    means = {label: (float(np.nanmean(v)) if skip and not np.isnan(v).all() else _mean(v))
+             for label, v in per_query.items()}
+    codes = np.searchsorted(qids, qid) if qids.size else np.zeros(0, dtype=np.intp)
+    keep = np.isin(qid, qids)
+    relevant = (y_true >= threshold).any(axis=1)
+    counts = {name: np.bincount(codes[keep & mask], minlength=qids.size)
+              for name, mask in (("num_ret", retrieved), ("num_rel", relevant),
+                                 ("num_rel_ret", retrieved & relevant))}
+    return qids, per_query, means, counts
 
 
 def _label(spec, options):

@@ -373,3 +373,50 @@ def test_declarations_cover_every_kernel():
         assert np.isfinite(value).all() and (value >= 0).all()
         assert spec.ir_measures in IR_NAMES.values()
     assert isinstance(skrank.QueryScores, type)
+
+
+# --------------------------------------------------------------------------------------
+# skrank.evaluate and the command line.
+
+
+def test_skrank_evaluate_takes_diversity_qrels():
+    qrels, run = _collection(6)
+    expected = diversity.evaluate(qrels, run, ["alpha_ndcg@10", "nrbp(beta=0.8)"])
+    got = skrank.evaluate(qrels=qrels, run=run, metrics=["alpha_ndcg@10", "nrbp(beta=0.8)"])
+    assert got.qid.tolist() == expected.qid.tolist()
+    for name in expected.per_query:
+        np.testing.assert_array_equal(got.per_query[name], expected.per_query[name])
+    assert got.mean == expected.mean
+    ndeval = _ir_measures_values("NRBP(beta=0.8)", qrels, run)
+    np.testing.assert_allclose(got.per_query["nrbp(beta=0.8)"], [ndeval[q] for q in got.qid],
+                               atol=1e-9)
+    # trec_eval's counts, with "relevant" = covering some subtopic
+    retrieved = run.groupby("query_id").size()
+    assert got.counts["num_ret"].tolist() == [retrieved[q] for q in got.qid]
+    # no_relevant="skip": NaN in the per-query values, left out of the means
+    skip = skrank.evaluate(qrels=qrels, run=run, metrics=["strec@5"], no_relevant="skip")
+    values = skip.per_query["strec@5"]
+    assert skip.mean["strec@5"] == pytest.approx(np.nanmean(values))
+    with pytest.raises(skrank.InvalidParameterError, match="cannot be evaluated in one call"):
+        skrank.evaluate(qrels=qrels, run=run, metrics=["alpha_ndcg@10", "ndcg@10"])
+
+
+def test_command_line(tmp_path):
+    import io
+
+    from skrank.cli import main
+
+    qrels, run = _collection(7, n_queries=4)
+    (tmp_path / "qrels").write_text("".join(f"{q} {t} {d} {r}\n" for q, t, d, r in
+                                            qrels.itertuples(index=False)))
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s} tag\n" for q, d, s in
+                                          run.itertuples(index=False)))
+    out = io.StringIO()
+    main(["evaluate", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "alpha_ndcg@5",
+          "-m", "strec@5", "-q"], out=out)
+    rows = [line.split("\t") for line in out.getvalue().splitlines()]
+    # the command line orders tied scores as trec_eval (ndeval -traditional)
+    expected = diversity.evaluate(qrels, run, ["alpha_ndcg@5", "strec@5"], ties="trec")
+    means = {name.strip(): float(value) for name, q, value in rows if q == "all"}
+    assert means == {name: pytest.approx(v, abs=5e-5) for name, v in expected.mean.items()}
+    assert len(rows) == 2 * (len(expected.qid) + 1)
