@@ -552,6 +552,25 @@ def _qrels_columns(func, qrels):
     return qid.astype(str), subtopic.astype(str), docno.astype(str), rel
 
 
+def _sorted_codes(values):
+    """``(codes, uniques)`` of string ids, the uniques in sorted (string) order; pandas'
+    hash factorisation when pandas is loaded (the DataFrame and file paths), else numpy's
+    sort."""
+    import sys
+
+    values = np.asarray(values).astype(str)
+    pd = sys.modules.get("pandas")
+    if pd is None:
+        uniques, codes = np.unique(values, return_inverse=True)
+        return codes.reshape(-1), uniques
+    codes, uniques = pd.factorize(values)
+    uniques = np.asarray(uniques, dtype=str)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(order.shape[0], dtype=np.intp)
+    rank[order] = np.arange(order.shape[0])
+    return rank[codes], uniques[order]
+
+
 def _has_missing(values):
     values = np.asarray(values, dtype=object)
     return any(v is None or (isinstance(v, float) and np.isnan(v)) for v in values)
@@ -579,37 +598,43 @@ def collection_arrays(func, qrels, run, *, ties="pyndeval"):
     docno order within each query, a label matrix over each query's own subtopics
     (column ``j`` is the query's ``j``-th subtopic id in sorted order).
 
-    Returns ``(y_true, y_score, qid, retrieved, tie_key, ties)``.
+    Returns ``(y_true, y_score, qid, retrieved, tie_key, ties, ids)``: ``qid`` holds
+    codes, query ``c``'s id is ``ids[c]``.
     """
     ties = _check_option(func, "ties", ties, RUN_TIES)
     q_qid, q_sub, q_doc, q_rel = _qrels_columns(func, qrels)
     r = _run_of(func, run)
     r_qid, r_doc, r_score = r.qid.astype(str), r.docno.astype(str), r.score
-    shared = np.intersect1d(np.unique(q_qid), np.unique(r_qid))
-    keep_q = np.isin(q_qid, shared)
-    keep_r = np.isin(r_qid, shared)
-    q_qid, q_sub, q_doc, q_rel = q_qid[keep_q], q_sub[keep_q], q_doc[keep_q], q_rel[keep_q]
-    r_qid, r_doc, r_score = r_qid[keep_r], r_doc[keep_r], r_score[keep_r]
+    n_q = q_qid.shape[0]
+    # Integer codes in string order: queries and documents of both sides.
+    qcode, quniq = _sorted_codes(np.concatenate([q_qid, r_qid]))
+    shared = np.zeros(quniq.shape[0], dtype=bool)
+    shared[np.intersect1d(qcode[:n_q], qcode[n_q:])] = True
+    keep = shared[qcode]
+    keep_q, keep_r = keep[:n_q], keep[n_q:]
+    q_sub, q_rel, r_score = q_sub[keep_q], q_rel[keep_q], r_score[keep_r]
+    dcode, duniq = _sorted_codes(np.concatenate([q_doc[keep_q], r_doc[keep_r]]))
+    qcode = qcode[keep]
+    n_kept_q = int(keep_q.sum())
     # One row per (query, document): the pairs of both, sorted by query then docno.
-    pair_q = np.concatenate([q_qid, r_qid])
-    pair_d = np.concatenate([q_doc, r_doc])
-    keys = np.char.add(np.char.add(pair_q, "\x1f"), pair_d) if pair_q.size else pair_q
-    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    width_d = max(duniq.shape[0], 1)
+    pair = qcode.astype(np.int64) * width_d + dcode
+    _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
-    row_qid, row_doc = pair_q[first], pair_d[first]
-    n_rows = uniq.shape[0]
-    # Subtopics numbered within their query.
-    sub_keys = np.char.add(np.char.add(q_qid, "\x1f"), q_sub) if q_qid.size else q_qid
-    sub_uniq, sub_code = np.unique(sub_keys, return_inverse=True)
+    row_qid = qcode[first]   # codes: the ids are quniq[code]
+    n_rows = first.shape[0]
+    # Subtopics numbered within their query, in string order.
+    scode, suniq = _sorted_codes(q_sub)
+    skey = qcode[:n_kept_q].astype(np.int64) * max(suniq.shape[0], 1) + scode
+    sub_uniq, sub_code = np.unique(skey, return_inverse=True)
     sub_code = sub_code.reshape(-1)
-    sub_query = np.array([k.split("\x1f", 1)[0] for k in sub_uniq.tolist()], dtype=str)
-    first_of_query = np.searchsorted(sub_query, sub_query, side="left")
-    local = np.arange(sub_uniq.shape[0]) - first_of_query
+    sub_query = sub_uniq // max(suniq.shape[0], 1)
+    local = np.arange(sub_uniq.shape[0]) - np.searchsorted(sub_query, sub_query, side="left")
     width = int(local.max(initial=-1)) + 1
     y_true = np.zeros((n_rows, max(width, 1)))
-    np.maximum.at(y_true, (inverse[:q_qid.shape[0]], local[sub_code]), q_rel)
+    np.maximum.at(y_true, (inverse[:n_kept_q], local[sub_code]), q_rel)
     retrieved = np.zeros(n_rows, dtype=bool)
-    run_rows = inverse[q_qid.shape[0]:]
+    run_rows = inverse[n_kept_q:]
     if np.unique(run_rows).shape[0] != run_rows.shape[0]:
         raise ValueError(f"{func}: the run lists a document twice for one query. Got duplicate "
                          f"(query, document) pairs instead.")
@@ -620,4 +645,4 @@ def collection_arrays(func, qrels, run, *, ties="pyndeval"):
     position = np.arange(n_rows, dtype=np.float64)
     tie_key = {"pyndeval": position, "trec": -position}.get(ties)
     row_ties = ties if ties in TIES else "stable"
-    return y_true, y_score, row_qid, retrieved, tie_key, row_ties
+    return y_true, y_score, row_qid, retrieved, tie_key, row_ties, quniq

@@ -364,13 +364,14 @@ def _evaluation_parts(func, qrels, run, metrics, *, ties="pyndeval", ideal_ties=
     if not calls:
         raise InvalidParameterError(f"{func}: metrics must name at least one metric. Got "
                                     f"{_describe(metrics)} instead.")
-    y_true, y_score, qid, retrieved, tie_key, row_ties = collection_arrays(func, qrels, run,
-                                                                           ties=ties)
+    y_true, y_score, qid, retrieved, tie_key, row_ties, ids = collection_arrays(
+        func, qrels, run, ties=ties)
     skip = no_relevant == "skip" and func == "evaluate"
     qids, columns = diversity_table(func, calls, y_true, y_score, qid, threshold=threshold,
                                     ties=row_ties, ideal_ties=ideal_ties,
                                     no_relevant="nan" if skip else no_relevant,
                                     retrieved=retrieved, tie_key=tie_key)
+    qid, qids = ids[qid], ids[qids]
     per_query = dict(zip(labels, columns))
     means = {label: (float(np.nanmean(v)) if skip and not np.isnan(v).all() else _mean(v))
              for label, v in per_query.items()}
