@@ -36,6 +36,7 @@ _LAZY = {
     "Comparison": "._compare", "PairComparison": "._compare", "compare": "._compare",
     "RankingScorer": "._scorer", "get_scorer": "._scorer", "get_scorer_names": "._scorer",
     "make_ranking_scorer": "._scorer", "plot": ".plot",
+    "diversity": ".diversity", "beyond": ".beyond",   # issue 29
 }
 
 
