@@ -283,17 +283,18 @@ def _discount(n):
     return np.log(2.0) / np.log(np.arange(n) + 2.0)
 
 
-def _row_gains(rel, counts_before, alpha):
-    """Per row, ``sum_j rel_j * (1 - alpha) ** counts_before_j``, summed subtopic after
-    subtopic (ndeval's order)."""
+def _row_gains(rel, counts_before, alpha, weights=None):
+    """Per row, ``sum_j w_j rel_j * (1 - alpha) ** counts_before_j``, summed subtopic after
+    subtopic (ndeval's order); ``weights`` (one row per ranked row), 1 when None."""
     steps = _powers(1.0 - alpha, int(counts_before.max(initial=0)) + 1)
     gains = np.zeros(rel.shape[0])
     for j in range(rel.shape[1]):
-        gains += np.where(rel[:, j], steps[counts_before[:, j]], 0.0)
+        step = steps[counts_before[:, j]]
+        gains += np.where(rel[:, j], step if weights is None else weights[:, j] * step, 0.0)
     return gains
 
 
-def _greedy_ideal(rel_by_query, starts, n_queries, alpha, depth, ideal_ties):
+def _greedy_ideal(rel_by_query, starts, n_queries, alpha, depth, ideal_ties, weights=None):
     """Gains of the greedy ideal ranking of each query, ``(n_queries, depth)``.
 
     ``rel_by_query``: the relevant rows (covering at least one subtopic) grouped by
@@ -313,7 +314,7 @@ def _greedy_ideal(rel_by_query, starts, n_queries, alpha, depth, ideal_ties):
     within = np.arange(rel_by_query.shape[0]) - np.repeat(starts[:-1], sizes)
     block[np.repeat(np.arange(n_queries), sizes), within] = rel_by_query
     available = np.arange(width)[None, :] < sizes[:, None]
-    subtopic_gain = np.ones((n_queries, m))
+    subtopic_gain = np.ones((n_queries, m)) if weights is None else weights.copy()
     rows = np.arange(n_queries)
     keep = 1.0 - alpha
     for rank in range(depth):
@@ -348,7 +349,8 @@ def _ranked_order(score, codes, rel, retrieved, ties, tie_key=None):
 
 
 def diversity_table(func, calls, y_true, y_score, qid, *, threshold=1, ties="pessimistic",
-                    ideal_ties="last", retrieved=None, no_relevant="zero", tie_key=None):
+                    ideal_ties="last", retrieved=None, no_relevant="zero", tie_key=None,
+                    intent_weights=None):
     """Per-query values of diversity metric calls ``[(spec, options), ...]``.
 
     Returns ``(qids, [values, ...])``; with ``no_relevant="skip"`` the queries
@@ -379,6 +381,9 @@ def diversity_table(func, calls, y_true, y_score, qid, *, threshold=1, ties="pes
     m = (per_subtopic > 0).sum(axis=1).astype(np.float64)
     undefined = m == 0
     safe_m = np.where(undefined, 1.0, m)
+    weights = _intent_weights(func, intent_weights, qids, per_subtopic > 0)
+    if weights is not None:   # each covered subtopic weighs its share; the weights sum to 1
+        safe_m = np.ones(nq)
 
     # The run: ranked rows, novelty counts, gains.
     order = _ranked_order(score, codes, rel, retrieved, ties, tie_key)
@@ -399,14 +404,15 @@ def diversity_table(func, calls, y_true, y_score, qid, *, threshold=1, ties="pes
             relevant = by_query[rel[by_query].any(axis=1)]
             starts_rel = _segment_starts(codes[relevant], nq)
             ideal_cache[key] = _greedy_ideal(rel[relevant], starts_rel, nq, alpha, depth,
-                                             ideal_ties)
+                                             ideal_ties, weights)
         return ideal_cache[key]
 
     gains_cache = {}
 
     def gains(alpha):
         if alpha not in gains_cache:
-            gains_cache[alpha] = _row_gains(ranked, counts_before, alpha)
+            gains_cache[alpha] = _row_gains(ranked, counts_before, alpha,
+                                            None if weights is None else weights[q_of])
         return gains_cache[alpha]
 
     def within(k, weights):
@@ -445,13 +451,17 @@ def diversity_table(func, calls, y_true, y_score, qid, *, threshold=1, ties="pes
                 best = (top * _powers(beta, top.shape[1])).sum(axis=1) * scale
                 values = np.divide(values, best, out=np.zeros(nq), where=best > 0)
         elif name == "p_ia":
-            values = within(k, ranked.sum(axis=1).astype(np.float64)) / (k * safe_m)
+            per_row = (ranked.sum(axis=1).astype(np.float64) if weights is None
+                       else (ranked * weights[q_of]).sum(axis=1))
+            values = within(k, per_row) / (k * safe_m)
         elif name == "strec":
             sizes = np.diff(starts)
             last = starts[:-1] + np.minimum(k, sizes) - 1   # each query's last row in the top k
             covered = np.zeros(nq)
             some = sizes > 0
-            covered[some] = (counts_incl[last[some]] > 0).sum(axis=1)
+            seen = counts_incl[last[some]] > 0
+            covered[some] = (seen.sum(axis=1) if weights is None
+                             else (seen * weights[some]).sum(axis=1))
             values = covered / safe_m
         elif name == "ap_ia":
             hits = np.where(ranked, counts_incl / (position[:, None] + 1.0), 0.0)
@@ -460,12 +470,50 @@ def diversity_table(func, calls, y_true, y_score, qid, *, threshold=1, ties="pes
                 nonempty = np.flatnonzero(np.diff(starts) > 0)
                 sums[nonempty] = np.add.reduceat(hits, starts[:-1][nonempty], axis=0)
             per = np.divide(sums, per_subtopic, out=np.zeros_like(sums), where=per_subtopic > 0)
-            values = per.sum(axis=1) / safe_m
+            values = (per if weights is None else per * weights).sum(axis=1) / safe_m
         else:  # pragma: no cover - a declaration without a kernel
             raise RuntimeError(f"{func}: internal error: no kernel for {name}.")
         values = np.where(undefined, 0.0, values)
         out.append(values)
     return _apply_no_relevant(func, qids, out, undefined, no_relevant)
+
+
+def _intent_weights(func, intent_weights, qids, covered):
+    """Intent probabilities ``(n_queries, n_subtopics)`` in the order of the sorted query
+    ids (or a dict qid -> one weight per subtopic), kept on the covered subtopics and
+    scaled to sum to 1 per query; None: uniform (ndeval)."""
+    if intent_weights is None:
+        return None
+    nq, m_sub = covered.shape
+    if isinstance(intent_weights, dict):
+        missing = [q for q in qids.tolist() if q not in intent_weights]
+        if missing:
+            raise ValueError(f"{func}: intent_weights must give the weights of every query. Got "
+                             f"none for qid {missing[0]!r} instead.")
+        rows = [np.asarray(intent_weights[q], dtype=np.float64).reshape(-1)
+                for q in qids.tolist()]
+        if any(row.shape != (m_sub,) for row in rows):
+            raise ValueError(f"{func}: intent_weights must hold one weight per subtopic "
+                             f"({m_sub}) for each query. Got another length instead.")
+        weights = np.array(rows).reshape(nq, m_sub)
+    else:
+        weights = np.asarray(intent_weights, dtype=np.float64)
+        if weights.shape != (nq, m_sub):
+            raise ValueError(f"{func}: intent_weights must have shape (n_queries, n_subtopics) = "
+                             f"({nq}, {m_sub}), rows in the order of the sorted query ids. Got "
+                             f"shape {weights.shape} instead.")
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise ValueError(f"{func}: intent_weights must be finite and >= 0. Got a negative or "
+                         f"non-finite weight instead.")
+    zero = covered & (weights == 0)
+    if zero.any():
+        q, j = np.argwhere(zero)[0]
+        raise ValueError(f"{func}: intent_weights must give every covered subtopic a weight > 0. "
+                         f"Got 0 for subtopic {j} of qid {qids[q]!r}, which a judged document "
+                         f"covers, instead. Drop its judgements to leave it out.")
+    weights = np.where(covered, weights, 0.0)
+    total = weights.sum(axis=1, keepdims=True)
+    return np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
 
 
 def _apply_no_relevant(func, qids, columns, undefined, no_relevant):

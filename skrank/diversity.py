@@ -28,6 +28,12 @@ no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
 retrieved : array-like of bool, default=None
     False marks judged documents the run did not retrieve: they count in the
     ideal ranking and the subtopics' sizes, never take a rank.
+intent_weights : array-like of shape (n_queries, n_subtopics) or dict, default=None
+    Probability of each intent (Agrawal et al.'s ``P(j | q)``), rows in the order
+    of the sorted query ids, or a dict ``qid -> weights``; kept on the subtopics
+    some judged document covers and scaled to sum to 1.  Each subtopic's gains,
+    precision, recall and AP count with its weight instead of ``1 / m``.  None:
+    uniform, as ndeval.  A covered subtopic of weight 0 is an error.
 """
 
 from typing import NamedTuple
@@ -75,7 +81,8 @@ def _one(func, name, options, y_true, y_score, qid, common):
 
 
 def alpha_ndcg_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, threshold=1,
-                     ties="pessimistic", ideal_ties="last", no_relevant="zero", retrieved=None):
+                     ties="pessimistic", ideal_ties="last", no_relevant="zero", retrieved=None,
+                     intent_weights=None):
     """alpha-nDCG@k (Clarke et al., 2008), averaged over queries.
 
     A document covering subtopic ``j`` for the ``c``-th time gains
@@ -99,12 +106,14 @@ def alpha_ndcg_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, threshold=1,
     """
     return _one("alpha_ndcg_score", "alpha_ndcg", {"k": k, "alpha": alpha}, y_true, y_score,
                 qid, dict(threshold=threshold, ties=ties, ideal_ties=ideal_ties,
-                          no_relevant=no_relevant, retrieved=retrieved))
+                          no_relevant=no_relevant, retrieved=retrieved,
+                          intent_weights=intent_weights))
 
 
 def alpha_dcg_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, normalization="ndeval",
                     threshold=1, ties="pessimistic", ideal_ties="last", no_relevant="zero",
-                    retrieved=None):
+                    retrieved=None,
+                     intent_weights=None):
     """alpha-DCG@k, divided by the "ideal ideal" as ndeval reports it.
 
     ``normalization="ndeval"`` divides by ``sum_{i<k} m (1 - alpha)**i / log2(i + 2)``
@@ -126,12 +135,14 @@ def alpha_dcg_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, normalization
     return _one("alpha_dcg_score", "alpha_dcg",
                 {"k": k, "alpha": alpha, "normalization": normalization}, y_true, y_score, qid,
                 dict(threshold=threshold, ties=ties, ideal_ties=ideal_ties,
-                     no_relevant=no_relevant, retrieved=retrieved))
+                     no_relevant=no_relevant, retrieved=retrieved,
+                          intent_weights=intent_weights))
 
 
 def err_ia_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, normalization="ndeval",
                  threshold=1, ties="pessimistic", ideal_ties="last", no_relevant="zero",
-                 retrieved=None):
+                 retrieved=None,
+                     intent_weights=None):
     """ERR-IA@k as ndeval computes it: the novelty gains discounted by ``1 / rank``.
 
     ``sum_{i<=k} gain_i / i`` with the gains of :func:`alpha_ndcg_score`, divided
@@ -147,11 +158,13 @@ def err_ia_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, normalization="n
     return _one("err_ia_score", "err_ia",
                 {"k": k, "alpha": alpha, "normalization": normalization}, y_true, y_score, qid,
                 dict(threshold=threshold, ties=ties, ideal_ties=ideal_ties,
-                     no_relevant=no_relevant, retrieved=retrieved))
+                     no_relevant=no_relevant, retrieved=retrieved,
+                          intent_weights=intent_weights))
 
 
 def nerr_ia_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, threshold=1,
-                  ties="pessimistic", ideal_ties="last", no_relevant="zero", retrieved=None):
+                  ties="pessimistic", ideal_ties="last", no_relevant="zero", retrieved=None,
+                     intent_weights=None):
     """nERR-IA@k: ERR-IA@k of the run over ERR-IA@k of the greedy ideal ranking.
 
     Examples
@@ -163,11 +176,13 @@ def nerr_ia_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, threshold=1,
     """
     return _one("nerr_ia_score", "nerr_ia", {"k": k, "alpha": alpha}, y_true, y_score, qid,
                 dict(threshold=threshold, ties=ties, ideal_ties=ideal_ties,
-                     no_relevant=no_relevant, retrieved=retrieved))
+                     no_relevant=no_relevant, retrieved=retrieved,
+                          intent_weights=intent_weights))
 
 
 def nrbp_score(y_true, y_score, *, qid=None, alpha=0.5, beta=0.5, threshold=1,
-               ties="pessimistic", ideal_ties="last", no_relevant="zero", retrieved=None):
+               ties="pessimistic", ideal_ties="last", no_relevant="zero", retrieved=None,
+                     intent_weights=None):
     """Novelty- and rank-biased precision (Clarke et al., 2009), no cutoff.
 
     ``NRBP = (1 - (1 - alpha) beta) / m * sum_i gain_i beta**(i - 1)``.
@@ -181,11 +196,13 @@ def nrbp_score(y_true, y_score, *, qid=None, alpha=0.5, beta=0.5, threshold=1,
     """
     return _one("nrbp_score", "nrbp", {"alpha": alpha, "beta": beta}, y_true, y_score, qid,
                 dict(threshold=threshold, ties=ties, ideal_ties=ideal_ties,
-                     no_relevant=no_relevant, retrieved=retrieved))
+                     no_relevant=no_relevant, retrieved=retrieved,
+                          intent_weights=intent_weights))
 
 
 def nnrbp_score(y_true, y_score, *, qid=None, alpha=0.5, beta=0.5, threshold=1,
-                ties="pessimistic", ideal_ties="last", no_relevant="zero", retrieved=None):
+                ties="pessimistic", ideal_ties="last", no_relevant="zero", retrieved=None,
+                     intent_weights=None):
     """NRBP of the run over NRBP of the greedy ideal ranking.
 
     Examples
@@ -197,11 +214,13 @@ def nnrbp_score(y_true, y_score, *, qid=None, alpha=0.5, beta=0.5, threshold=1,
     """
     return _one("nnrbp_score", "nnrbp", {"alpha": alpha, "beta": beta}, y_true, y_score, qid,
                 dict(threshold=threshold, ties=ties, ideal_ties=ideal_ties,
-                     no_relevant=no_relevant, retrieved=retrieved))
+                     no_relevant=no_relevant, retrieved=retrieved,
+                          intent_weights=intent_weights))
 
 
 def p_ia_score(y_true, y_score, *, qid=None, k=20, threshold=1, ties="pessimistic",
-               no_relevant="zero", retrieved=None):
+               no_relevant="zero", retrieved=None,
+                     intent_weights=None):
     """Intent-aware precision@k: covered (document, subtopic) pairs in the top ``k``
     over ``k * m``.
 
@@ -213,11 +232,13 @@ def p_ia_score(y_true, y_score, *, qid=None, k=20, threshold=1, ties="pessimisti
     """
     return _one("p_ia_score", "p_ia", {"k": k}, y_true, y_score, qid,
                 dict(threshold=threshold, ties=ties, no_relevant=no_relevant,
-                     retrieved=retrieved))
+                     retrieved=retrieved,
+                          intent_weights=intent_weights))
 
 
 def ap_ia_score(y_true, y_score, *, qid=None, threshold=1, ties="pessimistic",
-                no_relevant="zero", retrieved=None):
+                no_relevant="zero", retrieved=None,
+                     intent_weights=None):
     """Intent-aware average precision (ndeval's MAP-IA, ir_measures' ``AP_IA``): the
     average precision of each subtopic, averaged over the query's ``m`` subtopics.
 
@@ -230,11 +251,13 @@ def ap_ia_score(y_true, y_score, *, qid=None, threshold=1, ties="pessimistic",
     """
     return _one("ap_ia_score", "ap_ia", {}, y_true, y_score, qid,
                 dict(threshold=threshold, ties=ties, no_relevant=no_relevant,
-                     retrieved=retrieved))
+                     retrieved=retrieved,
+                          intent_weights=intent_weights))
 
 
 def subtopic_recall_score(y_true, y_score, *, qid=None, k=20, threshold=1,
-                          ties="pessimistic", no_relevant="zero", retrieved=None):
+                          ties="pessimistic", no_relevant="zero", retrieved=None,
+                     intent_weights=None):
     """Subtopic recall@k (S-recall, ``StRecall@k``): subtopics covered in the top ``k``
     over ``m``.
 
@@ -246,11 +269,13 @@ def subtopic_recall_score(y_true, y_score, *, qid=None, k=20, threshold=1,
     """
     return _one("subtopic_recall_score", "strec", {"k": k}, y_true, y_score, qid,
                 dict(threshold=threshold, ties=ties, no_relevant=no_relevant,
-                     retrieved=retrieved))
+                     retrieved=retrieved,
+                          intent_weights=intent_weights))
 
 
 def per_query_scores(metric, y_true, y_score, *, qid=None, threshold=1, ties="pessimistic",
-                     ideal_ties="last", no_relevant="zero", retrieved=None, **options):
+                     ideal_ties="last", no_relevant="zero", retrieved=None,
+                     intent_weights=None, **options):
     """Per-query values of one diversity metric, by name (``"alpha_ndcg@20"``,
     ``"nrbp"``) with its options (``alpha=``, ``beta=``, ``k=``, ``normalization=``).
 
@@ -271,7 +296,7 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, threshold=1, ties="pe
     qids, (values,) = diversity_table("per_query_scores", [(spec, options)], y_true, y_score,
                                       qid, threshold=threshold, ties=ties,
                                       ideal_ties=ideal_ties, no_relevant=no_relevant,
-                                      retrieved=retrieved)
+                                      retrieved=retrieved, intent_weights=intent_weights)
     return QueryScores(qids, values)
 
 

@@ -21,19 +21,20 @@ IR_NAMES = {"alpha_ndcg": "alpha_nDCG", "alpha_dcg": "alpha_DCG", "err_ia": "ERR
 # The slow oracle: one query, documents already in rank order, loops everywhere.
 
 
-def _gain_sequence(ranked, alpha):
-    """Novelty gain of each ranked document (lists of covered subtopics)."""
+def _gain_sequence(ranked, alpha, w=None):
+    """Novelty gain of each ranked document (lists of covered subtopics); ``w``: the
+    weight of each subtopic (1 when None)."""
     seen, out = {}, []
     for covered in ranked:
         gain = 0.0
         for j in sorted(covered):
-            gain += (1.0 - alpha) ** seen.get(j, 0)
+            gain += (1.0 if w is None else w[j]) * (1.0 - alpha) ** seen.get(j, 0)
             seen[j] = seen.get(j, 0) + 1
         out.append(gain)
     return out
 
 
-def ref_greedy_ideal(judged, alpha, ideal_ties="last"):
+def ref_greedy_ideal(judged, alpha, ideal_ties="last", w=None):
     """ndeval's greedy ideal: each rank takes the document of largest gain given those
     above; ``judged`` is in row order, ties go to the last (or first) of them."""
     remaining = list(range(len(judged)))
@@ -41,7 +42,8 @@ def ref_greedy_ideal(judged, alpha, ideal_ties="last"):
     while remaining:
         best, pick = None, None
         for i in remaining:
-            gain = sum((1.0 - alpha) ** weight.get(j, 0) for j in sorted(judged[i]))
+            gain = sum((1.0 if w is None else w[j]) * (1.0 - alpha) ** weight.get(j, 0)
+                       for j in sorted(judged[i]))
             if best is None or gain > best or (gain == best and ideal_ties == "last"):
                 best, pick = gain, i
         order.append(judged[pick])
@@ -52,7 +54,7 @@ def ref_greedy_ideal(judged, alpha, ideal_ties="last"):
 
 
 def ref_value(name, ranked, judged, *, k=None, alpha=0.5, beta=0.5, normalization="ndeval",
-              ideal_ties="last"):
+              ideal_ties="last", intent=None):
     """One query: ``ranked`` (covered subtopics of the ranked documents, best first) and
     ``judged`` (of every judged document, retrieved or not, in row order).  None where the
     query has no covered subtopic."""
@@ -60,16 +62,24 @@ def ref_value(name, ranked, judged, *, k=None, alpha=0.5, beta=0.5, normalizatio
     m = len(subtopics)
     if m == 0:
         return None
-    ideal = ref_greedy_ideal(judged, alpha, ideal_ties)
+    w = None
+    if intent is not None:   # weights of the covered subtopics, scaled to sum to 1; m -> 1
+        w = {j: intent[j] / sum(intent[t] for t in subtopics) for j in subtopics}
+        m = 1
+    ideal = ref_greedy_ideal(judged, alpha, ideal_ties, w)
+
+    def weight(j):
+        return 1.0 if w is None else w[j]
 
     def dcg(docs):
-        return sum(g / math.log2(i + 2) for i, g in enumerate(_gain_sequence(docs, alpha)[:k]))
+        return sum(g / math.log2(i + 2)
+                   for i, g in enumerate(_gain_sequence(docs, alpha, w)[:k]))
 
     def err(docs):
-        return sum(g / (i + 1) for i, g in enumerate(_gain_sequence(docs, alpha)[:k]))
+        return sum(g / (i + 1) for i, g in enumerate(_gain_sequence(docs, alpha, w)[:k]))
 
     def nrbp(docs):
-        total = sum(g * beta ** i for i, g in enumerate(_gain_sequence(docs, alpha)))
+        total = sum(g * beta ** i for i, g in enumerate(_gain_sequence(docs, alpha, w)))
         return (1 - (1 - alpha) * beta) / m * total
 
     if name == "alpha_ndcg":
@@ -88,9 +98,9 @@ def ref_value(name, ranked, judged, *, k=None, alpha=0.5, beta=0.5, normalizatio
     if name == "nnrbp":
         return nrbp(ranked) / nrbp(ideal)
     if name == "p_ia":
-        return sum(len(covered) for covered in ranked[:k]) / (k * m)
+        return sum(weight(j) for covered in ranked[:k] for j in covered) / (k * m)
     if name == "strec":
-        return len({j for covered in ranked[:k] for j in covered}) / m
+        return sum(weight(j) for j in {j for covered in ranked[:k] for j in covered}) / m
     if name == "ap_ia":
         total = 0.0
         for j in subtopics:
@@ -100,7 +110,7 @@ def ref_value(name, ranked, judged, *, k=None, alpha=0.5, beta=0.5, normalizatio
                 if j in covered:
                     hits += 1
                     ap += hits / (i + 1)
-            total += ap / size
+            total += weight(j) * ap / size
         return total / m
     raise AssertionError(name)
 
@@ -110,8 +120,11 @@ def ref_per_query(name, y_true, y_score, qid, retrieved=None, *, threshold=1,
     """Per-query oracle values on the array form (rows of a label matrix)."""
     y_true = np.asarray(y_true)
     retrieved = np.ones(len(qid), bool) if retrieved is None else np.asarray(retrieved)
+    intents = options.pop("intent_weights", None)
     out = {}
-    for q in sorted(set(qid)):
+    for number, q in enumerate(sorted(set(qid))):
+        if intents is not None:
+            options["intent"] = intents[number]
         rows = [i for i in range(len(qid)) if qid[i] == q]
         covers = {i: [j for j in range(y_true.shape[1]) if y_true[i, j] >= threshold]
                   for i in rows}
@@ -420,3 +433,48 @@ def test_command_line(tmp_path):
     means = {name.strip(): float(value) for name, q, value in rows if q == "all"}
     assert means == {name: pytest.approx(v, abs=5e-5) for name, v in expected.mean.items()}
     assert len(rows) == 2 * (len(expected.qid) + 1)
+
+
+def test_intent_weights_equal_the_oracle():
+    y, s, qid, retrieved = _arrays(21, n_sub=3)
+    n_queries = len(set(qid))
+    rng = np.random.default_rng(3)
+    weights = rng.random((n_queries, 3)) + 0.05
+    cases = [(name, {"k": 3}) for name in ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia",
+                                           "p_ia", "strec")]
+    cases += [("nrbp", {}), ("nnrbp", {}), ("ap_ia", {}), ("alpha_dcg", {"k": 1})]
+    for name, options in cases:
+        expected = ref_per_query(name, y, s, qid, retrieved, intent_weights=weights, **options)
+        got = diversity.per_query_scores(name, y, s, qid=qid, retrieved=retrieved,
+                                         intent_weights=weights, no_relevant="nan", **options)
+        for q, value in zip(got.qid.tolist(), got.score.tolist()):
+            if expected[q] is None:
+                assert math.isnan(value)
+            else:
+                assert value == pytest.approx(expected[q], abs=1e-12), (name, options, q)
+        # uniform weights are ndeval's 1 / m
+        uniform = diversity.per_query_scores(name, y, s, qid=qid, retrieved=retrieved,
+                                             intent_weights=np.ones((n_queries, 3)), **options)
+        plain = diversity.per_query_scores(name, y, s, qid=qid, retrieved=retrieved, **options)
+        if options.get("k") == 1 and name in ("alpha_dcg", "err_ia"):
+            # not normalised at k = 1: the raw gain, which weights of sum 1 divide by m
+            plain_m = np.array([len({j for i in np.flatnonzero(qid == q) for j in range(3)
+                                     if y[i, j] >= 1}) for q in plain.qid])
+            np.testing.assert_allclose(uniform.score * np.maximum(plain_m, 1), plain.score,
+                                       atol=1e-12)
+        else:
+            np.testing.assert_allclose(uniform.score, plain.score, atol=1e-12)
+    as_dict = dict(zip(sorted(set(qid.tolist())), weights))
+    np.testing.assert_array_equal(
+        diversity.per_query_scores("p_ia@3", y, s, qid=qid, intent_weights=as_dict).score,
+        diversity.per_query_scores("p_ia@3", y, s, qid=qid, intent_weights=weights).score)
+
+
+def test_intent_weights_errors():
+    y, s, q = [[1, 0], [0, 1]], [2, 1], [0, 0]
+    with pytest.raises(ValueError, match="weight > 0"):
+        diversity.alpha_ndcg_score(y, s, qid=q, intent_weights=[[1.0, 0.0]])
+    with pytest.raises(ValueError, match=r"shape \(n_queries, n_subtopics\) = \(1, 2\)"):
+        diversity.alpha_ndcg_score(y, s, qid=q, intent_weights=[1.0, 1.0])
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        diversity.alpha_ndcg_score(y, s, qid=q, intent_weights=[[1.0, -1.0]])
