@@ -88,7 +88,9 @@ def _build_parser(command=None):
                     help=f"a skrank metric name ({metric_help()}), or a trec_eval name "
                          "(ndcg_cut.10, P.5, recip_rank); also bpref, infap, judged@<k> "
                          "(judged by the qrels), num_q, num_ret, num_rel, "
-                         "num_rel_ret. Repeatable.")
+                         "num_rel_ret; or diversity metrics alone (alpha_ndcg@k, "
+                         "alpha_dcg@k, err_ia@k, nerr_ia@k, nrbp, nnrbp, p_ia@k, ap_ia, "
+                         "strec@k) on qrels with a subtopic column. Repeatable.")
     ev.add_argument("--max-grade", type=float, default=float(max_grade), metavar="G",
                     help="top grade of the relevance scale for err (ERR's stop probability "
                          f"is (2**rel - 1) / 2**G); default {max_grade:g}, as gdeval")
