@@ -90,20 +90,26 @@ def _check_n_items(func, n_items):
 def _popularity(func, item_popularity, items, valid):
     pop = np.asarray(item_popularity, dtype=np.float64)
     if pop.ndim != 1:
-        raise ValueError(f"{func}: item_popularity must be 1-D, one count per item of the catalog. "
+        raise ValueError(f"{func}: item_popularity must be 1-D, one count per item of the "
+                         f"catalog. "
                          f"Got shape {pop.shape} instead.")
     if not np.isfinite(pop).all() or (pop < 0).any():
         raise ValueError(f"{func}: item_popularity must hold finite counts >= 0. Got "
                          f"min {np.nanmin(pop) if pop.size else 0:g} or a NaN instead.")
     if valid.any() and int(items[valid].max()) >= pop.shape[0]:
         raise ValueError(f"{func}: item_popularity must cover every recommended item. Got "
-                         f"{pop.shape[0]} counts for item index {int(items[valid].max())} instead.")
+                         f"{pop.shape[0]} counts for item index {int(items[valid].max())} "
+                         f"instead.")
     return pop
 
 
-def _mean_over_users(values, defined):
+def _mean_over_users(values, defined, func="beyond"):
     kept = values[defined]
-    return float(kept.mean()) if kept.size else float("nan")
+    if not kept.size:
+        raise ValueError(f"{func}: no user has a list it is defined on (a non-empty list; two "
+                         f"items or more for intra-list metrics; a history for serendipity). "
+                         f"Got none instead.")
+    return float(kept.mean())
 
 
 def _row_counts(valid):
@@ -206,7 +212,8 @@ def user_coverage(recommended, *, n_users=None):
     func = "user_coverage"
     items, valid = _lists(func, recommended)
     n = items.shape[0] if n_users is None else n_users
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, Integral) or n < max(items.shape[0], 1):
+    if (isinstance(n, (bool, np.bool_)) or not isinstance(n, Integral)
+            or n < max(items.shape[0], 1)):
         raise InvalidParameterError(f"{func}: n_users must be an int >= the rows of recommended "
                                     f"({items.shape[0]}). Got {_describe(n_users)} instead.")
     return float(valid.any(axis=1).sum() / n)
@@ -314,7 +321,8 @@ def _per_user_ils(func, items, valid, item_features=None, similarity=None):
     if (item_features is None) == (similarity is None):
         raise InvalidParameterError(f"{func}: pass exactly one of item_features (cosine "
                                     f"similarity of feature vectors) and similarity (a "
-                                    f"callable). Got {'both' if similarity is not None else 'none'} "
+                                    f"callable). Got "
+                                    f"{'both' if similarity is not None else 'none'} "
                                     f"instead.")
     if similarity is not None:
         total = _pairs_by_callable(func, items, valid, similarity)
@@ -417,7 +425,7 @@ def novelty(recommended, *, item_popularity, n_interactions=None):
     func = "novelty"
     items, valid = _lists(func, recommended)
     return _mean_over_users(*_per_user_novelty(func, items, valid, item_popularity,
-                                               n_interactions))
+                                               n_interactions), func=func)
 
 
 def average_popularity(recommended, *, item_popularity):
@@ -432,7 +440,8 @@ def average_popularity(recommended, *, item_popularity):
     """
     func = "average_popularity"
     items, valid = _lists(func, recommended)
-    return _mean_over_users(*_per_user_popularity(func, items, valid, item_popularity))
+    values, defined = _per_user_popularity(func, items, valid, item_popularity)
+    return _mean_over_users(values, defined, func)
 
 
 def long_tail_share(recommended, *, item_popularity, tail=0.1):
@@ -449,7 +458,8 @@ def long_tail_share(recommended, *, item_popularity, tail=0.1):
     """
     func = "long_tail_share"
     items, valid = _lists(func, recommended)
-    return _mean_over_users(*_per_user_tail(func, items, valid, item_popularity, tail))
+    values, defined = _per_user_tail(func, items, valid, item_popularity, tail)
+    return _mean_over_users(values, defined, func)
 
 
 def intra_list_similarity(recommended, *, item_features=None, similarity=None):
@@ -471,7 +481,8 @@ def intra_list_similarity(recommended, *, item_features=None, similarity=None):
     """
     func = "intra_list_similarity"
     items, valid = _lists(func, recommended)
-    return _mean_over_users(*_per_user_ils(func, items, valid, item_features, similarity))
+    values, defined = _per_user_ils(func, items, valid, item_features, similarity)
+    return _mean_over_users(values, defined, func)
 
 
 def intra_list_diversity(recommended, *, item_features=None, similarity=None):
@@ -486,7 +497,7 @@ def intra_list_diversity(recommended, *, item_features=None, similarity=None):
     func = "intra_list_diversity"
     items, valid = _lists(func, recommended)
     values, defined = _per_user_ils(func, items, valid, item_features, similarity)
-    return _mean_over_users(1.0 - values, defined)
+    return _mean_over_users(1.0 - values, defined, func)
 
 
 def serendipity(recommended, *, history, item_features, relevance=None):
@@ -510,7 +521,7 @@ def serendipity(recommended, *, history, item_features, relevance=None):
     func = "serendipity"
     items, valid = _lists(func, recommended)
     return _mean_over_users(*_per_user_serendipity(func, items, valid, history, item_features,
-                                                   relevance))
+                                                   relevance), func=func)
 
 
 def top_k_items(scores, k, *, exclude=None):

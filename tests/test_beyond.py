@@ -260,3 +260,10 @@ def test_errors_name_the_argument(call, message):
     with pytest.raises(ValueError) as info:
         call()
     assert re.search(message, str(info.value)), str(info.value)
+
+
+def test_no_user_to_average_is_an_error():
+    with pytest.raises(ValueError, match="novelty: no user has a list"):
+        beyond.novelty(np.full((2, 2), -1), item_popularity=[1, 2])
+    with pytest.raises(ValueError, match="intra_list_similarity: no user"):
+        beyond.intra_list_similarity([[0, -1]], item_features=np.eye(2))

@@ -134,3 +134,16 @@ def test_command_line_metric(tmp_path, capsys):
         in (0, None)
     out = capsys.readouterr().out
     assert "gauc" in out and "0.75" in out
+
+
+def test_device_arrays_with_weighting():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    y, s, qid = _collection(rng)
+    codes = np.unique(qid, return_inverse=True)[1]
+    sample_weight = (rng.random(codes.max() + 1) + 0.1)[codes]
+    for options in ({"weighting": "size"}, {"weighting": "positives", "no_relevant": "skip"}):
+        expected = skrank.gauc_score(y, s, qid=qid, sample_weight=sample_weight, **options)
+        got = skrank.gauc_score(torch.tensor(y), torch.tensor(s), qid=torch.tensor(qid),
+                                sample_weight=torch.tensor(sample_weight), **options)
+        assert got == pytest.approx(expected, abs=1e-12)
