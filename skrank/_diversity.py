@@ -679,6 +679,13 @@ def collection_arrays(func, qrels, run, *, ties="pyndeval"):
     sub_query = sub_uniq // max(suniq.shape[0], 1)
     local = np.arange(sub_uniq.shape[0]) - np.searchsorted(sub_query, sub_query, side="left")
     width = int(local.max(initial=-1)) + 1
+    if width == 1:
+        import warnings
+
+        warnings.warn(f"{func}: every query of qrels has one subtopic only, so the diversity "
+                      f"metrics reduce to their single-intent forms. Diversity qrels have the "
+                      f"subtopic in their second column (ir_measures' 'iteration'); plain TREC "
+                      f"qrels hold a constant there.", UserWarning, stacklevel=3)
     y_true = np.zeros((n_rows, max(width, 1)))
     np.maximum.at(y_true, (inverse[:n_kept_q], local[sub_code]), q_rel)
     retrieved = np.zeros(n_rows, dtype=bool)

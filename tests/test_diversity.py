@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import skrank
 from skrank import diversity
@@ -478,3 +480,45 @@ def test_intent_weights_errors():
         diversity.alpha_ndcg_score(y, s, qid=q, intent_weights=[1.0, 1.0])
     with pytest.raises(ValueError, match="finite and >= 0"):
         diversity.alpha_ndcg_score(y, s, qid=q, intent_weights=[[1.0, -1.0]])
+
+
+def test_qrels_checks():
+    pd = pytest.importorskip("pandas")
+    qrels = pd.DataFrame({"query_id": ["1", "1"], "iteration": ["a", None],
+                          "doc_id": ["d1", "d2"], "relevance": [1, 1]})
+    with pytest.raises(ValueError, match="qrels must have no missing values"):
+        diversity.evaluate(qrels, {"1": {"d1": 1.0}}, ["nrbp"])
+    plain = pd.DataFrame({"query_id": ["1", "1"], "iteration": ["0", "0"],
+                          "doc_id": ["d1", "d2"], "relevance": [1, 0]})
+    with pytest.warns(UserWarning, match="one subtopic only"):
+        diversity.evaluate(plain, {"1": {"d1": 1.0, "d2": 2.0}}, ["alpha_ndcg@5"])
+    with pytest.raises(ValueError, match="lists a document twice"):
+        diversity.evaluate([("1", "a", "d1", 1), ("1", "b", "d2", 1)],
+                           pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["d1", "d1"],
+                                         "score": [1.0, 2.0]}), ["nrbp"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3), st.booleans(),
+                          st.lists(st.integers(0, 1), min_size=3, max_size=3)),
+                min_size=1, max_size=14),
+       st.sampled_from(["alpha_ndcg", "err_ia", "nerr_ia", "nnrbp", "ap_ia", "strec",
+                        "p_ia", "alpha_dcg"]),
+       st.sampled_from(["pessimistic", "optimistic", "stable"]),
+       st.integers(1, 5))
+def test_generated_rankings_equal_the_oracle(rows, name, ties, k):
+    qid = np.array([r[0] for r in rows])
+    s = np.array([r[1] for r in rows], dtype=float)
+    retrieved = np.array([r[2] for r in rows])
+    y = np.array([r[3] for r in rows], dtype=float)
+    options = {"k": k} if DIVERSITY_METRICS[name].cutoff else {}
+    expected = ref_per_query(name, y, s, qid, retrieved, ties=ties, **options)
+    got = diversity.per_query_scores(name, y, s, qid=qid, retrieved=retrieved, ties=ties,
+                                     no_relevant="nan", **options)
+    for q, value in zip(got.qid.tolist(), got.score.tolist()):
+        if expected[q] is None:
+            assert math.isnan(value)
+        else:
+            assert value == pytest.approx(expected[q], abs=1e-12)
+            if name in ("p_ia", "strec", "ap_ia"):
+                assert 0 <= value <= 1
