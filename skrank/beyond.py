@@ -20,6 +20,7 @@ user coverage) return one number.
 """
 
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,9 +29,11 @@ from ._validation import InvalidParameterError, _describe
 
 __all__ = [
     "BEYOND_METRICS",
+    "BeyondEvaluation",
     "average_popularity",
     "catalog_coverage",
     "distributional_coverage",
+    "evaluate",
     "gini_index",
     "intra_list_diversity",
     "intra_list_similarity",
@@ -608,3 +611,81 @@ def per_user_scores(metric, recommended, **inputs):
     values, defined = _PER_USER[metric](func, items, valid, inputs)
     users = np.flatnonzero(defined)
     return QueryScores(users, values[users])
+
+
+class BeyondEvaluation(NamedTuple):
+    """Result of :func:`evaluate`: per-user values (NaN where a metric is undefined for
+    the user) of the per-user metrics, and one value per metric in ``mean`` (the mean over
+    the users where defined, or the collection-level value)."""
+
+    users: np.ndarray
+    per_user: dict
+    mean: dict
+
+
+#: Which inputs each metric reads, by keyword.
+_READS = {name: reads for name, (_, _, reads) in BEYOND_METRICS.items()}
+_OPTIONAL = {"novelty": ("n_interactions",), "long_tail_share": ("tail",),
+             "intra_list_similarity": ("similarity",), "intra_list_diversity": ("similarity",),
+             "serendipity": ("relevance",), "user_coverage": ("n_users",),
+             "distributional_coverage": ("convention",)}
+
+
+def evaluate(recommended, metrics=None, **inputs):
+    """Several beyond-accuracy metrics of the same lists at once.
+
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding.
+    metrics : list of str, default=None
+        Names from :data:`BEYOND_METRICS`; None: every metric whose inputs are given.
+    **inputs
+        ``n_items``, ``item_popularity``, ``item_features``, ``history`` and the
+        metrics' options (``tail``, ``n_interactions``, ``relevance``, ...).
+
+    Returns
+    -------
+    result : BeyondEvaluation
+
+    Examples
+    --------
+    >>> from skrank.beyond import evaluate
+    >>> res = evaluate([[0, 1], [1, 2]], n_items=4, item_popularity=[3, 2, 1, 0])
+    >>> sorted(res.mean)[:3], res.mean["catalog_coverage"], res.per_user["average_popularity"]
+    (['average_popularity', 'catalog_coverage', 'distributional_coverage'], 0.75, array([2.5, 1.5]))
+    """
+    func = "beyond.evaluate"
+    if metrics is None:
+        metrics = [name for name, reads in _READS.items()
+                   if all(inputs.get(r) is not None for r in reads)]
+    elif isinstance(metrics, str):
+        metrics = [metrics]
+    unknown = [m for m in metrics if m not in BEYOND_METRICS]
+    if unknown:
+        raise InvalidParameterError(f"{func}: metrics must be names from "
+                                    f"{', '.join(map(repr, BEYOND_METRICS))}. Got "
+                                    f"{unknown[0]!r} instead.")
+    known = {r for reads in _READS.values() for r in reads} | {
+        o for opts in _OPTIONAL.values() for o in opts}
+    extra = sorted(set(inputs) - known)
+    if extra:
+        raise InvalidParameterError(f"{func}: got unexpected input(s) {', '.join(extra)}. Valid: "
+                                    f"{', '.join(sorted(known))}.")
+    items, valid = _lists(func, recommended)
+    users = np.arange(items.shape[0])
+    per_user, mean = {}, {}
+    for name in metrics:
+        function, level, reads = BEYOND_METRICS[name]
+        missing = [r for r in reads if inputs.get(r) is None]
+        if missing:
+            raise InvalidParameterError(f"{func}: {name} needs {', '.join(missing)}. Got none "
+                                        f"instead.")
+        kwargs = {k: inputs[k] for k in (*reads, *_OPTIONAL.get(name, ())) if k in inputs}
+        if level == "collection":
+            mean[name] = function(items, **kwargs)
+            continue
+        values, defined = _PER_USER[name](func, items, valid, kwargs)
+        per_user[name] = np.where(defined, values, np.nan)
+        mean[name] = _mean_over_users(values, defined, name)
+    return BeyondEvaluation(users, per_user, mean)

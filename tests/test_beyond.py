@@ -267,3 +267,31 @@ def test_no_user_to_average_is_an_error():
         beyond.novelty(np.full((2, 2), -1), item_popularity=[1, 2])
     with pytest.raises(ValueError, match="intra_list_similarity: no user"):
         beyond.intra_list_similarity([[0, -1]], item_features=np.eye(2))
+
+
+def test_evaluate_equals_the_functions():
+    reco, train, popularity, rng = _data(8)
+    features = rng.normal(size=(30, 4))
+    history = [[i for u, i in train if u == user] for user in range(40)]
+    width = max(map(len, history))
+    history = np.array([h + [-1] * (width - len(h)) for h in history])
+    inputs = dict(n_items=30, item_popularity=popularity + 1, item_features=features,
+                  history=history)
+    res = beyond.evaluate(reco, **inputs)
+    assert set(res.mean) == set(beyond.BEYOND_METRICS)
+    for name, (function, level, reads) in beyond.BEYOND_METRICS.items():
+        expected = function(reco, **{k: inputs[k] for k in reads})
+        assert res.mean[name] == pytest.approx(expected, rel=1e-13), name
+        if level == "user":
+            each = beyond.per_user_scores(name, reco, **{k: inputs[k] for k in reads})
+            column = res.per_user[name]
+            assert np.isnan(np.delete(column, each.qid)).all()
+            np.testing.assert_array_equal(column[each.qid], each.score)
+    unseen = popularity.copy()
+    unseen[reco[reco >= 0][0]] = 0
+    with pytest.raises(ValueError, match="must be > 0 for every recommended item"):
+        beyond.evaluate(reco, metrics=["novelty"], item_popularity=unseen)
+    with pytest.raises(ValueError, match="gini_index needs n_items"):
+        beyond.evaluate(reco, metrics=["gini_index"])
+    with pytest.raises(ValueError, match="unexpected input"):
+        beyond.evaluate(reco, popularity=popularity)
