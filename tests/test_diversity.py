@@ -522,3 +522,12 @@ def test_generated_rankings_equal_the_oracle(rows, name, ties, k):
             assert value == pytest.approx(expected[q], abs=1e-12)
             if name in ("p_ia", "strec", "ap_ia"):
                 assert 0 <= value <= 1
+
+
+def test_compare_takes_diversity_evaluations():
+    qrels, run = _collection(2)
+    other = run.assign(score=np.random.default_rng(1).random(len(run)))
+    results = {name: skrank.evaluate(qrels=qrels, run=r, metrics=["alpha_ndcg@5"])
+               for name, r in (("a", run), ("b", other))}
+    comparison = skrank.compare(results, n_resamples=99, random_state=0)
+    assert "alpha_ndcg@5" in str(comparison)
