@@ -531,3 +531,9 @@ def test_compare_takes_diversity_evaluations():
                for name, r in (("a", run), ("b", other))}
     comparison = skrank.compare(results, n_resamples=99, random_state=0)
     assert "alpha_ndcg@5" in str(comparison)
+
+
+def test_collection_options_are_refused():
+    qrels, run = _collection(2, n_queries=3)
+    with pytest.raises(skrank.InvalidParameterError, match="missing_queries='zero'"):
+        skrank.evaluate(qrels=qrels, run=run, metrics=["nrbp"], missing_queries="zero")
