@@ -22,6 +22,7 @@ from ._metrics import (
 )
 
 from ._judged import bpref_score, infap_score, judged_at_k_score
+from ._gauc import gauc_score  # issue 29
 from ._evaluate import Evaluation, evaluate
 from ._validation import InvalidParameterError
 from . import datasets  # noqa: F401
@@ -36,6 +37,7 @@ _LAZY = {
     "RankingScorer": "._scorer", "get_scorer": "._scorer", "get_scorer_names": "._scorer",
     "make_ranking_scorer": "._scorer", "plot": ".plot",
     "pool": "._pool", "judging": ".judging",
+    "diversity": ".diversity", "beyond": ".beyond",   # issue 29
 }
 
 
@@ -73,6 +75,7 @@ __all__ = [
     "dcg_score",
     "err_score",
     "evaluate",
+    "gauc_score",
     "get_scorer",
     "get_scorer_names",
     "make_ranking_scorer",

@@ -267,6 +267,14 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
                 threshold=threshold, missing_queries=missing_queries,
                 unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
                 npartitions=None)
+        from ._diversity import diversity_request   # issue 29: qrels with subtopics
+        if diversity_request(func, metrics):
+            from .diversity import _evaluation_parts
+
+            return Evaluation(*_evaluation_parts(
+                func, qrels, run, metrics, ties=ties, no_relevant=no_relevant,
+                threshold=threshold, missing_queries=missing_queries,
+                unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids))
         table, counts = _run_collection(
             func, metrics, qrels, run, ties=ties, no_relevant=no_relevant, threshold=threshold,
             missing_queries=missing_queries, unjudged_queries=unjudged_queries,

@@ -681,6 +681,8 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="bi
 # ---------------------------------------------------------------------------
 # The table.  Order here is the order of every list shown to users.
 
+from ._gauc import _gauc, gauc_score  # noqa: E402  (issue 29: a module of its own)
+
 _TIES_EXACT = P.TIES.note("The tie average is exact (McSherry & Najork, 2008).")
 
 METRICS = MappingProxyType({spec.name: spec for spec in (
@@ -734,6 +736,15 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
                params=(P.K, P.P, P.THRESHOLD.note('Used by ``gain="binary"`` only.'),
                        P.RBP_GAIN, P.TIES),
                variants={"rbp": {}}, trec_names={"rbp": {"p": 0.9, "gain": "trec"}}),
+    # -- issue 29: metrics beyond relevance (kernels and functions in their own modules) --
+    MetricSpec("gauc", gauc_score, _gauc, "group AUC (per-query ROC AUC)",
+               params=(P.THRESHOLD, P.WEIGHTING, P.TIES.note(
+                   'With ``"average"`` a tied (positive, negative) pair counts one half, as in '
+                   ":func:`sklearn.metrics.roc_auc_score`."),
+                   P.NO_RELEVANT.note("A query is undefined when its ranked documents are all "
+                                      "relevant or all non-relevant.")),
+               variants={"gauc": {}}),
+    # -- end issue 29 ---------------------------------------------------------------------
 )})
 
 for _spec in METRICS.values():

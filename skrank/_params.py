@@ -439,8 +439,20 @@ ARRAY_ARGUMENTS = frozenset(p.name for p in (*POSITIONAL, *BEFORE_OPTIONS, *AFTE
                                                JUDGED))
 
 #: Every option declared here, by name (a metric may vary one, e.g. RBP's gain).
+# -- issue 29 (group AUC): its query weighting ------------------------------------------
+WEIGHTING = Param(
+    "weighting", (Options(("uniform", "size", "positives")),), default="uniform",
+    description='Weight of each query in the mean: ``"uniform"`` (torchmetrics\'\n'
+                '``RetrievalAUROC``), ``"size"``, its number of ranked documents\n'
+                '(impressions), or ``"positives"``, its relevant ranked documents\n'
+                "(clicks), as GAUC is weighted in recommender papers.  Multiplies\n"
+                "``sample_weight`` when both are given; :func:`skrank.per_query_scores`\n"
+                "reports the unweighted per-query values.",
+    valid=("uniform", "size", "positives"), invalid=("bogus", None, 3, "Size"))
+# -- end issue 29 --------------------------------------------------------------------------
+
 OPTIONS = {p.name: p for p in (K, GAIN, LOG_BASE, P, THRESHOLD, DENOMINATOR, MAX_GRADE, TIES,
-                               NO_RELEVANT)}
+                               NO_RELEVANT, WEIGHTING)}
 
 
 # ---------------------------------------------------------------------------

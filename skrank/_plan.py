@@ -390,9 +390,20 @@ def run_kernel(spec, func, ranking, params, weights=None):
             raise RuntimeError(f"{func}: internal error: {spec.name} reads {needed} of a "
                                f"ranking held to {ranking.depth}.")
     kernel_params = {k: v for k, v in params.items() if k not in ("ties", "no_relevant")}
-    values, undefined = spec.kernel(ranking, func=func, **kernel_params)
+    values, undefined, *extra = spec.kernel(ranking, func=func, **kernel_params)
+    if extra:   # a kernel may weigh its queries (gauc's weighting): times sample_weight
+        weights = extra[0] if weights is None else extra[0] * _like_values(weights, extra[0])
     return apply_no_relevant(func, ranking.qids, values, undefined,
                              params.get("no_relevant", "zero"), weights)
+
+
+def _like_values(weights, values):
+    """Query weights as an array of the namespace and device of ``values``."""
+    from ._aggregate import _like
+    from ._array_api import namespace
+
+    xp = namespace(values)
+    return weights if xp is None else _like(weights, values, xp)
 
 
 #: How per-query values make a score, by the name a declaration's ``aggregate`` gives.

@@ -88,7 +88,9 @@ def _build_parser(command=None):
                     help=f"a skrank metric name ({metric_help()}), or a trec_eval name "
                          "(ndcg_cut.10, P.5, recip_rank); also bpref, infap, judged@<k> "
                          "(judged by the qrels), num_q, num_ret, num_rel, "
-                         "num_rel_ret. Repeatable.")
+                         "num_rel_ret; or diversity metrics alone (alpha_ndcg@k, "
+                         "alpha_dcg@k, err_ia@k, nerr_ia@k, nrbp, nnrbp, p_ia@k, ap_ia, "
+                         "strec@k) on qrels with a subtopic column. Repeatable.")
     ev.add_argument("--max-grade", type=float, default=float(max_grade), metavar="G",
                     help="top grade of the relevance scale for err (ERR's stop probability "
                          f"is (2**rel - 1) / 2**G); default {max_grade:g}, as gdeval")
@@ -323,9 +325,35 @@ def _evaluate_trec(args, out):
         out.write(piece)
 
 
-def _evaluate(args, out):
+def _evaluate_diversity(args, out):
+    """Diversity metrics (issue 29): qrels with a subtopic column (``qid subtopic docno
+    rel``), rows as trec_eval prints them; ties as ``ndeval -traditional`` by default."""
     from ._evaluate import evaluate
 
+    res = evaluate(qrels=args.qrels, run=args.run, metrics=args.metrics, ties=args.ties,
+                   no_relevant=args.no_relevant, threshold=args.threshold)
+    if args.json:
+        json.dump(res.to_dict(), out, indent=1)
+        out.write("\n")
+        return
+    qids = [str(q) for q in res.qid.tolist()]
+    if args.per_query:
+        for i, q in enumerate(qids):
+            for name in args.metrics:
+                value = float(res.per_query[name][i])
+                if not np.isnan(value) or args.no_relevant == "nan":
+                    out.write(f"{name:<22}\t{q}\t{_format(value)}\n")
+    for name in args.metrics:
+        out.write(f"{name:<22}\tall\t{_format(res.mean[name])}\n")
+
+
+def _evaluate(args, out):
+    from ._diversity import diversity_request
+    from ._evaluate import evaluate
+
+    if diversity_request("skrank evaluate", args.metrics):   # issue 29
+        _evaluate_diversity(args, out)
+        return
     if _trec_mode(args):
         _evaluate_trec(args, out)
         return

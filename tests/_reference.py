@@ -314,6 +314,19 @@ def ref_judged(ranked, unretrieved=(), *, k):
     return sum(1 for x in ranked[:k] if _is_judged(x)) / k
 
 
+def ref_gauc(ranked, unretrieved=(), *, threshold=1, weighting="uniform"):
+    """ROC AUC of one ranked list: the fraction of (relevant, non-relevant) pairs whose
+    relevant document is ranked above, by counting every pair.  Unretrieved documents
+    have no rank and take no part.  None when either class is empty.  ``weighting``
+    weighs queries in a mean (see ``ref_gauc_mean`` in tests/test_gauc.py), not a value."""
+    positive = [i for i, x in enumerate(ranked) if x >= threshold]
+    negative = [i for i, x in enumerate(ranked) if x < threshold]
+    if not positive or not negative:
+        return None
+    above = sum(1 for p in positive for n in negative if p < n)
+    return above / (len(positive) * len(negative))
+
+
 REFERENCE_METRICS = {
     "cg": ref_cg,
     "dcg": ref_dcg,
@@ -326,6 +339,7 @@ REFERENCE_METRICS = {
     "mrr": ref_rr,
     "err": ref_err,
     "rbp": ref_rbp,
+    "gauc": ref_gauc,
 }
 
 TIE_POLICIES = ("average", "stable", "pessimistic", "optimistic", "trec")

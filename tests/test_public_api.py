@@ -41,6 +41,7 @@ SCORER_STEMS = {
     "r_precision": ("r_precision", {}, "none"),
     "err": ("err", {"max_grade": 4}, "optional"),
     "rbp": ("rbp", {"p": 0.8}, "optional"),
+    "gauc": ("gauc", {}, "none"),
 }
 
 #: the aliases the docs name beside their stem

@@ -274,6 +274,7 @@ def test_uniform_signature():
         "mrr": ({}, 1 / 1, 1 / 1),
         "err": ({"max_grade": 3}, err, err),
         "rbp": ({}, (1 - 0.8) * (1 + 0.8**2), (1 - 0.8) * (1 + 0.8**2)),
+        "gauc": ({}, 1 / 2, 1 / 2),  # the non-relevant rank 2 is below 1 of 2 relevant
     }
     assert set(R.REFERENCE_METRICS) == set(expected)
     for name, func in R.REFERENCE_METRICS.items():

@@ -1,0 +1,691 @@
+"""Beyond-accuracy metrics of top-k recommendation lists (issue 29).
+
+Coverage, concentration (entropy, Gini index), popularity (novelty, average
+recommendation popularity, long-tail share), intra-list diversity and
+serendipity, with the definitions of microsoft/recommenders'
+``python_evaluation`` where it has the metric and of RecBole where it does not.
+
+The lists are a 2-D integer array ``recommended`` of shape ``(n_users, k)``:
+row ``u`` holds user ``u``'s recommended item indices (``0 .. n_items - 1``),
+best first, ``-1`` padding a shorter list (RecBole's ``rec.items``;
+:func:`top_k_items` makes it from a score matrix).  The catalog and the
+popularity are arguments (``n_items=``, ``item_popularity=``, ``item_features=``),
+never guessed from the lists.  Memory is ``O(n_users * k)`` (plus the item
+arrays): no ``n_users x n_items`` array is built.
+
+Per-user metrics (novelty, ARP, long-tail share, intra-list similarity and
+diversity, serendipity) return the mean over users; :func:`per_user_scores`
+gives the values of each user.  Collection-level ones (coverage, entropy, Gini,
+user coverage) return one number.
+"""
+
+from numbers import Integral, Real
+from typing import NamedTuple
+
+import numpy as np
+
+from ._metrics import QueryScores
+from ._validation import InvalidParameterError, _describe
+
+__all__ = [
+    "BEYOND_METRICS",
+    "BeyondEvaluation",
+    "average_popularity",
+    "catalog_coverage",
+    "distributional_coverage",
+    "evaluate",
+    "gini_index",
+    "intra_list_diversity",
+    "intra_list_similarity",
+    "long_tail_share",
+    "novelty",
+    "per_user_scores",
+    "serendipity",
+    "top_k_items",
+    "user_coverage",
+]
+
+#: Users per block where item vectors are gathered (bounds memory to a block x k x d).
+_BLOCK_USERS = 8192
+
+
+# ---------------------------------------------------------------------------
+# Inputs.
+
+
+def _lists(func, recommended, n_items=None):
+    """``(items, valid)``: the lists as an int64 matrix and the mask of real entries."""
+    items = np.asarray(recommended)
+    if items.ndim != 2:
+        raise ValueError(f"{func}: recommended must be a 2-D array of item indices, one row per "
+                         f"user (-1 pads a shorter list). Got an array of shape {items.shape} "
+                         f"instead.")
+    if items.size and not np.issubdtype(items.dtype, np.integer):
+        if not np.issubdtype(items.dtype, np.floating) or not np.all(
+                np.isfinite(items) & (items == np.round(items))):
+            raise ValueError(f"{func}: recommended must hold integer item indices. Got dtype "
+                             f"{items.dtype} instead.")
+    items = items.astype(np.int64)
+    valid = items >= 0
+    if (items < -1).any():
+        raise ValueError(f"{func}: recommended must hold item indices >= 0, or -1 for padding. "
+                         f"Got {int(items.min())} instead.")
+    if n_items is not None and items.size and int(items.max()) >= n_items:
+        raise ValueError(f"{func}: recommended holds item {int(items.max())}, outside the catalog "
+                         f"of n_items = {n_items} items (indices 0 .. {n_items - 1}). Pass the "
+                         f"catalog's size as n_items.")
+    if items.shape[1] > 1:
+        ordered = np.sort(np.where(valid, items, -1 - np.arange(items.shape[1])), axis=1)
+        if (ordered[:, 1:] == ordered[:, :-1]).any():
+            row = int(np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))[0])
+            raise ValueError(f"{func}: a user's list must not repeat an item. Got a repeated item "
+                             f"in row {row} of recommended instead.")
+    return items, valid
+
+
+def _check_n_items(func, n_items):
+    if isinstance(n_items, (bool, np.bool_)) or not isinstance(n_items, Integral) or n_items < 1:
+        raise InvalidParameterError(f"{func}: n_items (the catalog's size) must be an int >= 1. "
+                                    f"Got {_describe(n_items)} instead.")
+    return int(n_items)
+
+
+def _popularity(func, item_popularity, items, valid):
+    pop = np.asarray(item_popularity, dtype=np.float64)
+    if pop.ndim != 1:
+        raise ValueError(f"{func}: item_popularity must be 1-D, one count per item of the "
+                         f"catalog. "
+                         f"Got shape {pop.shape} instead.")
+    if not np.isfinite(pop).all() or (pop < 0).any():
+        raise ValueError(f"{func}: item_popularity must hold finite counts >= 0. Got "
+                         f"min {np.nanmin(pop) if pop.size else 0:g} or a NaN instead.")
+    if valid.any() and int(items[valid].max()) >= pop.shape[0]:
+        raise ValueError(f"{func}: item_popularity must cover every recommended item. Got "
+                         f"{pop.shape[0]} counts for item index {int(items[valid].max())} "
+                         f"instead.")
+    return pop
+
+
+def _mean_over_users(values, defined, func="beyond"):
+    kept = values[defined]
+    if not kept.size:
+        raise ValueError(f"{func}: no user has a list it is defined on (a non-empty list; two "
+                         f"items or more for intra-list metrics; a history for serendipity). "
+                         f"Got none instead.")
+    return float(kept.mean())
+
+
+def _row_counts(valid):
+    return valid.sum(axis=1)
+
+
+# ---------------------------------------------------------------------------
+# Collection-level metrics.
+
+
+def catalog_coverage(recommended, *, n_items):
+    """Catalog coverage: distinct recommended items over the catalog's ``n_items``.
+
+    microsoft/recommenders' ``catalog_coverage`` divides by the distinct items of
+    the training data and RecBole's ``ItemCoverage`` by the dataset's items: pass
+    that number as ``n_items``.
+
+    Examples
+    --------
+    >>> from skrank.beyond import catalog_coverage
+    >>> catalog_coverage([[0, 1], [1, 2]], n_items=10)
+    0.3
+    """
+    func = "catalog_coverage"
+    n_items = _check_n_items(func, n_items)
+    items, valid = _lists(func, recommended, n_items)
+    return np.unique(items[valid]).shape[0] / n_items
+
+
+def _exposure(items, valid, n_items=None):
+    """How many times each recommended item is recommended (the items with a count > 0)."""
+    return np.unique(items[valid], return_counts=True)[1].astype(np.float64)
+
+
+def distributional_coverage(recommended, *, convention="recommenders"):
+    """Entropy of the items' share of all recommendations.
+
+    ``convention="recommenders"``: ``-sum_i p_i log2 p_i`` with ``p_i`` the share
+    of the recommendations that are item ``i`` (microsoft/recommenders'
+    ``distributional_coverage``); ``"recbole"``: the natural-log entropy divided
+    by the number of distinct recommended items (RecBole's ``ShannonEntropy``).
+
+    Examples
+    --------
+    >>> from skrank.beyond import distributional_coverage
+    >>> distributional_coverage([[0, 1], [0, 2]])   # shares 1/2, 1/4, 1/4: 1.5 bits
+    1.5
+    """
+    func = "distributional_coverage"
+    if convention not in ("recommenders", "recbole"):
+        raise InvalidParameterError(f"{func}: convention must be 'recommenders' or 'recbole'. "
+                                    f"Got {_describe(convention)} instead.")
+    items, valid = _lists(func, recommended)
+    counts = _exposure(items, valid)
+    if counts.size == 0:
+        raise ValueError(f"{func}: recommended must hold at least one item. Got only padding "
+                         f"instead.")
+    p = counts / counts.sum()
+    if convention == "recommenders":
+        return float(-(p * np.log2(p)).sum())
+    return float(-(p * np.log(p)).sum() / counts.size)
+
+
+def gini_index(recommended, *, n_items):
+    """Gini index of the items' exposure over the whole catalog (RecBole's ``GiniIndex``).
+
+    ``G = sum_i (2 i - n - 1) P_(i) / (n sum_i P_(i))`` with ``P_(1) <= ... <= P_(n)``
+    the number of times each of the ``n = n_items`` items is recommended (items
+    never recommended count 0): 0 when every item is recommended equally often,
+    near 1 when a few items take every slot.
+
+    Examples
+    --------
+    >>> from skrank.beyond import gini_index
+    >>> gini_index([[0, 1], [0, 1]], n_items=2)
+    0.0
+    >>> gini_index([[0], [0]], n_items=4)   # (2*4 - 5) * 2 / (4 * 2)
+    0.75
+    """
+    func = "gini_index"
+    n_items = _check_n_items(func, n_items)
+    items, valid = _lists(func, recommended, n_items)
+    counts = np.sort(_exposure(items, valid))
+    if counts.size == 0:
+        raise ValueError(f"{func}: recommended must hold at least one item. Got only padding "
+                         f"instead.")
+    index = np.arange(n_items - counts.size + 1, n_items + 1, dtype=np.float64)
+    return float(np.sum((2 * index - n_items - 1) * counts) / counts.sum() / n_items)
+
+
+def user_coverage(recommended, *, n_users=None):
+    """Users who get at least one recommendation, over ``n_users`` (default: the rows).
+
+    Examples
+    --------
+    >>> from skrank.beyond import user_coverage
+    >>> user_coverage([[3, 1], [-1, -1], [2, -1]])
+    0.6666666666666666
+    """
+    func = "user_coverage"
+    items, valid = _lists(func, recommended)
+    n = items.shape[0] if n_users is None else n_users
+    if (isinstance(n, (bool, np.bool_)) or not isinstance(n, Integral)
+            or n < max(items.shape[0], 1)):
+        raise InvalidParameterError(f"{func}: n_users must be an int >= the rows of recommended "
+                                    f"({items.shape[0]}). Got {_describe(n_users)} instead.")
+    return float(valid.any(axis=1).sum() / n)
+
+
+# ---------------------------------------------------------------------------
+# Per-user metrics: each returns (values, defined) over the rows.
+
+
+def _per_user_novelty(func, items, valid, item_popularity, n_interactions=None):
+    pop = _popularity(func, item_popularity, items, valid)
+    total = pop.sum() if n_interactions is None else float(n_interactions)
+    seen = pop[items[valid]]
+    if (seen <= 0).any():
+        raise ValueError(f"{func}: item_popularity must be > 0 for every recommended item (its "
+                         f"self-information -log2(popularity / total) is infinite otherwise). "
+                         f"Got popularity 0 for item {int(items[valid][seen <= 0][0])} instead.")
+    info = np.zeros(items.shape)
+    info[valid] = -np.log2(seen / total)
+    n = _row_counts(valid)
+    return np.divide(info.sum(axis=1), n, out=np.zeros(n.shape), where=n > 0), n > 0
+
+
+def _per_user_popularity(func, items, valid, item_popularity):
+    pop = _popularity(func, item_popularity, items, valid)
+    value = np.zeros(items.shape)
+    value[valid] = pop[items[valid]]
+    n = _row_counts(valid)
+    return np.divide(value.sum(axis=1), n, out=np.zeros(n.shape), where=n > 0), n > 0
+
+
+def tail_items(item_popularity, tail=0.1):
+    """The long-tail items as RecBole chooses them: with ``tail <= 1``, the
+    ``max(int(tail * n), 1)`` least popular of the ``n`` items seen in training
+    (popularity > 0), ties by item index; with ``tail > 1``, the items seen at most
+    ``tail`` times.  Returns a boolean mask over the catalog."""
+    pop = np.asarray(item_popularity, dtype=np.float64)
+    seen = np.flatnonzero(pop > 0)
+    mask = np.zeros(pop.shape[0], dtype=bool)
+    if tail > 1:
+        mask[seen[pop[seen] <= tail]] = True
+        return mask
+    cut = max(int(seen.size * tail), 1)
+    order = seen[np.lexsort((seen, pop[seen]))]
+    mask[order[:cut]] = True
+    return mask
+
+
+def _per_user_tail(func, items, valid, item_popularity, tail):
+    if isinstance(tail, (bool, np.bool_)) or not isinstance(tail, Real) or not tail > 0:
+        raise InvalidParameterError(f"{func}: tail must be a number > 0 (a share of the items "
+                                    f"in (0, 1], or a count). Got {_describe(tail)} instead.")
+    pop = _popularity(func, item_popularity, items, valid)
+    mask = tail_items(pop, tail)
+    hit = np.zeros(items.shape)
+    hit[valid] = mask[items[valid]]
+    n = _row_counts(valid)
+    return np.divide(hit.sum(axis=1), n, out=np.zeros(n.shape), where=n > 0), n > 0
+
+
+def _unit_features(func, item_features, n_needed):
+    """Item feature vectors scaled to unit length (a zero vector stays 0: its similarity to
+    anything is 0, as recommenders fills a missing co-occurrence)."""
+    if hasattr(item_features, "tocsr"):  # scipy.sparse, e.g. items x users interactions
+        features = item_features.tocsr().astype(np.float64)
+        norms = np.sqrt(np.asarray(features.multiply(features).sum(axis=1)).ravel())
+    else:
+        features = np.asarray(item_features, dtype=np.float64)
+        if features.ndim != 2:
+            raise ValueError(f"{func}: item_features must be 2-D, one row of features per item. "
+                             f"Got shape {features.shape} instead.")
+        if not np.isfinite(features).all():
+            raise ValueError(f"{func}: item_features must be finite. Got NaN or infinity "
+                             f"instead.")
+        norms = np.linalg.norm(features, axis=1)
+    if features.shape[0] < n_needed:
+        raise ValueError(f"{func}: item_features must have a row for every recommended item. Got "
+                         f"{features.shape[0]} rows for item index {n_needed - 1} instead.")
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    if hasattr(features, "multiply"):
+        from scipy import sparse
+
+        return sparse.diags(scale) @ features
+    return features * scale[:, None]
+
+
+def _indicator(items, valid, n_items):
+    from scipy import sparse
+
+    rows = np.repeat(np.arange(items.shape[0]), valid.sum(axis=1))
+    return sparse.csr_matrix((np.ones(rows.shape[0]), (rows, items[valid])),
+                             shape=(items.shape[0], n_items))
+
+
+def _row_sq_norms(matrix):
+    if hasattr(matrix, "multiply"):
+        return np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", matrix, matrix)
+
+
+def _per_user_ils(func, items, valid, item_features=None, similarity=None):
+    n = _row_counts(valid)
+    pairs = n * (n - 1) / 2.0
+    defined = n >= 2
+    if (item_features is None) == (similarity is None):
+        raise InvalidParameterError(f"{func}: pass exactly one of item_features (cosine "
+                                    f"similarity of feature vectors) and similarity (a "
+                                    f"callable). Got "
+                                    f"{'both' if similarity is not None else 'none'} "
+                                    f"instead.")
+    if similarity is not None:
+        total = _pairs_by_callable(func, items, valid, similarity)
+    else:
+        n_needed = int(items[valid].max()) + 1 if valid.any() else 0
+        unit = _unit_features(func, item_features, n_needed)
+        summed = _indicator(items, valid, unit.shape[0]) @ unit
+        self_sim = np.zeros(items.shape)
+        self_sim[valid] = _row_sq_norms(unit)[items[valid]]   # 1, or 0 for a zero vector
+        total = (_row_sq_norms(summed) - self_sim.sum(axis=1)) / 2.0
+    return np.divide(total, pairs, out=np.zeros(n.shape), where=defined), defined
+
+
+def _pairs_by_callable(func, items, valid, similarity):
+    k = items.shape[1]
+    first, second = np.triu_indices(k, 1)
+    total = np.zeros(items.shape[0])
+    for start in range(0, items.shape[0], _BLOCK_USERS):
+        block, ok = items[start:start + _BLOCK_USERS], valid[start:start + _BLOCK_USERS]
+        both = ok[:, first] & ok[:, second]
+        a, b = block[:, first][both], block[:, second][both]
+        sims = np.asarray(similarity(a, b), dtype=np.float64)
+        if sims.shape != a.shape or not np.isfinite(sims).all():
+            raise ValueError(f"{func}: similarity(items_a, items_b) must return one finite "
+                             f"similarity per pair, shape {a.shape}. Got {_describe(sims)} "
+                             f"instead.")
+        values = np.zeros(both.shape)
+        values[both] = sims
+        total[start:start + _BLOCK_USERS] = values.sum(axis=1)
+    return total
+
+
+def _per_user_serendipity(func, items, valid, history, item_features, relevance=None):
+    from scipy import sparse
+
+    hist = history if sparse.issparse(history) else None
+    if hist is None:
+        hist_items, hist_valid = _lists(func, history)
+        if hist_items.shape[0] != items.shape[0]:
+            raise ValueError(f"{func}: history must have one row per user, as recommended. Got "
+                             f"{hist_items.shape[0]} and {items.shape[0]} rows instead.")
+        n_needed = max(int(items[valid].max(initial=-1)), int(hist_items[hist_valid].max(
+            initial=-1))) + 1
+    else:
+        if hist.shape[0] != items.shape[0]:
+            raise ValueError(f"{func}: history must have one row per user, as recommended. Got "
+                             f"{hist.shape[0]} and {items.shape[0]} rows instead.")
+        n_needed = max(int(items[valid].max(initial=-1)) + 1, hist.shape[1])
+    unit = _unit_features(func, item_features, n_needed)
+    if hist is None:
+        hist = _indicator(hist_items, hist_valid, unit.shape[0])
+    hist = sparse.csr_matrix(hist, dtype=np.float64)
+    hist.data[:] = 1.0
+    sizes = np.asarray(hist.sum(axis=1)).ravel()
+    centroid = hist @ unit   # sum of the history's unit vectors, per user
+    defined = (sizes > 0) & valid.any(axis=1)
+    rel = np.ones(items.shape) if relevance is None else np.asarray(relevance, dtype=np.float64)
+    if rel.shape != items.shape or not np.isfinite(rel).all():
+        raise ValueError(f"{func}: relevance must be a finite array of the shape of recommended "
+                         f"{items.shape}. Got {_describe(relevance)} instead.")
+    values = np.zeros(items.shape[0])
+    for start in range(0, items.shape[0], _BLOCK_USERS):
+        stop = start + _BLOCK_USERS
+        block, ok = items[start:stop], valid[start:stop]
+        users = np.repeat(np.arange(block.shape[0]), ok.sum(axis=1))
+        reco = unit[block[ok]]
+        hist_block = centroid[start:stop]
+        if hasattr(reco, "multiply"):
+            dots = np.asarray(reco.multiply(hist_block[users]).sum(axis=1)).ravel()
+        else:
+            hist_block = hist_block.toarray() if hasattr(hist_block, "toarray") else hist_block
+            dots = np.einsum("ij,ij->i", reco, np.asarray(hist_block)[users])
+        mean_sim = dots / np.maximum(sizes[start:stop][users], 1.0)
+        each = np.zeros(block.shape)
+        each[ok] = (1.0 - mean_sim) * rel[start:stop][ok]
+        n = ok.sum(axis=1)
+        values[start:stop] = np.divide(each.sum(axis=1), n, out=np.zeros(n.shape), where=n > 0)
+    return values, defined
+
+
+# ---------------------------------------------------------------------------
+# Public per-user metrics.
+
+
+def novelty(recommended, *, item_popularity, n_interactions=None):
+    """Mean self-information ``-log2(popularity_i / total)`` of the recommended items.
+
+    ``item_popularity[i]`` is item ``i``'s number of training interactions and
+    ``total`` their sum (or ``n_interactions``), as microsoft/recommenders'
+    ``novelty`` takes them (Castells et al., 2011).  Per user, the mean over the
+    user's list; the result is the mean over users (recommenders' value when all
+    lists have the same length).
+
+    Examples
+    --------
+    >>> from skrank.beyond import novelty
+    >>> novelty([[0, 1]], item_popularity=[2, 1, 1])   # (-log2(2/4) - log2(1/4)) / 2
+    1.5
+    """
+    func = "novelty"
+    items, valid = _lists(func, recommended)
+    return _mean_over_users(*_per_user_novelty(func, items, valid, item_popularity,
+                                               n_interactions), func=func)
+
+
+def average_popularity(recommended, *, item_popularity):
+    """Average recommendation popularity (ARP; RecBole's ``AveragePopularity``): the
+    mean training popularity of each user's list, averaged over users.
+
+    Examples
+    --------
+    >>> from skrank.beyond import average_popularity
+    >>> average_popularity([[0, 1], [2, -1]], item_popularity=[10, 2, 4])   # (6 + 4) / 2
+    5.0
+    """
+    func = "average_popularity"
+    items, valid = _lists(func, recommended)
+    values, defined = _per_user_popularity(func, items, valid, item_popularity)
+    return _mean_over_users(values, defined, func)
+
+
+def long_tail_share(recommended, *, item_popularity, tail=0.1):
+    """Share of each user's list in the long tail, averaged over users (RecBole's
+    ``TailPercentage``; the tail as :func:`tail_items` chooses it, by default the 10%
+    least popular items seen in training).
+
+    Examples
+    --------
+    >>> from skrank.beyond import long_tail_share
+    >>> pop = [50, 40, 30, 20, 10, 9, 8, 7, 6, 1]     # the tail: item 9
+    >>> long_tail_share([[0, 9], [1, 2]], item_popularity=pop)   # (1/2 + 0) / 2
+    0.25
+    """
+    func = "long_tail_share"
+    items, valid = _lists(func, recommended)
+    values, defined = _per_user_tail(func, items, valid, item_popularity, tail)
+    return _mean_over_users(values, defined, func)
+
+
+def intra_list_similarity(recommended, *, item_features=None, similarity=None):
+    """Mean similarity of the distinct pairs of items of each list (Ziegler et al.,
+    2005), averaged over the users whose list holds two items or more.
+
+    ``item_features`` (dense, or scipy.sparse) gives cosine similarities; the
+    items x users matrix of training interactions gives microsoft/recommenders'
+    default ``item_cooccurrence_count`` similarity.  A zero vector has similarity
+    0 to every item.  ``similarity(items_a, items_b)`` (arrays of item indices)
+    may give any other similarity, one value per pair.
+
+    Examples
+    --------
+    >>> from skrank.beyond import intra_list_similarity
+    >>> features = [[1, 0], [1, 1], [0, 1]]
+    >>> round(intra_list_similarity([[0, 1, 2]], item_features=features), 6)   # (2 cos45 + 0) / 3
+    0.471405
+    """
+    func = "intra_list_similarity"
+    items, valid = _lists(func, recommended)
+    values, defined = _per_user_ils(func, items, valid, item_features, similarity)
+    return _mean_over_users(values, defined, func)
+
+
+def intra_list_diversity(recommended, *, item_features=None, similarity=None):
+    """``1 - intra_list_similarity`` per user (microsoft/recommenders' ``diversity``).
+
+    Examples
+    --------
+    >>> from skrank.beyond import intra_list_diversity
+    >>> intra_list_diversity([[0, 2]], item_features=[[1, 0], [1, 1], [0, 1]])
+    1.0
+    """
+    func = "intra_list_diversity"
+    items, valid = _lists(func, recommended)
+    values, defined = _per_user_ils(func, items, valid, item_features, similarity)
+    return _mean_over_users(1.0 - values, defined, func)
+
+
+def serendipity(recommended, *, history, item_features, relevance=None):
+    """Serendipity as microsoft/recommenders defines it (Zhang et al., 2012).
+
+    Per recommended item, ``(1 - mean similarity to the user's history) * relevance``
+    (``relevance`` 1 by default, or an array of the shape of ``recommended``);
+    per user, the mean over the list; then the mean over the users with a
+    history.  ``history`` is a list matrix like ``recommended`` or a
+    users x items scipy.sparse matrix of training interactions;
+    ``item_features`` as in :func:`intra_list_similarity`.
+
+    Examples
+    --------
+    >>> from skrank.beyond import serendipity
+    >>> features = [[1, 0], [0, 1], [1, 1]]
+    >>> # user 0 saw item 0; items 1 (cosine 0) and 2 (cosine 0.7071) are recommended
+    >>> round(serendipity([[1, 2]], history=[[0]], item_features=features), 6)
+    0.646447
+    """
+    func = "serendipity"
+    items, valid = _lists(func, recommended)
+    return _mean_over_users(*_per_user_serendipity(func, items, valid, history, item_features,
+                                                   relevance), func=func)
+
+
+def top_k_items(scores, k, *, exclude=None):
+    """Each user's ``k`` best items (indices, best first) from a score matrix, without
+    the items ``exclude`` marks (a boolean matrix or scipy.sparse, e.g. training
+    interactions); ``-1`` pads a row with fewer than ``k`` candidates.
+
+    Examples
+    --------
+    >>> from skrank.beyond import top_k_items
+    >>> top_k_items([[0.1, 0.9, 0.5], [0.3, 0.2, 0.1]], 2, exclude=[[False, True, False],
+    ...                                                          [False, False, False]]).tolist()
+    [[2, 0], [0, 1]]
+    """
+    func = "top_k_items"
+    scores = np.array(scores, dtype=np.float64)
+    if scores.ndim != 2:
+        raise ValueError(f"{func}: scores must be 2-D (users x items). Got shape {scores.shape} "
+                         f"instead.")
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral) or k < 1:
+        raise InvalidParameterError(f"{func}: k must be an int >= 1. Got {_describe(k)} instead.")
+    if exclude is not None:
+        mask = exclude.toarray() if hasattr(exclude, "toarray") else np.asarray(exclude)
+        if mask.shape != scores.shape:
+            raise ValueError(f"{func}: exclude must have the shape of scores {scores.shape}. Got "
+                             f"{mask.shape} instead.")
+        scores[mask.astype(bool)] = -np.inf
+    k_eff = min(k, scores.shape[1])
+    part = np.argpartition(-scores, k_eff - 1, axis=1)[:, :k_eff]
+    order = np.argsort(-np.take_along_axis(scores, part, axis=1), axis=1, kind="stable")
+    top = np.take_along_axis(part, order, axis=1)
+    top = np.where(np.isneginf(np.take_along_axis(scores, top, axis=1)), -1, top)
+    if k_eff < k:
+        top = np.hstack([top, np.full((top.shape[0], k - k_eff), -1)])
+    return top
+
+
+#: The declarations (issue 29): name -> (function, level, what it reads).  The lead may
+#: move them into the one metric table.
+BEYOND_METRICS = {
+    "catalog_coverage": (catalog_coverage, "collection", ("n_items",)),
+    "distributional_coverage": (distributional_coverage, "collection", ()),
+    "gini_index": (gini_index, "collection", ("n_items",)),
+    "user_coverage": (user_coverage, "collection", ()),
+    "novelty": (novelty, "user", ("item_popularity",)),
+    "average_popularity": (average_popularity, "user", ("item_popularity",)),
+    "long_tail_share": (long_tail_share, "user", ("item_popularity",)),
+    "intra_list_similarity": (intra_list_similarity, "user", ("item_features",)),
+    "intra_list_diversity": (intra_list_diversity, "user", ("item_features",)),
+    "serendipity": (serendipity, "user", ("history", "item_features")),
+}
+
+_PER_USER = {
+    "novelty": lambda f, i, v, kw: _per_user_novelty(f, i, v, **kw),
+    "average_popularity": lambda f, i, v, kw: _per_user_popularity(f, i, v, **kw),
+    "long_tail_share": lambda f, i, v, kw: _per_user_tail(f, i, v, kw["item_popularity"],
+                                                          kw.get("tail", 0.1)),
+    "intra_list_similarity": lambda f, i, v, kw: _per_user_ils(f, i, v, **kw),
+    "intra_list_diversity": lambda f, i, v, kw: (lambda r: (1.0 - r[0], r[1]))(
+        _per_user_ils(f, i, v, **kw)),
+    "serendipity": lambda f, i, v, kw: _per_user_serendipity(f, i, v, **kw),
+}
+
+
+def per_user_scores(metric, recommended, **inputs):
+    """Per-user values of a per-user metric, with the users (row numbers) where it is
+    defined (a list of two items or more for intra-list metrics, a history for
+    serendipity, a non-empty list otherwise).
+
+    Examples
+    --------
+    >>> from skrank.beyond import per_user_scores
+    >>> res = per_user_scores("average_popularity", [[0, 1], [-1, -1], [2, -1]],
+    ...                       item_popularity=[10, 2, 4])
+    >>> res.qid.tolist(), res.score.tolist()
+    ([0, 2], [6.0, 4.0])
+    """
+    func = "per_user_scores"
+    if metric not in _PER_USER:
+        raise InvalidParameterError(f"{func}: metric must be one of "
+                                    f"{', '.join(map(repr, _PER_USER))}. Got {_describe(metric)} "
+                                    f"instead.")
+    items, valid = _lists(func, recommended)
+    values, defined = _PER_USER[metric](func, items, valid, inputs)
+    users = np.flatnonzero(defined)
+    return QueryScores(users, values[users])
+
+
+class BeyondEvaluation(NamedTuple):
+    """Result of :func:`evaluate`: per-user values (NaN where a metric is undefined for
+    the user) of the per-user metrics, and one value per metric in ``mean`` (the mean over
+    the users where defined, or the collection-level value)."""
+
+    users: np.ndarray
+    per_user: dict
+    mean: dict
+
+
+#: Which inputs each metric reads, by keyword.
+_READS = {name: reads for name, (_, _, reads) in BEYOND_METRICS.items()}
+_OPTIONAL = {"novelty": ("n_interactions",), "long_tail_share": ("tail",),
+             "intra_list_similarity": ("similarity",), "intra_list_diversity": ("similarity",),
+             "serendipity": ("relevance",), "user_coverage": ("n_users",),
+             "distributional_coverage": ("convention",)}
+
+
+def evaluate(recommended, metrics=None, **inputs):
+    """Several beyond-accuracy metrics of the same lists at once.
+
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding.
+    metrics : list of str, default=None
+        Names from :data:`BEYOND_METRICS`; None: every metric whose inputs are given.
+    **inputs
+        ``n_items``, ``item_popularity``, ``item_features``, ``history`` and the
+        metrics' options (``tail``, ``n_interactions``, ``relevance``, ...).
+
+    Returns
+    -------
+    result : BeyondEvaluation
+
+    Examples
+    --------
+    >>> from skrank.beyond import evaluate
+    >>> res = evaluate([[0, 1], [1, 2]], n_items=4, item_popularity=[3, 2, 1, 0])
+    >>> sorted(res.mean)[:3], res.mean["catalog_coverage"], res.per_user["average_popularity"]
+    (['average_popularity', 'catalog_coverage', 'distributional_coverage'], 0.75, array([2.5, 1.5]))
+    """
+    func = "beyond.evaluate"
+    if metrics is None:
+        metrics = [name for name, reads in _READS.items()
+                   if all(inputs.get(r) is not None for r in reads)]
+    elif isinstance(metrics, str):
+        metrics = [metrics]
+    unknown = [m for m in metrics if m not in BEYOND_METRICS]
+    if unknown:
+        raise InvalidParameterError(f"{func}: metrics must be names from "
+                                    f"{', '.join(map(repr, BEYOND_METRICS))}. Got "
+                                    f"{unknown[0]!r} instead.")
+    known = {r for reads in _READS.values() for r in reads} | {
+        o for opts in _OPTIONAL.values() for o in opts}
+    extra = sorted(set(inputs) - known)
+    if extra:
+        raise InvalidParameterError(f"{func}: got unexpected input(s) {', '.join(extra)}. Valid: "
+                                    f"{', '.join(sorted(known))}.")
+    items, valid = _lists(func, recommended)
+    users = np.arange(items.shape[0])
+    per_user, mean = {}, {}
+    for name in metrics:
+        function, level, reads = BEYOND_METRICS[name]
+        missing = [r for r in reads if inputs.get(r) is None]
+        if missing:
+            raise InvalidParameterError(f"{func}: {name} needs {', '.join(missing)}. Got none "
+                                        f"instead.")
+        kwargs = {k: inputs[k] for k in (*reads, *_OPTIONAL.get(name, ())) if k in inputs}
+        if level == "collection":
+            mean[name] = function(items, **kwargs)
+            continue
+        values, defined = _PER_USER[name](func, items, valid, kwargs)
+        per_user[name] = np.where(defined, values, np.nan)
+        mean[name] = _mean_over_users(values, defined, name)
+    return BeyondEvaluation(users, per_user, mean)
