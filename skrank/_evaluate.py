@@ -14,6 +14,10 @@ from ._validation import InvalidParameterError
 
 DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
 
+#: The extra arrays evaluate() gives the metrics that declare them (``judged=``, or
+#: which documents the qrels judge): their names are accepted.
+INPUTS = ("judged",)
+
 
 @dataclass(frozen=True)
 class Evaluation:
@@ -232,9 +236,9 @@ def _run_plan(func, metrics, defaults, arrays, judged, trec, qid_labels=None):
     retrieved, exclude, sample_weight): ``(table, counts)``, the table with the
     query weights as ``table.weights``.  ``qid_labels``: the query id of each code,
     when ``qid`` holds codes (TREC files), for errors that name queries."""
-    calls = _plan.resolve(func, metrics, trec=True, defaults=defaults)
+    calls = _plan.resolve(func, metrics, trec=True, inputs=INPUTS, defaults=defaults)
     p = _plan.plan(func, calls, ranking_for_counts=True)
-    prepared = _plan.prepare(p, *arrays, judged=judged, negative_is_unjudged=trec)
+    prepared = _plan.prepare(p, *arrays, inputs=dict(judged=judged), negative_is_unjudged=trec)
     try:
         table = _plan.execute(p, prepared)
     except ValueError as exc:
@@ -409,7 +413,7 @@ def _evaluate_stream(qrels, run, *, block_bytes, metrics, ties=None, no_relevant
     index = _QueryIndex(qrels)
     defaults = dict(ties="stable" if ties in (None, "trec") else ties,
                     no_relevant=no_relevant, threshold=threshold)
-    _plan.resolve(func, metrics, trec=True, defaults=defaults)  # bad names fail first
+    _plan.resolve(func, metrics, trec=True, inputs=INPUTS, defaults=defaults)  # bad names first
     seen = np.zeros(index.qids.shape[0], dtype=bool)
     done, parts = [], []
 

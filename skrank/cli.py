@@ -6,10 +6,12 @@
 """
 
 import argparse
+import functools
 import json
 import re
 import sys
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -142,15 +144,36 @@ def _build_parser(command=None):
     return parser
 
 
-def _trec_meaning(name):
-    """A name printed as trec_eval prints it must carry trec_eval's value: a trec_eval
-    name that is also a skrank stem with other defaults (rbp) takes trec_eval's."""
-    from ._names import _stems, _trec_stems
+class _Reading(NamedTuple):
+    """One ``-m`` name, read once by the one grammar (:func:`_read_name`)."""
 
-    trec, ours = _trec_stems().get(name), _stems().get(name)
-    if trec is not None and ours is not None and trec[1] != ours[1]:
-        return (name, trec[1])
-    return name
+    skrank: bool      # a skrank metric name (skrank mode), not a trec_eval measure
+    item: object      # what evaluate() is given: (name, the options the name sets)
+    spec: object      # its declaration; None for a count or a name that does not parse
+    error: object     # the grammar's error for a name that does not parse, else None
+
+
+@functools.lru_cache(maxsize=256)
+def _read_name(name):
+    """What ``-m name`` is: a trec_eval measure or nickname (``P.5,10``, a row trec_eval
+    prints such as ``P_5``), a count, or a skrank metric name, read once with the names
+    of the metrics that read ``judged=`` (the qrels judge).  A name printed as trec_eval
+    prints it carries trec_eval's value (``rbp``: trec_eval's p=0.9).  Names neither
+    knows go to trec_eval mode, whose error suggests both."""
+    from ._evaluate import INPUTS
+    from ._names import parse_metric_name
+    from ._trec_eval import is_trec_spec
+
+    if name in COUNTS:
+        return _Reading(not is_trec_spec(name), name, None, None)
+    try:
+        spec, params = parse_metric_name(name, func="evaluate", trec=True, inputs=INPUTS,
+                                         trec_first=True)
+    except (ValueError, TypeError) as exc:
+        return _Reading("@" in name and not is_trec_spec(name), name, None, exc)
+    # (bpref and infAP without '@' are trec_eval mode's, as in trec_eval)
+    skrank = not is_trec_spec(name) and ("@" in name or not spec.inputs)
+    return _Reading(skrank, (name, params), spec, None)
 
 
 def _add_compare_parser(sub):
@@ -217,20 +240,8 @@ def _trec_mode(args):
 
 
 def _is_skrank_name(spec):
-    """A skrank metric name (ndcg@10, mrr, precision@5), as opposed to a trec_eval one;
-    names neither knows go to trec_eval mode, whose error suggests both."""
-    from ._names import parse_metric_name
-    from ._trec_eval import is_trec_spec
-
-    if is_trec_spec(spec):
-        return False
-    if "@" in spec or spec in COUNTS:
-        return True
-    try:
-        parse_metric_name(spec, trec=False)
-    except (ValueError, TypeError):
-        return False
-    return True
+    """A skrank metric name (ndcg@10, mrr, precision@5), as opposed to a trec_eval one."""
+    return _read_name(spec).skrank
 
 
 def _run_size(args):
@@ -322,12 +333,15 @@ def _evaluate(args, out):
                          f"(e.g. -m P.10, -m all_trec). Got skrank metric names or options "
                          f"(--json, --ties, --no-relevant) instead.")
     requested = args.metrics or list(DEFAULT_CLI_METRICS)
-    metrics = {name: _trec_meaning(name) for name in requested if name not in COUNTS}
-    metrics = _with_max_grade(metrics, args.max_grade)
+    readings = {name: _read_name(name) for name in requested if name not in COUNTS}
+    for reading in readings.values():
+        if reading.error is not None:
+            raise reading.error
+    metrics = _with_max_grade(readings, args.max_grade)
 
     def check_grades(qrels):
         top = float(np.max(qrels.numbers["rel"]))
-        if top > args.max_grade and any(_is_err(m) for m in metrics.values()):
+        if top > args.max_grade and any(_is_err(r) for r in readings.values()):
             from ._metrics import METRICS
 
             raise ValueError(
@@ -402,21 +416,16 @@ def _evaluate_stream_skrank(args, options, check_grades):
         return None  # streamed by default, not grouped by query, small enough
 
 
-def _is_err(item):
-    from ._plan import MetricCall
-
-    # judged=True: bpref, infap and judged@k are skrank names here too (the qrels judge).
-    return MetricCall.parse(item, func="evaluate", trec=True, judged=True).metric == "err"
+def _is_err(reading):
+    return reading.spec is not None and reading.spec.name == "err"
 
 
-def _with_max_grade(metrics, max_grade):
-    """evaluate()'s metrics (label -> name or pair); err gets the --max-grade scale."""
+def _with_max_grade(readings, max_grade):
+    """evaluate()'s metrics (label -> (name, params)); err gets the --max-grade scale."""
     out = {}
-    for label, item in metrics.items():
-        if _is_err(item):
-            name, params = item if isinstance(item, tuple) else (item, {})
-            item = (name, {**params, "max_grade": max_grade})
-        out[label] = item
+    for label, reading in readings.items():
+        name, params = reading.item
+        out[label] = (name, {**params, "max_grade": max_grade} if _is_err(reading) else params)
     return out
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _plan
-from ._evaluate import DEFAULT_METRICS, Evaluation, _collection_values
+from ._evaluate import DEFAULT_METRICS, INPUTS, Evaluation, _collection_values
 from ._evaluate import evaluate as _evaluate_in_memory
 from ._aggregate import mean_over_queries
 from ._inputs import (_SHOWN, check_collection_options, ids_as_str, qrels_from_frame,
@@ -278,13 +278,14 @@ def _check_columns(frame, name, columns):
 def _skipped_as_nan(metrics, no_relevant):
     """Per metric label: whether a NaN per-query value means "left out by no_relevant='skip'"
     (then the mean is over the other queries), rather than a value of 'nan' (the mean is NaN)."""
-    calls = _plan.resolve(_FUNC, metrics, trec=True, defaults=dict(no_relevant=no_relevant))
+    calls = _plan.resolve(_FUNC, metrics, trec=True, inputs=INPUTS,
+                          defaults=dict(no_relevant=no_relevant))
     return {label: call.options.get("no_relevant") == "skip" for label, call in calls}
 
 
 def _labels(metrics):
     """The labels :func:`skrank.evaluate` gives the metrics (the plan's)."""
-    return [label for label, _ in _plan.resolve(_FUNC, metrics, trec=True)]
+    return [label for label, _ in _plan.resolve(_FUNC, metrics, trec=True, inputs=INPUTS)]
 
 
 def _partition_of(qid, npartitions):
