@@ -25,6 +25,7 @@ from ._array_api import value_range
 from ._aggregate import apply_no_relevant, mean_over_queries, query_weights
 from ._grouping import Depth, rank_queries
 from ._inputs import is_matrix_form, matrix_arrays
+from . import _params as P
 from ._metrics import METRICS
 from ._names import parse_metric_name
 from ._validation import InvalidParameterError, _describe, check_ranking_arrays
@@ -163,6 +164,76 @@ def _parse_item(item, func, trec, inputs=(), cutoff_given=False):
 
 
 # ---------------------------------------------------------------------------
+# evaluate()'s options, resolved once.
+
+
+class Options(NamedTuple):
+    """evaluate()'s options for every metric of a call, validated and resolved once by
+    :func:`resolve_options`: every later step (the join, the plan, the counts, the
+    command line's choice of trec_eval's measures, the Dask partitions) reads these
+    fields and none decides again."""
+
+    ties: Optional[str]        # as given; a collection's default is "trec"
+    policy: Optional[str]      # the metrics' tie policy (None: each metric's own default)
+    tie_order: Optional[str]   # a collection's rows among equal scores: "trec" (docno
+    #                            descending) or "input" (the run's rows); None for arrays
+    no_relevant: str
+    threshold: Optional[float]   # None: each metric's default of 1
+
+    @property
+    def defaults(self):
+        """The option values of every metric that does not set its own."""
+        return dict(ties=self.policy, no_relevant=self.no_relevant, threshold=self.threshold)
+
+    @property
+    def level(self):
+        """The relevance level of the counts (num_rel, num_rel_ret): the threshold, else 1."""
+        return 1.0 if self.threshold is None else float(self.threshold)
+
+    @property
+    def trec_eval(self):
+        """Whether trec_eval's own measures give these options' values: ties in docno
+        order (``"trec"``) and 0 for a query without relevant documents."""
+        return self.ties == "trec" and self.no_relevant == "zero"
+
+    def trec_eval_level(self, func):
+        """trec_eval's ``-l``: an integer relevance level (trec_eval reads it with
+        ``atol``).  A threshold that is not an integer is refused rather than
+        truncated, so that a threshold means the same for trec_eval's measures and
+        skrank's metrics."""
+        if self.threshold is None:
+            return 1
+        if float(self.threshold).is_integer():
+            return int(self.threshold)
+        raise InvalidParameterError(
+            f"{func}: trec_eval measures take an integer relevance level (trec_eval's -l). "
+            f"Got {self.threshold:g} instead. Use -l {int(np.floor(self.threshold))} or "
+            f"-l {int(np.ceil(self.threshold))}, or skrank metric names (e.g. P@5, map@100), "
+            f"which take any threshold.")
+
+
+def resolve_options(func, *, ties=None, no_relevant="zero", threshold=None, collection):
+    """The :class:`Options` of one evaluation: ``ties``, ``no_relevant`` and
+    ``threshold`` as :func:`skrank.evaluate` takes them, validated.  ``collection``:
+    qrels and a run, whose default tie order is trec_eval's (``"trec"``: the join
+    gives the rows in trec_eval's order, which a stable sort keeps; ``"stable"``:
+    in the run's row order); arrays have no docno, so ``"trec"`` is an error there."""
+    ties, no_relevant, threshold = (P.EVALUATE_OPTIONS[name].validate(func, value)
+                                    for name, value in (("ties", ties),
+                                                        ("no_relevant", no_relevant),
+                                                        ("threshold", threshold)))
+    tie_order = None
+    if collection:
+        ties = "trec" if ties is None else ties
+        tie_order = "input" if ties == "stable" else "trec"
+    elif ties == "trec":
+        raise InvalidParameterError(
+            f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
+    policy = "stable" if ties == "trec" else ties
+    return Options(ties, policy, tie_order, no_relevant, threshold)
+
+
+# ---------------------------------------------------------------------------
 # Planning.
 
 
@@ -248,7 +319,7 @@ def plan(func, calls, *, ranking_for_counts=False):
         spec = call.spec
         if spec.executor is None:
             options = call.options
-            policy = options.get("ties", "stable")
+            policy = options["ties"]   # every declaration has one
             depth = ranking_depth(spec, options)
             depths[policy] = Depth.union(depths[policy], depth) if policy in depths else depth
             steps.append(Step(label, call, policy))

@@ -97,7 +97,9 @@ def _build_parser(command=None):
     ev.add_argument("-q", "--per-query", action="store_true",
                     help="also print one row per query")
     ev.add_argument("-l", "--threshold", type=float, default=None, metavar="LEVEL",
-                    help="relevance threshold for binary metrics (trec_eval -l); default 1")
+                    help="relevance threshold for binary metrics (trec_eval -l); default 1. "
+                         "An integer with trec_eval measures, as trec_eval reads it (a "
+                         "level such as 1.5 is refused there, not truncated)")
     ev.add_argument("-c", "--complete", action="store_true",
                     help="count queries in the qrels but missing from the run as 0 "
                          "(trec_eval -c); default: leave them out")
@@ -232,9 +234,19 @@ def _format(value):
     return f"{value:.4f}"
 
 
-def _trec_mode(args):
-    """trec_eval's measures and layout, unless skrank metric names are asked for."""
-    if args.json or args.ties != "trec" or args.no_relevant != "zero":
+def _options(args):
+    """evaluate()'s options from the command line, resolved once for both modes (see
+    :func:`skrank._plan.resolve_options`)."""
+    from ._plan import resolve_options
+
+    return resolve_options("evaluate", ties=args.ties, no_relevant=args.no_relevant,
+                           threshold=args.threshold, collection=True)
+
+
+def _trec_mode(args, options):
+    """trec_eval's measures and layout, unless skrank metric names are asked for or the
+    options are not trec_eval's (ties other than docno order, no_relevant other than 0)."""
+    if args.json or not options.trec_eval:
         return False
     return not any(_is_skrank_name(m) for m in (args.metrics or []))
 
@@ -263,7 +275,7 @@ def _streaming(args):
     return size is not None and size > args.block_size
 
 
-def _evaluate_stream(args, out):
+def _evaluate_stream(args, out, level):
     from . import io
     from ._trec_eval import evaluate_stream
 
@@ -277,7 +289,7 @@ def _evaluate_stream(args, out):
     try:
         text = evaluate_stream(
             qrels, run, block_bytes=args.block_size, measures=args.metrics or [],
-            per_query=args.per_query, level=1 if args.threshold is None else int(args.threshold),
+            per_query=args.per_query, level=level,
             complete=args.complete, max_ret=args.max_retrieved, judged_only=args.judged_only,
             num_docs=args.num_docs, zscores=args.zscores, float32_scores=args.float32_scores)
     except FileNotFoundError:
@@ -288,21 +300,21 @@ def _evaluate_stream(args, out):
         out.write(piece)
 
 
-def _evaluate_trec(args, out):
+def _evaluate_trec(args, out, options):
     from ._trec_eval import evaluate_files
 
+    level = options.trec_eval_level("evaluate")   # -l 1.5 is refused, not truncated
     if _streaming(args):
         from ._trec_eval import NotGroupedError
 
         try:
-            _evaluate_stream(args, out)
+            _evaluate_stream(args, out, level)
             return
         except NotGroupedError:
             size = _run_size(args)
             if args.stream or size is None or size > _AUTO_STREAM_BYTES:
                 raise
             # Streamed by default, not grouped by query, small enough: read it whole.
-    level = 1 if args.threshold is None else int(args.threshold)
     if args.rel_format == "qrels":
         qrels, run = _read_inputs(args, common_queries=False, tables=True)
     elif "-" in (args.qrels, args.run):
@@ -319,10 +331,11 @@ def _evaluate_trec(args, out):
 
 
 def _evaluate(args, out):
-    from ._evaluate import evaluate
+    from ._evaluate import _evaluate_collection
 
-    if _trec_mode(args):
-        _evaluate_trec(args, out)
+    resolved = _options(args)
+    if _trec_mode(args, resolved):
+        _evaluate_trec(args, out, resolved)
         return
     trec_only = [flag for flag, on in (("-M", args.max_retrieved is not None),
                                        ("-J", args.judged_only), ("-Z", args.zscores),
@@ -350,14 +363,13 @@ def _evaluate(args, out):
                 f"{METRICS['err'].name_defaults['max_grade']:g} as gdeval). "
                 f"Pass --max-grade {top:g} or more.")
 
-    options = dict(metrics=metrics or ["map"], ties=args.ties, threshold=args.threshold,
-                   no_relevant=args.no_relevant,
+    options = dict(metrics=metrics or ["map"], options=resolved,
                    missing_queries="zero" if args.complete else "skip")
     res = _evaluate_stream_skrank(args, options, check_grades) if _streaming(args) else None
     if res is None:
         qrels, run = _read_inputs(args, common_queries=True, tables=True)
         check_grades(qrels)
-        res = evaluate(qrels=qrels, run=run, **options)
+        res = _evaluate_collection("evaluate", options.pop("metrics"), qrels, run, **options)
     if args.json:
         data = res.to_dict()
         if not metrics:
