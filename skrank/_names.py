@@ -377,6 +377,26 @@ def metrics_markdown():
     return "\n".join(rows) + "\n"
 
 
+def scorer_names_markdown():
+    """The table of scorer names in docs/tuning.md, generated from the declarations
+    (``tests/test_safety_nets.py`` fails until the page holds this text): each metric
+    with scorer names, its stems with their cutoff forms and what the stems fix."""
+    rows = ["| name | metric |", "|---|---|"]
+    for spec in _specs():
+        names = ", ".join(f"`{stem}{_CUT[spec.k]}`" for stem in spec.variants)
+        names += "".join(f" (also `{alias}{_CUT[spec.k]}`)" for alias in spec.aliases)
+        notes = [f"`{stem}`: " + ", ".join(f"{option}={_show_default(value)}"
+                                            for option, value in fixed.items())
+                 for stem, fixed in spec.variants.items() if fixed]
+        notes += [f"{option}={_show_default(value)} unless given"
+                  for option, value in spec.name_defaults.items()]
+        if spec.k == "none":
+            notes.append("takes no cutoff")
+        text = spec.summary + (f" ({'; '.join(notes)})" if notes else "")
+        rows.append(f"| {names} | {text} |")
+    return "\n".join(rows) + "\n"
+
+
 def judged_metrics_markdown():
     """The table of the metrics that take ``judged=`` in docs/metric_families.md,
     generated from their declarations (names for ``evaluate`` and ``per_query_scores``;

@@ -459,6 +459,7 @@ _CALLED_FROM_OUTSIDE = {
     "__getattr__": "module hook, called by attribute access",
     "metrics_markdown": "generates docs/metric_families.md's table (the tests compare them)",
     "judged_metrics_markdown": "generates docs/metric_families.md's table (the tests compare)",
+    "scorer_names_markdown": "generates docs/tuning.md's table (tests/test_safety_nets.py)",
     "measures_markdown": "generates docs/trec_eval.md's table (the tests compare them)",
 }
 

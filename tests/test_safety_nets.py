@@ -113,3 +113,18 @@ def test_property_tests_are_derandomised_in_ci():
     except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
         from test_properties import SETTINGS
     assert SETTINGS.derandomize == loaded.derandomize
+
+
+def test_docs_scorer_table_is_generated_from_the_declarations():
+    """docs/tuning.md's table of scorer names is scorer_names_markdown(): a metric added
+    to the table appears there, one that reads judged= does not."""
+    from pathlib import Path
+
+    from skrank._names import scorer_names_markdown
+
+    table = scorer_names_markdown()
+    text = (Path(__file__).resolve().parents[1] / "docs" / "tuning.md").read_text(
+        encoding="utf-8")
+    assert table in text
+    for spec in skrank.METRICS.values():
+        assert (f"`{spec.name}" in table) == spec.scorer, spec.name
