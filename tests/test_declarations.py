@@ -308,7 +308,7 @@ def test_trec_names_and_their_cutoffs(spec):
     assert set(spec.trec_cut) <= set(spec.trec_names)
     for name, fixed in spec.trec_names.items():
         if name in spec.variants:
-            pass  # a skrank name too ("recall", "rbp"): skrank's meaning, see cli._trec_meaning
+            pass  # a skrank name too ("recall", "rbp"): skrank's meaning, see cli._read_name
         elif name in spec.trec_cut:
             with pytest.raises(skrank.InvalidParameterError, match="needs a cutoff"):
                 parse_metric_name(name, trec=True)
