@@ -252,6 +252,7 @@ def trec_eval_text(qids, blocks, **options):
 
 
 # Per-query lines are formatted for this many queries at a time (bounded memory).
+# Not measured: a memory bound on the formatted text held at once.
 _QUERIES_PER_PIECE = 1000
 
 
