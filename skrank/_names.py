@@ -330,7 +330,7 @@ def _options_cell(spec):
     options = []
     for param in spec.params:
         if param.required:
-            implied = getattr(spec, "name_defaults", {}).get(param.name)
+            implied = spec.name_defaults.get(param.name)
             options.append(f"`{param.name}` (required" + (
                 f"; {_show_default(implied)} in scorer names)" if implied is not None
                 else ")"))
@@ -342,7 +342,7 @@ def _options_cell(spec):
 def _trec_cell(spec):
     trec = []
     for name, fixed in spec.trec_names.items():
-        shown = f"`{name}.k`" if name in getattr(spec, "trec_cut", ()) else f"`{name}`"
+        shown = f"`{name}.k`" if name in spec.trec_cut else f"`{name}`"
         if fixed:
             shown += " (" + ", ".join(f"{k}={_show_default(v)}" for k, v in fixed.items()) + ")"
         trec.append(shown)

@@ -38,7 +38,7 @@ def spec_of(metric):
 def _name_defaults(spec):
     """Options a name leaves unwritten: the declaration's defaults and its name defaults
     (ERR's max_grade=4, the grade scale the scorer names fix)."""
-    return {**spec.parameters, **getattr(spec, "name_defaults", {})}
+    return {**spec.parameters, **spec.name_defaults}
 
 
 def _same(a, b):
