@@ -40,10 +40,14 @@ INTERVALS = ("bca", "percentile", "t")
 QUERY_POLICIES = ("same", "common")
 
 # Resampling works on batches of about this many (resample, query) cells.
+# Not measured: a memory bound (2**21 float64 cells, 16 MiB per batch), not a timing.
 _BATCH_CELLS = 1 << 21
 # Per-query differences within this relative distance are rounding: ties.
+# Not a speed constant: the last-bit differences of per-query values across platforms
+# (found on the oldest numpy) are far below it, real differences far above.
 _TIE_TOLERANCE = 1e-12
 # The Tukey test precomputes every permutation of every query's row up to this size.
+# Not measured: a memory bound (2**23 cells, 64 MiB of permutation indices).
 _TUKEY_TABLE_CELLS = 1 << 23
 
 

@@ -8,11 +8,16 @@ from . import _params as P
 from . import _plan
 from ._aggregate import renamed_no_relevant_error
 from ._array_api import fill_skipped, to_numpy
+from ._diversity import diversity_request
 from ._inputs import (as_qrels, as_run, check_collection_options, check_query_coverage,
                       drop_identical_ids, is_dask_frame)
 from ._validation import InvalidParameterError
 
 DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
+
+#: The extra arrays evaluate() gives the metrics that declare them (``judged=``, or
+#: which documents the qrels judge): their names are accepted.
+INPUTS = ("judged",)
 
 
 @dataclass(frozen=True)
@@ -239,11 +244,13 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
     [1.0, 0.5]
     """
     func = "evaluate"
-    ties, no_relevant, threshold = (P.EVALUATE_OPTIONS[name].validate(func, value) for name, value
-                                    in (("ties", ties), ("no_relevant", no_relevant),
-                                        ("threshold", threshold)))
-    check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids)
     trec = qrels is not None or run is not None
+    # Diversity metrics (issue 29) read qrels with subtopics and take ndeval's conventions:
+    # their options are theirs to resolve.
+    diversity = trec and diversity_request(func, metrics)
+    options = None if diversity else _plan.resolve_options(
+        func, ties=ties, no_relevant=no_relevant, threshold=threshold, collection=trec)
+    check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids)
     if trec:
         if sample_weight is not None:
             raise InvalidParameterError(
@@ -258,28 +265,24 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         if exclude is not None:
             raise InvalidParameterError(f"{func}: exclude is for the 2-D form (y_true, y_score matrices); "
                              f"with qrels and run, leave the excluded documents out of the run.")
-        if is_dask_frame(qrels) or is_dask_frame(run):  # partition by partition on Dask
-            from .dask import _evaluate_frames
-
-            return _evaluate_frames(
-                qrels, run, metrics=metrics, query_id="query_id", doc_id="doc_id",
-                relevance="relevance", score="score", ties=ties, no_relevant=no_relevant,
-                threshold=threshold, missing_queries=missing_queries,
-                unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
-                npartitions=None)
-        from ._diversity import diversity_request   # issue 29: qrels with subtopics
-        if diversity_request(func, metrics):
+        if diversity:
             from .diversity import _evaluation_parts
 
             return Evaluation(*_evaluation_parts(
                 func, qrels, run, metrics, ties=ties, no_relevant=no_relevant,
                 threshold=threshold, missing_queries=missing_queries,
                 unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids))
-        table, counts = _run_collection(
-            func, metrics, qrels, run, ties=ties, no_relevant=no_relevant, threshold=threshold,
-            missing_queries=missing_queries, unjudged_queries=unjudged_queries,
-            ignore_identical_ids=ignore_identical_ids)
-        return _evaluation(func, table.qid, table.columns, counts, table.weights)
+        if is_dask_frame(qrels) or is_dask_frame(run):  # partition by partition on Dask
+            from .dask import _evaluate_frames
+
+            return _evaluate_frames(
+                qrels, run, metrics=metrics, query_id="query_id", doc_id="doc_id",
+                relevance="relevance", score="score", options=options,
+                missing_queries=missing_queries, unjudged_queries=unjudged_queries,
+                ignore_identical_ids=ignore_identical_ids, npartitions=None)
+        return _evaluate_collection(
+            func, metrics, qrels, run, options, missing_queries=missing_queries,
+            unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids)
     if y_true is None or y_score is None:
         raise InvalidParameterError(f"{func}: y_true and y_score are required (or qrels and run).")
     # options about matching two collections mean nothing for arrays: say so, not ignore
@@ -292,42 +295,42 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
             f"{func}: {listed} applies to qrels and run only. Got arrays (y_true, y_score) "
             f"instead: every query of the arrays is evaluated; drop rows beforehand to "
             f"leave some out.")
-    if ties == "trec":
-        raise InvalidParameterError(f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
-    table, counts = _run_plan(func, metrics, dict(ties=ties, no_relevant=no_relevant,
-                                                  threshold=threshold),
+    table, counts = _run_plan(func, metrics, options,
                               (y_true, y_score, qid, retrieved, exclude, sample_weight),
                               judged, False)
     return _evaluation(func, table.qid, table.columns, counts, table.weights)
 
 
-def _run_collection(func, metrics, qrels, run, *, ties, no_relevant, threshold,
-                    missing_queries, unjudged_queries="skip", ignore_identical_ids=False,
-                    check_coverage=True):
-    """``(table, counts)`` of ``qrels`` against ``run`` (validated options): joined,
-    ranked and executed, the table's queries named by their ids.  ``ties=None`` is
-    ``"trec"``: the join gives the rows in trec_eval's order, which a stable sort
-    keeps (with ``"stable"``, in the run's row order).  See :func:`_trec_arrays` for
+def _evaluate_collection(func, metrics, qrels, run, options, **collection_options):
+    """The :class:`Evaluation` of ``qrels`` against ``run`` with the resolved ``options``
+    (checked collection options): evaluate()'s path, and the command line's."""
+    table, counts = _run_collection(func, metrics, qrels, run, options, **collection_options)
+    return _evaluation(func, table.qid, table.columns, counts, table.weights)
+
+
+def _run_collection(func, metrics, qrels, run, options, *, missing_queries,
+                    unjudged_queries="skip", ignore_identical_ids=False, check_coverage=True):
+    """``(table, counts)`` of ``qrels`` against ``run`` with the resolved ``options``
+    (:func:`skrank._plan.resolve_options`): joined in their tie order, ranked and
+    executed, the table's queries named by their ids.  See :func:`_trec_arrays` for
     ``check_coverage``."""
-    ties = "trec" if ties is None else ties
     y_true, y_score, qid, retrieved, judged, qid_labels = _trec_arrays(
-        qrels, run, missing_queries, unjudged_queries, ignore_identical_ids, ties,
-        check_coverage)
-    table, counts = _run_plan(func, metrics, dict(ties="stable" if ties == "trec" else ties,
-                                                  no_relevant=no_relevant, threshold=threshold),
+        qrels, run, missing_queries, unjudged_queries, ignore_identical_ids,
+        options.tie_order, check_coverage)
+    table, counts = _run_plan(func, metrics, options,
                               (y_true, _ranked_finite(y_score), qid, retrieved, None, None),
                               judged, True, qid_labels=qid_labels)
     return _named(table, qid_labels), counts
 
 
-def _run_plan(func, metrics, defaults, arrays, judged, trec, qid_labels=None):
-    """Plan, prepare and execute ``metrics`` on ``arrays`` (y_true, y_score, qid,
-    retrieved, exclude, sample_weight): ``(table, counts)``, the table with the
-    query weights as ``table.weights``.  ``qid_labels``: the query id of each code,
-    when ``qid`` holds codes (TREC files), for errors that name queries."""
-    calls = _plan.resolve(func, metrics, trec=True, defaults=defaults)
+def _run_plan(func, metrics, options, arrays, judged, trec, qid_labels=None):
+    """Plan, prepare and execute ``metrics`` with the resolved ``options`` on ``arrays``
+    (y_true, y_score, qid, retrieved, exclude, sample_weight): ``(table, counts)``, the
+    table with the query weights as ``table.weights``.  ``qid_labels``: the query id of
+    each code, when ``qid`` holds codes (TREC files), for errors that name queries."""
+    calls = _plan.resolve(func, metrics, trec=True, inputs=INPUTS, defaults=options.defaults)
     p = _plan.plan(func, calls, ranking_for_counts=True)
-    prepared = _plan.prepare(p, *arrays, judged=judged, negative_is_unjudged=trec)
+    prepared = _plan.prepare(p, *arrays, inputs=dict(judged=judged), negative_is_unjudged=trec)
     try:
         table = _plan.execute(p, prepared)
     except ValueError as exc:
@@ -336,8 +339,7 @@ def _run_plan(func, metrics, defaults, arrays, judged, trec, qid_labels=None):
             raise
         raise named from None
     ranking = next(iter(table.rankings.values()))
-    threshold = defaults["threshold"]
-    counts = _counts(ranking, 1.0 if threshold is None else float(threshold))
+    counts = _counts(ranking, options.level)
     if prepared.n_ranked is not None:
         # Every item that is not excluded is ranked, though only the leading ones are held.
         if isinstance(prepared.n_ranked, np.ndarray):
@@ -387,18 +389,13 @@ def _per_query(qids, columns):
     return per_query
 
 
-def _collection_values(qrels, run, *, metrics, ties=None, no_relevant="zero", threshold=None,
-                       missing_queries="skip"):
+def _collection_values(qrels, run, *, metrics, options, missing_queries="skip"):
     """``(qid, per_query, counts)`` of ``evaluate(qrels=..., run=...)``, without the means
     and without a policy or warning for queries on one side only: what each partition of
     :func:`skrank.dask.evaluate` computes (its caller counts those queries over the whole
-    data; warnings filtered in worker threads would race with other threads)."""
-    func = "evaluate"
-    ties, no_relevant, threshold = (P.EVALUATE_OPTIONS[name].validate(func, value) for name, value
-                                    in (("ties", ties), ("no_relevant", no_relevant),
-                                        ("threshold", threshold)))
-    table, counts = _run_collection(func, metrics, qrels, run, ties=ties,
-                                    no_relevant=no_relevant, threshold=threshold,
+    data; warnings filtered in worker threads would race with other threads).  ``options``:
+    resolved by :func:`skrank._plan.resolve_options`."""
+    table, counts = _run_collection("evaluate", metrics, qrels, run, options,
                                     missing_queries=missing_queries, check_coverage=False)
     return table.qid, _per_query(table.qid, table.columns), counts
 
@@ -431,12 +428,12 @@ def _counts(ranking, threshold):
 
 
 def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
-                 ignore_identical_ids=False, ties="trec", check_coverage=True):
+                 ignore_identical_ids=False, tie_order="trec", check_coverage=True):
     """The joined rows of ``qrels`` and ``run`` with query codes, and the query id
     of each code.  Files are read as byte tables and joined on the readers' pair
     hashes in trec_eval's order (the command line's path): no str column.  With
-    ``ties="stable"`` equal scores keep the run's row order (its lines, its frame's
-    rows) instead of trec_eval's docno order.  ``check_coverage=False``: no policy or
+    ``tie_order="input"`` equal scores keep the run's row order (its lines, its frame's
+    rows) instead of trec_eval's docno order (``"trec"``).  ``check_coverage=False``: no policy or
     warning for queries on one side only (they are then left out, or scored as empty
     rankings with ``missing_queries="zero"``)."""
     from .io._join import flat_rows, join
@@ -451,17 +448,11 @@ def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
     if missing_queries == "raise":
         missing_queries = "skip"  # none is missing: both give the same rows
     joined = join(qrels, run, missing_queries=missing_queries, func="evaluate",
-                  columns=("score",), tie_order=_tie_order(ties))
+                  columns=("score",), tie_order=tie_order)
     rows = flat_rows(joined)
     labels = decode(joined.qids) if joined.qids.shape[0] else np.zeros(0, dtype="U1")
     return (rows["y_true"], rows["y_score"], rows["codes"], rows["retrieved"],
             rows["judged"], labels)
-
-
-def _tie_order(ties):
-    """How the join orders equal scores: the run's rows for ``"stable"``; else
-    trec_eval's docno order (the other policies do not depend on it)."""
-    return "input" if ties == "stable" else "trec"
 
 
 def _trec_table(value, name):
@@ -483,8 +474,7 @@ def _trec_table(value, name):
     return run_table(as_run("evaluate", value, name), "evaluate")
 
 
-def _evaluate_stream(qrels, run, *, block_bytes, metrics, ties=None, no_relevant="zero",
-                     threshold=None, missing_queries="skip"):
+def _evaluate_stream(qrels, run, *, block_bytes, metrics, options, missing_queries="skip"):
     """:func:`evaluate` of a qrels table and a run read one block of whole queries at
     a time (``run``: a path or a binary file; the command line's ``--stream`` with
     skrank's names).  Each block is joined and executed as ``evaluate(qrels=,
@@ -500,16 +490,14 @@ def _evaluate_stream(qrels, run, *, block_bytes, metrics, ties=None, no_relevant
     check_collection_options(func, missing_queries, "skip", False)
     check_no_duplicates(qrels, "in qrels")
     index = _QueryIndex(qrels)
-    defaults = dict(ties="stable" if ties in (None, "trec") else ties,
-                    no_relevant=no_relevant, threshold=threshold)
-    _plan.resolve(func, metrics, trec=True, defaults=defaults)  # bad names fail first
+    _plan.resolve(func, metrics, trec=True, inputs=INPUTS,
+                  defaults=options.defaults)  # bad names fail first
     seen = np.zeros(index.qids.shape[0], dtype=bool)
     done, parts = [], []
 
     def evaluate_block(sub_qrels, block, missing):
         # (the policies for queries on one side only are applied to the whole run below)
-        parts.append(_run_collection(func, metrics, sub_qrels, block, ties=ties,
-                                     no_relevant=no_relevant, threshold=threshold,
+        parts.append(_run_collection(func, metrics, sub_qrels, block, options,
                                      missing_queries=missing, check_coverage=False))
 
     for block in grouped_blocks(run, block_bytes, done):

@@ -50,6 +50,7 @@ except ImportError:  # built without a C compiler: object ids take the pure-nump
     _speedups = None
 
 # Integer grades up to this are counted, not sorted, to build the ideal ranking.
+# Not measured: grade scales in use (0-4, 0-10) stay far below it.
 _MAX_COUNTED_GRADE = 64
 
 
@@ -402,6 +403,8 @@ def _sorted_object_runs(qid):
 
 # Ids are checked for sorted runs on their first rows, then on the first runs, before
 # every row: ids in random order are told apart at that cost.
+# Not measured: probe sizes chosen small next to a pass over every id and large enough
+# that random order shows in them.
 _ROW_PROBE = 4096
 _ORDER_PROBE = 64
 
@@ -824,6 +827,7 @@ def _string_character_keys(qid, *, with_strings=False):
 
 # Rows of code points checked and narrowed at a time by _narrow_characters: a block
 # that stays in the 2 MiB L2 cache between the two (measured best of 0.4 to 6 MiB).
+# Measured: see above (best block size between 0.4 and 6 MiB).
 _NARROW_BLOCK_BYTES = 3 * 2 ** 19
 
 
@@ -1001,12 +1005,15 @@ def _count_by_segment(mask, offsets):
 
 # Bits sorted per radix pass: numpy's stable sort of 16-bit integers is a radix sort,
 # O(n).  (Lowered in the tests, so that several passes run on a few rows.)
+# Not measured: numpy's own choice (its stable sort is a radix sort up to 16-bit ints).
 _RADIX_DIGIT_BITS = 16
 
 # numpy's radix sort costs ~3x more per row at 1M rows than at 64k, and ~8x at 10M: its
 # scatter leaves the caches.  Beyond _CHUNKED_ABOVE rows the rows are therefore sorted
 # in chunks of _CHUNK_ROWS that stay in cache, then placed (measured: 3M rows 1.3x
 # faster, 10M rows 3x; no gain at 1M).  (Lowered in the tests.)
+# Measured: see above; the break-even measured near 4M rows with one radix pass and
+# 2-4M with two, so chunking starts at 2M.
 _CHUNK_ROWS = 2 ** 16
 _CHUNKED_ABOVE = 2 * 2 ** 20
 
@@ -1190,10 +1197,12 @@ def segmented_argsort_desc(values, offsets, *, stable, with_ties=False):
 
 # Rows of a block are sorted a chunk of about this many cells at a time: the chunk's
 # keys and its order stay in cache, and no temporary as large as the block is made.
+# Not measured: sized so that a chunk's keys and order (16 B a cell, 1 MiB) stay in L2.
 _SORT_CHUNK_CELLS = 2 ** 16
 
 # Widest rows sorted by keys (see _keyed_argsort_rows_desc): the column takes the
 # key's low bits, the fewer the better (distinct values sharing the rest are re-sorted).
+# Not a timing: the key layout's bound (the column in the key's low 24 bits).
 _KEYED_MAX_WIDTH = 2 ** 24
 
 _SIGN_CLEARED = np.int64(0x7FFF_FFFF_FFFF_FFFF)
@@ -1340,6 +1349,8 @@ def _take_in_order(order, labels, scores=None):
 # cutoff included.  Rows in random order spread each query over every slice; rows in
 # runs of one query (grouped, but not in the order of the ids) do not, and are
 # grouped whole.
+# Not measured (nor _CANDIDATE_SHARE, _PASS_ROWS, _MAX_SUBSETS below): chosen by reasoning
+# about the bound's tightness and the cost of one numpy call per subset.
 _SUBSETS_PER_K = 2
 
 # Candidates are grouped when they are at most this share of the rows; else (queries
@@ -1466,6 +1477,8 @@ def segmented_top_order(values, offsets, depth, *, stable):
 # their k-th row is their k-th largest value, when the first one is found ranked (one
 # pass tells which are).  Other queries keeping more than _LOOSE_BOUND_PER_K * k rows
 # take their exact k-th largest.
+# Not measured: chosen by reasoning about the bound (about 1.3 k rows kept in random
+# order), not by a timing.
 _LOOSE_BOUND_PER_K = 4
 
 
@@ -1649,6 +1662,7 @@ def first_relevant_floor(labels, scores, offsets, thresholds):
 
 # Row-wise np.partition costs about 2 ns per cell on rows of up to 256 cells and
 # 3-4 times as much on longer rows; longer rows are therefore cut into chunks.
+# Measured: the per-cell costs above (np.partition by row length).
 _SELECT_CHUNK = 256
 
 

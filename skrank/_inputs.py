@@ -448,6 +448,7 @@ def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queri
 
 # Rows of the score matrix are processed in blocks of about this many cells,
 # so the temporary copies stay small whatever the matrix size.
+# Not measured: a memory bound (2**21 cells, 16 MiB per float64 temporary).
 _BLOCK_CELLS = 1 << 21
 
 

@@ -8,21 +8,16 @@ the arrays are turned into trec_eval's relevance codes and the kernels of
 :mod:`skrank._trec_measures` compute them.
 """
 
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Callable
-
 import numpy as np
 
 from ._grouping import rank_queries
 from ._trec_data import NONPOOL, UNJUDGED, TrecRanking
 from ._trec_measures import _bpref, _k_infap
 from . import _params as P
-from ._metrics import Declared
 from ._validation import _describe
 
 #: trec_eval's kernels rank one order of the tied documents: no tie average.
-_TIES = P.TIES.replace(
+TIES = P.TIES.replace(
     default="pessimistic", supported=("pessimistic", "optimistic", "stable"),
     unsupported="the judged metrics rank one order of tied documents (trec_eval's kernels) "
                 "and have no average over their orderings.",
@@ -30,40 +25,34 @@ _TIES = P.TIES.replace(
                 "relevant first, or input order.  (trec_eval orders them by docno.)",
     valid=("pessimistic", "optimistic", "stable"), invalid=("average", "bogus", None))
 
-_RETRIEVED = P.RETRIEVED.replace(
+RETRIEVED = P.RETRIEVED.replace(
     description="False marks a judged document the system did not retrieve: it counts\n"
                 "in R and N but takes no rank.  None means every row was retrieved.")
 
-@dataclass(frozen=True)
-class JudgedSpec(Declared):
-    """Declaration of a metric that takes ``judged=`` (bpref, infap, judged@k): its
-    options as :class:`~skrank._params.Param` and its public function, as a
-    :class:`~skrank._metrics.MetricSpec` declares them, so that the checks, the
-    signature and docstring tests, :class:`skrank._plan.MetricCall` and the plan
-    treat it as any other metric.  Not in :data:`skrank.METRICS`: these are no
-    scorer names (a scorer cannot be given ``judged=``); ``evaluate`` and
-    ``per_query_scores`` take them."""
+#: The array arguments of their public functions around the options.
+BEFORE_OPTIONS = (P.QID, P.JUDGED)
+AFTER_OPTIONS = (RETRIEVED, P.SAMPLE_WEIGHT)
 
-    name: str
-    function: Callable
-    summary: str
-    params: tuple = ()
-    after_options: tuple = (_RETRIEVED, P.SAMPLE_WEIGHT)
-    trec_names: MappingProxyType = field(default_factory=dict)
-    aggregate: str = "mean"
-    bounds: tuple = (0.0, 1.0)
-    y_true_note: str = ("A negative label marks a document in the pool but not judged\n"
-                        "(trec_eval's -1).")
-    before_options = (P.QID, P.JUDGED)
+#: What ``y_true`` means to them (their declarations' ``label_note``).
+LABEL_NOTE = ("A negative label marks a document in the pool but not judged\n"
+              "(trec_eval's -1).")
 
-    @property
-    def variants(self):
-        return {self.name: {}}
 
-    @property
-    def stems(self):
-        """Every name of the metric that evaluate() reads (its own, its trec_eval ones)."""
-        return (self.name, *[n for n in self.trec_names if n != self.name])
+# ---------------------------------------------------------------------------
+# Kernels on trec_eval's ranking (see :func:`judged_columns`): ``kernel(ranking,
+# **options) -> per-query values``, the options that do not shape the ranking.
+
+
+def bpref_kernel(r):
+    return _bpref(r)
+
+
+def infap_kernel(r):
+    return _k_infap(r, ())
+
+
+def judged_at_k_kernel(r, *, k):
+    return r.count(r.rel >= 0, k) / float(k)
 
 
 def _check_judged(func, judged, n):
@@ -102,9 +91,16 @@ def _codes_ranking(func, arrays, judged, threshold, ties):
     return r
 
 
+#: Options that shape trec_eval's ranking of :func:`judged_columns` (the others go to
+#: the kernel).
+RANKING_OPTIONS = ("ties", "threshold")
+
+
 def judged_columns(func, calls, prepared):
-    """``(qids, [values of each call])`` of judged metric calls on prepared arrays: one
-    trec_eval ranking per (tie policy, threshold), shared by the calls that read it."""
+    """``(qids, [values of each call])`` of calls of metrics that declare
+    ``executor=judged_columns`` on prepared arrays: one trec_eval ranking per (tie
+    policy, threshold), shared by the calls that read it; each call's declared
+    kernel computes its values on it."""
     arrays = prepared.arrays
     from ._array_api import namespace
 
@@ -115,39 +111,28 @@ def judged_columns(func, calls, prepared):
             f"{type(arrays[1]).__module__.partition('.')[0]} arrays. Pass host arrays, e.g. "
             f"tensor.cpu().numpy()."
         )
-    judged = prepared.judged
+    judged = prepared.inputs.get("judged")
     judged = _check_judged(func, None if judged is None else np.ravel(judged),
                            arrays[0].shape[0])
     rankings, out = {}, []
     for call in calls:
         params = call.options
-        threshold = params.get("threshold", 1)
+        threshold = params.get("threshold", P.THRESHOLD.default)   # judged@k: none
         key = (params["ties"], threshold)
         if key not in rankings:
             rankings[key] = _codes_ranking(func, arrays, judged, threshold, params["ties"])
-        r = rankings[key]
-        if call.metric == "bpref":
-            out.append(_bpref(r))
-        elif call.metric == "infap":
-            out.append(_k_infap(r, ()))
-        else:
-            k = params["k"]
-            out.append(r.count(r.rel >= 0, k) / float(k))
+        kernel_options = {name: value for name, value in params.items()
+                          if name not in RANKING_OPTIONS}
+        out.append(call.spec.kernel(rankings[key], **kernel_options))
     qids = next(iter(rankings.values())).qids
     return qids, out
 
 
 def _score(metric, arguments):
     """The score of a public judged metric function called with ``arguments`` (its locals)."""
-    from ._plan import MetricCall, mean
+    from ._metrics import score   # the table holds these functions: it imports this module
 
-    spec = JUDGED_SPECS[metric]
-    func = spec.function.__name__
-    options = {key: value for key, value in arguments.items() if key not in P.ARRAY_ARGUMENTS}
-    call = MetricCall.of(spec, options, func=func)
-    return mean(func, call, arguments["y_true"], arguments["y_score"], arguments["qid"],
-                arguments.get("retrieved"), None, arguments["sample_weight"],
-                judged=arguments["judged"])
+    return score(metric, arguments)
 
 
 def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
@@ -230,21 +215,3 @@ def judged_at_k_score(y_true, y_score, *, qid=None, judged=None, k, ties="pessim
     0.5
     """
     return _score("judged", locals())
-
-
-#: The metrics that take ``judged=``: the sibling of :data:`skrank.METRICS` (see
-#: :class:`JudgedSpec`).  Order here is the order of every list shown to users.
-JUDGED_SPECS = MappingProxyType({spec.name: spec for spec in (
-    JudgedSpec("bpref", bpref_score, "binary preference", params=(P.THRESHOLD, _TIES),
-               trec_names={"bpref": {}}),
-    JudgedSpec("infap", infap_score, "inferred average precision",
-               params=(P.THRESHOLD, _TIES), trec_names={"infAP": {}}),
-    JudgedSpec("judged", judged_at_k_score, "share of the top k that was judged",
-               params=(P.K_REQUIRED, _TIES), after_options=(P.SAMPLE_WEIGHT,)),
-)})
-
-for _spec in JUDGED_SPECS.values():
-    _spec.fill_docstring()
-del _spec
-
-JUDGED_METRICS = {name: spec.function for name, spec in JUDGED_SPECS.items()}

@@ -19,6 +19,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from . import _kernels as K
+from . import _judged as J
 from . import _params as P
 from ._array_api import as_float, divide_where, minimum, value_range
 from ._validation import (
@@ -156,8 +157,7 @@ _LABEL_NOTES = {"any": "", "nonnegative": "Labels must be non-negative.",
 class Declared:
     """What a metric's declaration derives from its ``params``: defaults, checks, the
     public function's signature and its generated docstring.  Shared by
-    :class:`MetricSpec` (the table :data:`METRICS`) and
-    :class:`skrank._judged.JudgedSpec` (the metrics that take ``judged=``).
+    :class:`MetricSpec` (the table :data:`METRICS`).
 
     A subclass has ``name``, ``function``, ``params``, ``before_options`` and
     ``after_options`` (the array arguments around the options) and ``y_true_note``.
@@ -271,6 +271,21 @@ class MetricSpec(Declared):
         Without a cutoff, the metric reads each ranking only down to its first
         relevant document (ranks below it cannot change its value), so longer
         rankings are not sorted further.
+    inputs : tuple of str
+        Arrays the metric reads besides ``y_true``, ``y_score`` and the query ids
+        (``("judged",)`` for bpref, infAP and judged@k): only a caller that can be
+        given them takes the metric's names (``evaluate``, ``per_query_scores``),
+        so such a metric has no scorer name (a scorer cannot be given them).
+    executor : callable or None
+        How the metric's values are computed when its kernel does not read the
+        plan's shared ranking: ``executor(func, calls, prepared) -> (qids,
+        [values of each call])`` for the calls of the metrics that declare it
+        (their ``kernel`` reads the ranking it builds).  None: ``kernel`` runs on
+        the plan's ranking of the call's tie policy.
+    before_options, after_options : tuple of :class:`~skrank._params.Param`
+        The array arguments of the public function before and after the options.
+    label_note : str or None
+        What the docstring says of ``y_true``; None: what ``labels`` implies.
     """
 
     name: str
@@ -289,14 +304,21 @@ class MetricSpec(Declared):
     trec_cut: tuple = ()
     labels: str = "any"
     reads_to_first_relevant: bool = False
-
-    #: The array arguments around the options (see :meth:`Declared.signature_params`).
-    before_options = P.BEFORE_OPTIONS
-    after_options = P.AFTER_OPTIONS
+    inputs: tuple = ()
+    executor: Callable = None
+    before_options: tuple = P.BEFORE_OPTIONS
+    after_options: tuple = P.AFTER_OPTIONS
+    label_note: str = None
 
     @property
     def y_true_note(self):
-        return _LABEL_NOTES[self.labels]
+        return _LABEL_NOTES[self.labels] if self.label_note is None else self.label_note
+
+    @property
+    def scorer(self):
+        """Whether the metric has scorer names: not when it reads arrays (``inputs``)
+        that a scorer cannot be given."""
+        return not self.inputs
 
     def check_labels(self, func, y_true, params, extremes=None):
         """Check the labels for this metric.  ``extremes``, a callable giving
@@ -351,28 +373,25 @@ class QueryScores(NamedTuple):
     score: np.ndarray
 
 
-def _mean(name, y_true, y_score, qid, retrieved, exclude, params, sample_weight=None):
-    """A metric function's value: its call planned and executed (see :mod:`skrank._plan`)."""
+def score(name, arguments):
+    """The score of the public function of metric ``name`` called with ``arguments``
+    (its locals): the arrays, its declared extra ``inputs``, and its options as
+    declared.  Its call is planned and executed (see :mod:`skrank._plan`)."""
     from ._plan import MetricCall, mean
 
     spec = METRICS[name]
     func = spec.function.__name__
-    return mean(func, MetricCall.of(spec, params, func=func), y_true, y_score, qid, retrieved,
-                exclude, sample_weight)
+    options = {key: value for key, value in arguments.items() if key not in P.ARRAY_ARGUMENTS}
+    return mean(func, MetricCall.of(spec, options, func=func), arguments["y_true"],
+                arguments["y_score"], arguments["qid"], arguments.get("retrieved"),
+                arguments.get("exclude"), arguments["sample_weight"],
+                inputs={input_name: arguments[input_name] for input_name in spec.inputs})
+
 
 
 # ---------------------------------------------------------------------------
 # Public functions: real signatures (a test checks each against its declaration);
 # the Parameters sections are generated from the declarations in METRICS.
-
-
-def _score(name, arguments):
-    """The score of a public metric function called with ``arguments`` (its locals):
-    the arrays, and its options as declared."""
-    options = {key: value for key, value in arguments.items() if key not in P.ARRAY_ARGUMENTS}
-    return _mean(name, arguments["y_true"], arguments["y_score"], arguments["qid"],
-                 arguments["retrieved"], arguments["exclude"], options,
-                 arguments["sample_weight"])
 
 
 def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average",
@@ -395,7 +414,7 @@ def cg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average"
     >>> cg_score([3, 2, 0, 1], [0.1, 0.9, 0.5, 0.3], qid=[1, 1, 1, 1], k=2)
     2.0
     """
-    return _score("cg", locals())
+    return score("cg", locals())
 
 
 def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
@@ -428,7 +447,7 @@ def dcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", log_base=2,
     >>> round(dcg_score(y_true, y_score, qid=[0] * 6, gain="exponential"), 3)
     13.848
     """
-    return _score("dcg", locals())
+    return score("dcg", locals())
 
 
 def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="average",
@@ -465,7 +484,7 @@ def ndcg_score(y_true, y_score, *, qid=None, k=None, gain="linear", ties="averag
     >>> round(ndcg_score([[3, 2, 0], [1, 0, 1]], [[.1, .9, .5], [.8, .3, .2]]), 4)
     0.8705
     """
-    return _score("ndcg", locals())
+    return score("ndcg", locals())
 
 
 def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominator="k",
@@ -492,7 +511,7 @@ def precision_at_k_score(y_true, y_score, *, qid=None, k, threshold=1, denominat
     >>> round(precision_at_k_score(y_true, y_score, qid=[0, 0, 0], k=5, denominator="min"), 4)
     0.3333
     """
-    return _score("precision", locals())
+    return score("precision", locals())
 
 
 def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
@@ -516,7 +535,7 @@ def recall_at_k_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="a
     >>> recall_at_k_score([1, 0, 1, 1], [0.9, 0.8, 0.7, 0.1], qid=[0] * 4, k=2)
     0.3333333333333333
     """
-    return _score("recall", locals())
+    return score("recall", locals())
 
 
 def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
@@ -542,7 +561,7 @@ def hit_rate_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="aver
     >>> hit_rate_score([0, 1, 0, 0], [0.9, 0.9, 0.7, 0.1], qid=[0] * 4, k=1)
     0.5
     """
-    return _score("hit_rate", locals())
+    return score("hit_rate", locals())
 
 
 def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
@@ -565,7 +584,7 @@ def r_precision_score(y_true, y_score, *, qid=None, threshold=1, ties="average",
     >>> r_precision_score([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], qid=[0] * 4)
     0.5
     """
-    return _score("r_precision", locals())
+    return score("r_precision", locals())
 
 
 def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R",
@@ -596,7 +615,7 @@ def map_score(y_true, y_score, *, qid=None, k=None, threshold=1, denominator="R"
     >>> map_score(y_true, y_score, qid=[0] * 4, k=2, denominator="min")   # 1 / 2
     0.5
     """
-    return _score("map", locals())
+    return score("map", locals())
 
 
 def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
@@ -620,7 +639,7 @@ def mrr_score(y_true, y_score, *, qid=None, k=None, threshold=1, ties="average",
     >>> mrr_score([0, 0, 1, 1, 0, 0], [3, 2, 1, 3, 2, 1], qid=[0, 0, 0, 1, 1, 1])   # (1/3 + 1) / 2
     0.6666666666666666
     """
-    return _score("mrr", locals())
+    return score("mrr", locals())
 
 
 def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic",
@@ -648,7 +667,7 @@ def err_score(y_true, y_score, *, qid=None, k=None, max_grade, ties="pessimistic
     >>> round(err_score([3, 2, 0], [0.1, 0.9, 0.5], qid=[0] * 3, k=3, max_grade=4), 5)
     0.30599
     """
-    return _score("err", locals())
+    return score("err", locals())
 
 
 def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="binary",
@@ -675,7 +694,7 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="bi
     >>> round(rbp_score([2, 0, 4], [3, 2, 1], qid=[0] * 3, p=0.5, gain="trec"), 4)
     0.375
     """
-    return _score("rbp", locals())
+    return score("rbp", locals())
 
 
 # ---------------------------------------------------------------------------
@@ -684,6 +703,12 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="bi
 from ._gauc import _gauc, gauc_score  # noqa: E402  (issue 29: a module of its own)
 
 _TIES_EXACT = P.TIES.note("The tie average is exact (McSherry & Najork, 2008).")
+
+#: What bpref, infAP and judged@k declare alike: the extra input ``judged``, the
+#: executor that builds their ranking from it, their array arguments and labels.
+_JUDGED = dict(inputs=("judged",), executor=J.judged_columns,
+               before_options=J.BEFORE_OPTIONS, after_options=J.AFTER_OPTIONS,
+               label_note=J.LABEL_NOTE)
 
 METRICS = MappingProxyType({spec.name: spec for spec in (
     MetricSpec("ndcg", ndcg_score, _ndcg, "normalized discounted cumulative gain",
@@ -745,6 +770,18 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
                                       "relevant or all non-relevant.")),
                variants={"gauc": {}}),
     # -- end issue 29 ---------------------------------------------------------------------
+    # Metrics for incomplete judgements: they read which documents were judged
+    # (``inputs``), so they have no scorer names, and their kernels run on trec_eval's
+    # ranking of relevance codes that their executor builds (see skrank._judged).
+    MetricSpec("bpref", J.bpref_score, J.bpref_kernel, "binary preference",
+               params=(P.THRESHOLD, J.TIES), variants={"bpref": {}},
+               trec_names={"bpref": {}}, **_JUDGED),
+    MetricSpec("infap", J.infap_score, J.infap_kernel, "inferred average precision",
+               params=(P.THRESHOLD, J.TIES), variants={"infap": {}},
+               aliases={"infAP": "infap"}, trec_names={"infAP": {}}, **_JUDGED),
+    MetricSpec("judged", J.judged_at_k_score, J.judged_at_k_kernel,
+               "share of the top k that was judged", params=(P.K_REQUIRED, J.TIES),
+               variants={"judged": {}}, **{**_JUDGED, "after_options": (P.SAMPLE_WEIGHT,)}),
 )})
 
 for _spec in METRICS.values():
@@ -780,23 +817,21 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
     >>> res.qid.tolist(), res.score.tolist()
     (['q1', 'q2'], [1.0, 0.0])
     """
-    from ._judged import JUDGED_SPECS
     from ._plan import MetricCall, _parse_item, per_query
 
-    judged = params.pop("judged", None)
+    inputs = {name: params.pop(name, None) for name in _INPUTS}
     if not isinstance(metric, str):
         raise InvalidParameterError(
-            f"per_query_scores: metric must be one of "
-            f"{', '.join(map(repr, [*METRICS, *JUDGED_SPECS]))}. "
+            f"per_query_scores: metric must be one of {', '.join(map(repr, METRICS))}. "
             f"Got {_describe(metric)} instead."
         )
     try:
         # A plain stem is the function's call (ERR's max_grade stays required); any
         # other name is read by the grammar every entry point shares.
-        if metric in METRICS or metric in JUDGED_SPECS:
-            spec = METRICS.get(metric) or JUDGED_SPECS[metric]
+        if metric in METRICS:
+            spec = METRICS[metric]
         else:
-            spec, fixed = _parse_item(metric, "per_query_scores", False, True,
+            spec, fixed = _parse_item(metric, "per_query_scores", False, _INPUTS,
                                       cutoff_given=params.get("k") is not None)
             overlap = sorted(set(fixed) & set(params) - {"max_grade"})
             if overlap:
@@ -810,16 +845,19 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
         from ._names import NAMES_LISTED, did_you_mean_hint
 
         raise InvalidParameterError(
-            f"per_query_scores: metric must be one of "
-            f"{', '.join(map(repr, [*METRICS, *JUDGED_SPECS]))}. "
-            f"Got {_describe(metric)} instead.{did_you_mean_hint(metric, judged=True)} "
+            f"per_query_scores: metric must be one of {', '.join(map(repr, METRICS))}. "
+            f"Got {_describe(metric)} instead.{did_you_mean_hint(metric, inputs=_INPUTS)} "
             f"Names with a cutoff and options work too, e.g. 'ndcg_exp@10' or "
             f"'map(denominator=min)@10' ({NAMES_LISTED})."
         ) from None
-    func = spec.function.__name__ if spec.name in METRICS else "per_query_scores"
+    func = spec.function.__name__ if spec.scorer else "per_query_scores"
     call = MetricCall.of(spec, params, func=func)
-    column = per_query(func, call, y_true, y_score, qid, retrieved, exclude, judged=judged)
+    column = per_query(func, call, y_true, y_score, qid, retrieved, exclude,
+                       inputs={name: inputs[name] for name in spec.inputs})
     return QueryScores(column.qid, column.values)
 
 
 per_query_scores.__doc__ = P.fill_options(per_query_scores.__doc__, [P.METRIC])
+
+#: The extra inputs some metrics declare (``judged``): per_query_scores takes them.
+_INPUTS = tuple(dict.fromkeys(name for spec in METRICS.values() for name in spec.inputs))

@@ -1,36 +1,85 @@
-"""Metric names: ``"ndcg_exp@10"`` <-> (metric, parameters).
+"""Metric names: ``"ndcg_exp@10"`` <-> (metric, parameters): the one grammar.
 
-The grammar is ``<stem>[(<option>=<value>, ...)][@<k>]``.  Stems come
-from the metric table's ``variants`` (``ndcg``, ``ndcg_exp``, ``map``, ...);
-``k`` is any integer >= 1; the options in parentheses are the metric's other
-options (``map(denominator=min)@10``, ``ndcg(ties=stable)``), as
-:class:`skrank._plan.MetricCall` writes them.  trec_eval's measure names (``ndcg_cut.10``, ``P_5``, ``recip_rank``)
-are accepted as aliases by :func:`parse_metric_name` with ``trec=True``.
+Every spelling of a metric name goes through :func:`split_name` and
+:func:`parse_metric_name`: ``<stem>[(<option>=<value>, ...)][<sep><k>]``.
+
+- skrank's names: ``sep`` is ``@``, the stems come from the metric table's
+  ``variants`` and ``aliases`` (``ndcg``, ``ndcg_exp``, ``map``, ``P``; case
+  aside), the options in parentheses are the metric's other options
+  (``map(denominator=min)@10``, ``ndcg(ties=stable)``), as
+  :class:`skrank._plan.MetricCall` writes them;
+- trec_eval's names (with ``trec=True``): ``sep`` is ``.`` or ``_`` (``ndcg_cut.10``,
+  ``P.5``, ``P_5`` as trec_eval prints it) and the stems come from the table's
+  ``trec_names`` (``recip_rank``, ``infAP``);
+- the names of metrics that read an extra array (``bpref``, ``infap``,
+  ``judged@10``: ``judged=``) are read where the caller can give it (``inputs``).
+
+``k`` is checked by the metric's ``k`` :class:`~skrank._params.Param` (an integer
+>= 1), the one place that rule lives.  trec_eval's own ``-m`` lists
+(``P.5,10``, ``relative_P.5``) are trec_eval mode's (:mod:`skrank._trec_eval`).
 """
 
 import difflib
 import re
+from typing import NamedTuple, Optional
 
 from ._metrics import METRICS
 from ._validation import InvalidParameterError
 
-_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:\((?P<options>[^()]*)\))?"
-                   r"(?:@(?P<k>\d+))?$")
+_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_-]*?)(?:\((?P<options>[^()]*)\))?"
+                   r"(?:(?P<sep>[@._])(?P<k>\d+))?$")
 _OPTION = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>\S(?:.*\S)?)\s*$")
 _QUOTED = re.compile(r"^(?P<q>['\"])(?P<text>.*)(?P=q)$")
-_TREC_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?:[._](?P<k>\d+))?$")
 
 
-def _stems(field="variants"):
+class NameParts(NamedTuple):
+    """A metric name split by the grammar (nothing looked up yet)."""
+
+    stem: str
+    options: Optional[str]   # the text between the parentheses, or None
+    sep: Optional[str]       # "@" (skrank's), "." or "_" (trec_eval's), or None
+    k: Optional[str]         # the digits of the cutoff, or None
+
+    @property
+    def rest(self):
+        """What follows the stem, as written."""
+        return ("" if self.options is None else f"({self.options})") + (
+            "" if self.k is None else f"{self.sep}{self.k}")
+
+    @property
+    def skrank_form(self):
+        """Written as skrank writes names: no cutoff or an ``@`` cutoff."""
+        return self.sep in (None, "@")
+
+    @property
+    def trec_form(self):
+        """Written as trec_eval writes names: no options, no cutoff or a ``.``/``_`` one."""
+        return self.sep != "@" and self.options is None and "-" not in self.stem
+
+
+def split_name(name):
+    """The :class:`NameParts` of ``name``, or None when it does not follow the grammar."""
+    match = _NAME.match(name)
+    return None if match is None else NameParts(match["stem"], match["options"],
+                                                match["sep"], match["k"])
+
+
+def _specs(inputs=()):
+    """The declarations whose names a caller that can give the extra arrays ``inputs``
+    takes: those that read no other input (``inputs=()``: the scorer names)."""
+    return [spec for spec in METRICS.values() if set(spec.inputs) <= set(inputs)]
+
+
+def _stems(field="variants", inputs=()):
     """Name stem -> (spec, fixed params), from the table's ``variants`` or ``trec_names``."""
     return {stem: (spec, dict(fixed))
-            for spec in METRICS.values() for stem, fixed in getattr(spec, field).items()}
+            for spec in _specs(inputs) for stem, fixed in getattr(spec, field).items()}
 
 
-def _aliases():
+def _aliases(inputs=()):
     """Alias stem -> (spec, fixed params) of the variant it stands for (``P`` -> precision)."""
     return {alias: (spec, dict(spec.variants[stem]))
-            for spec in METRICS.values() for alias, stem in spec.aliases.items()}
+            for spec in _specs(inputs) for alias, stem in spec.aliases.items()}
 
 
 def _trec_cut_names():
@@ -38,54 +87,44 @@ def _trec_cut_names():
     return {name for spec in METRICS.values() for name in spec.trec_cut}
 
 
-def _trec_stems():
-    return _stems("trec_names")
+def _trec_stems(inputs=()):
+    return _stems("trec_names", inputs)
+
+
+def _with_cutoff(stem, spec, cutoff="<k>"):
+    if spec.k == "none":
+        return stem
+    return f"{stem}@{cutoff}" if spec.k == "required" else f"{stem}[@{cutoff}]"
 
 
 def grammar():
-    """Human-readable list of valid names, for error messages and docs."""
-    parts = []
-    for stem, (spec, _) in _stems().items():
-        if spec.k == "none":
-            parts.append(stem)
-        elif spec.k == "required":
-            parts.append(f"{stem}@<k>")
-        else:
-            parts.append(f"{stem}[@<k>]")
-    return ", ".join(parts)
+    """Human-readable list of valid scorer names, for error messages and docs."""
+    return ", ".join(_with_cutoff(stem, spec) for stem, (spec, _) in _stems().items())
 
 
 def metric_help():
     """The grammar with its aliases, for ``--help``: ``ndcg[@<k>], ...; P@<k> = precision@<k>``."""
     aliases = [f"{alias}@<k> = {stem}@<k>" if spec.k == "required" else f"{alias} = {stem}"
-               for spec in METRICS.values() for alias, stem in spec.aliases.items()]
+               for spec in _specs() for alias, stem in spec.aliases.items()]
     return "; ".join([grammar(), *aliases])
 
 
-def judged_names(*, cutoff=10):
-    """Names of the metrics that take judged= (``bpref``, ``infap``, ``judged@10``)."""
-    from ._judged import JUDGED_SPECS
-
+def judged_names(*, cutoff=10, inputs=("judged",)):
+    """Names of the metrics that read one of the extra arrays ``inputs`` (``bpref``,
+    ``infap``, ``judged@10``: ``judged=``)."""
     return [spec.name if spec.k == "none" else f"{spec.name}@{cutoff}"
-            for spec in JUDGED_SPECS.values()]
+            for spec in METRICS.values() if set(spec.inputs) & set(inputs)]
 
 
 def metric_names(*, cutoffs=(1, 3, 5, 10, 20, 100)):
     """Canonical names: each stem without a cutoff (where allowed) and with common cutoffs."""
     names = []
-    for stem, (spec, _) in _stems().items():
+    for stem, (spec, _) in _stems().items():   # the scorer names: no extra input
         if spec.k != "required":
             names.append(stem)
         if spec.k != "none":
             names.extend(f"{stem}@{k}" for k in cutoffs)
     return names
-
-
-# A name as the grammar writes it, split into its stem and the rest (options, cutoff): a
-# misspelt stem is corrected and the rest kept (ndgc(ties=stable)@37 -> ndcg(ties=stable)@37).
-_STEM_AND_REST = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_-]*?)(?P<rest>(?:\([^()]*\))?"
-                            r"(?:@\d+)?)$")
-_TREC_STEM_AND_REST = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_]*?)(?P<rest>(?:[._]\d+)?)$")
 
 
 def _closest(word, words):
@@ -95,32 +134,30 @@ def _closest(word, words):
     return lowered[close[0]] if close else None
 
 
-def did_you_mean(name, *, judged=False, trec=False, also=()):
+def did_you_mean(name, *, inputs=(), trec=False, also=()):
     """The valid name closest to a misspelt metric ``name``, or None: its stem corrected
     (case aside) with its options and cutoff kept, else the closest whole name among the
-    names with common cutoffs (``judged``: with bpref, infap, judged@k; ``trec``: with
-    trec_eval's stems; ``also``: further valid names, e.g. scikit-learn's scorers)."""
+    names with common cutoffs (``inputs``: with the metrics reading those extra arrays,
+    e.g. ``("judged",)``: bpref, infap, judged@k; ``trec``: with trec_eval's stems;
+    ``also``: further valid names, e.g. scikit-learn's scorers)."""
     text = str(name)
-    stems = {stem: spec for stem, (spec, _) in {**_stems(), **_aliases()}.items()}
-    if judged:
-        from ._judged import JUDGED_SPECS
-
-        stems.update((spec.name, spec) for spec in JUDGED_SPECS.values())
-    pools = [(_STEM_AND_REST, stems)]
+    stems = {stem: spec for stem, (spec, _) in {**_stems(inputs=inputs),
+                                                **_aliases(inputs)}.items()}
+    pools = [("skrank_form", stems)]
     if trec:
-        pools.append((_TREC_STEM_AND_REST, {stem: None for stem in _trec_stems()}))
-    for pattern, pool in pools:
-        parts = pattern.match(text)
-        stem = parts and _closest(parts["stem"], pool)
+        pools.append(("trec_form", {stem: None for stem in _trec_stems(inputs)}))
+    parts = split_name(text)
+    for form, pool in pools:
+        stem = parts and getattr(parts, form) and _closest(parts.stem, pool)
         if stem:
-            rest = parts["rest"]
+            rest = parts.rest
             if pool[stem] is not None and pool[stem].k == "required" and "@" not in rest:
                 rest += "@10"
             if stem + rest != text:
                 return stem + rest
-    candidates = metric_names() + (judged_names() if judged else []) + list(also)
+    candidates = metric_names() + judged_names(inputs=inputs) + list(also)
     if trec:
-        candidates += list(_trec_stems())
+        candidates += list(_trec_stems(inputs))
     return _closest(text, [c for c in candidates if c != text])
 
 
@@ -134,15 +171,21 @@ def did_you_mean_hint(name, **kwargs):
 NAMES_LISTED = "skrank.get_scorer_names() lists them with common cutoffs"
 
 
-def _unknown(name, func, trec, also=()):
-    # (a judged metric's own name, where judged names are not read, is no suggestion)
-    hint = did_you_mean_hint(name, judged=func == "evaluate", trec=trec, also=also)
+def _unknown(name, func, trec, also=(), inputs=(), needs=()):
+    """``needs``: the extra inputs that the metric ``name`` names reads and ``func``
+    cannot be given (it is no suggestion then, and the message says so)."""
+    hint = "" if needs else did_you_mean_hint(name, inputs=inputs, trec=trec, also=also)
+
+    def listed(given):
+        return ", ".join(judged_names(cutoff="<k>", inputs=(given,)))
+
     return InvalidParameterError(
         f"{func}: unknown metric name {name!r}.{hint} Valid names follow "
         f"'<metric>[@<k>]' with k an integer >= 1: {grammar()} "
         f"({NAMES_LISTED})."
-        + (f" With judged=, also {', '.join(judged_names(cutoff='<k>'))}."
-           if func == "evaluate" else "")
+        + "".join(f" With {given}=, also {listed(given)}." for given in inputs)
+        + "".join(f" {listed(given)} read {given}=, which {func} is not given (evaluate and "
+                  f"per_query_scores take it)." for given in needs)
         + (" trec_eval names such as 'ndcg_cut.10', 'P.5', 'recip_rank' are accepted too."
            if trec else "")
         + (" scikit-learn's scorer names (sklearn.metrics.get_scorer_names()) are accepted "
@@ -150,65 +193,95 @@ def _unknown(name, func, trec, also=()):
     )
 
 
-def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False, also=()):
+def parse_metric_name(name, *, func="skrank", trec=False, inputs=(), cutoff_given=False,
+                      also=(), trec_first=False):
     """Return ``(spec, params)`` for a metric name such as ``"ndcg_exp@10"``.
 
-    With ``trec=True`` trec_eval measure names are also accepted; with
+    With ``trec=True`` trec_eval measure names are also accepted; ``inputs``: the
+    extra arrays the caller can give (``("judged",)``: the names of the metrics that
+    declare them, bpref, infap, judged@k, are accepted too; ``()``: the scorer
+    names); with
     ``cutoff_given=True`` a metric that needs a cutoff may come without one
     (the caller passes ``k`` separately).  ``also``: other names the caller
-    accepts, offered as suggestions when ``name`` is unknown.
+    accepts, offered as suggestions when ``name`` is unknown.  ``trec_first``: a name
+    that both skrank and trec_eval read means trec_eval's measure (``rbp``: p=0.9, as
+    on the command line, where names print as trec_eval's).
     """
     if not isinstance(name, str):
         raise InvalidParameterError(f"{func}: a metric name must be a string such as 'ndcg@10'. "
                         f"Got {name!r} of type {type(name).__name__} instead.")
-    match = _NAME.match(name)
+    parts = split_name(name)
     found = None
-    stems = {**_stems(), **_aliases()}
-    if match:
-        stem = match["stem"]
+    if parts is not None and parts.skrank_form:
+        stems = {**_stems(inputs=inputs), **_aliases(inputs)}
+        stem = parts.stem
         if stem not in stems:  # names are case-insensitive: NDCG@10, p@5
             stem = {s.lower(): s for s in stems}.get(stem.lower(), stem)
-        if stem in stems:
-            found = (*stems[stem], match["k"])
-    if found is None and trec:
-        tmatch = _TREC_NAME.match(name)
-        if tmatch and tmatch["stem"] in _trec_stems():
-            found = (*_trec_stems()[tmatch["stem"]], tmatch["k"])
-            if tmatch["k"] is None and tmatch["stem"] in _trec_cut_names():
-                raise InvalidParameterError(
-                    f"{func}: the trec_eval measure {name!r} needs a cutoff here, e.g. "
-                    f"'{name}.10' (trec_eval's default list of cutoffs is not expanded)."
-                )
-    if found is None:
-        raise _unknown(name, func, trec, also)
-    spec, params, k = found
-    if match is not None and match["options"] is not None:
-        for option, value in _parse_options(name, match["options"], func).items():
-            if option == "k":
-                raise InvalidParameterError(
-                    f"{func}: the cutoff in {name!r} must be written after '@', e.g. "
-                    f"'{match['stem']}@{value}'. Got it among the options instead.")
-            if option in params:
-                raise InvalidParameterError(
-                    f"{func}: {match['stem']!r} already sets {option}={params[option]!r}, so "
-                    f"{name!r} sets it twice. Use the plain metric name "
-                    f"({spec.name!r}) with the option.")
-            params[option] = value
-    if k is not None:
-        if spec.k == "none":
-            raise InvalidParameterError(f"{func}: {spec.name} takes no cutoff, so {name!r} is not valid. "
-                             f"Use {name.split('@')[0].split('.')[0]!r}.")
-        if int(k) < 1:
+        found = stems.get(stem)
+    if found is not None and trec and trec_first and parts.trec_form:
+        theirs = _trec_stems(inputs).get(parts.stem)   # the same stem, other defaults
+        found = found if theirs is None or theirs[1] == found[1] else theirs
+    if found is None and trec and parts is not None and parts.trec_form:
+        found = _trec_stems(inputs).get(parts.stem)
+        if found is not None and parts.k is None and parts.stem in _trec_cut_names():
             raise InvalidParameterError(
-                f"{func}: the cutoff in {name!r} must be an integer >= 1. Got {int(k)} instead. "
-                f"Write e.g. '{name.split('@')[0]}@10'"
-                + ("." if spec.k == "required" else ", or leave the cutoff out for none."))
-        params["k"] = int(k)
+                f"{func}: the trec_eval measure {name!r} needs a cutoff here, e.g. "
+                f"'{name}.10' (trec_eval's default list of cutoffs is not expanded).")
+    if found is None:
+        raise _unknown(name, func, trec, also, inputs, _needs(parts, trec, inputs))
+    spec, params = found
+    for option, value in _parse_options(name, parts.options, func).items():
+        if option == "k":
+            raise InvalidParameterError(
+                f"{func}: the cutoff in {name!r} must be written after '@', e.g. "
+                f"'{parts.stem}@{value}'. Got it among the options instead.")
+        if option in params:
+            raise InvalidParameterError(
+                f"{func}: {parts.stem!r} already sets {option}={params[option]!r}, so "
+                f"{name!r} sets it twice. Use the plain metric name "
+                f"({spec.name!r}) with the option.")
+        params[option] = value
+    if parts.k is not None:
+        if spec.k == "none":
+            raise InvalidParameterError(
+                f"{func}: {spec.name} takes no cutoff, so {name!r} is not valid. "
+                f"Use {parts.stem!r}.")
+        params["k"] = _cutoff(spec, name, parts, func)
     elif spec.k == "required" and not cutoff_given:
         raise needs_cutoff(func, spec, name)
     for option, value in spec.name_defaults.items():  # e.g. err's max_grade=4 (gdeval's)
         params.setdefault(option, value)
     return spec, params
+
+
+def _cutoff(spec, name, parts, func):
+    """The cutoff written in ``name``, checked by the metric's ``k`` declaration (the
+    one place that says what a cutoff may be); its error names the name."""
+    k = int(parts.k)
+    try:
+        return spec.param("k").validate(func, k)
+    except InvalidParameterError:
+        raise InvalidParameterError(
+            f"{func}: the cutoff in {name!r} must be an integer >= 1. Got {k} instead. "
+            f"Write e.g. '{parts.stem}@10'"
+            + ("." if spec.k == "required" else ", or leave the cutoff out for none.")
+        ) from None
+
+
+def _needs(parts, trec, inputs):
+    """The extra inputs that the metric named by ``parts`` reads and the caller
+    cannot give (``()``: no such metric): a scorer asked for bpref."""
+    if parts is None:
+        return ()
+    every = tuple(name for spec in METRICS.values() for name in spec.inputs)
+    spec = None
+    if parts.skrank_form:
+        stems = {stem.lower(): spec for stem, (spec, _) in
+                 {**_stems(inputs=every), **_aliases(every)}.items()}
+        spec = stems.get(parts.stem.lower())
+    if spec is None and trec and parts.trec_form:
+        spec = _trec_stems(every).get(parts.stem, (None,))[0]
+    return () if spec is None else tuple(i for i in spec.inputs if i not in inputs)
 
 
 def needs_cutoff(func, spec, name):
@@ -231,8 +304,11 @@ def _option_value(text):
 
 
 def _parse_options(name, text, func):
-    """``"denominator=min, ties=stable"`` -> ``{"denominator": "min", "ties": "stable"}``."""
+    """``"denominator=min, ties=stable"`` -> ``{"denominator": "min", "ties": "stable"}``
+    (``text`` None: no parentheses, no options)."""
     options = {}
+    if text is None:
+        return options
     for part in text.split(","):
         found = _OPTION.match(part)
         if found is None:
@@ -254,7 +330,7 @@ def _options_cell(spec):
     options = []
     for param in spec.params:
         if param.required:
-            implied = getattr(spec, "name_defaults", {}).get(param.name)
+            implied = spec.name_defaults.get(param.name)
             options.append(f"`{param.name}` (required" + (
                 f"; {_show_default(implied)} in scorer names)" if implied is not None
                 else ")"))
@@ -266,7 +342,7 @@ def _options_cell(spec):
 def _trec_cell(spec):
     trec = []
     for name, fixed in spec.trec_names.items():
-        shown = f"`{name}.k`" if name in getattr(spec, "trec_cut", ()) else f"`{name}`"
+        shown = f"`{name}.k`" if name in spec.trec_cut else f"`{name}`"
         if fixed:
             shown += " (" + ", ".join(f"{k}={_show_default(v)}" for k, v in fixed.items()) + ")"
         trec.append(shown)
@@ -282,11 +358,12 @@ _CUT = {"optional": "[@k]", "required": "@k", "none": ""}
 
 def metrics_markdown():
     """The metric table of docs/metric_families.md, generated from the declarations
-    (``tests/test_declarations.py`` fails until the page holds this text)."""
+    (``tests/test_declarations.py`` fails until the page holds this text): the
+    metrics with scorer names."""
     rows = ["| function | scorer names | options (default) | trec_eval | values | "
             "perfect ranking |",
             "|---|---|---|---|---|---|"]
-    for spec in METRICS.values():
+    for spec in _specs():
         names = [f"`{stem}{_CUT[spec.k]}`" for stem in spec.variants]
         names += [f"`{alias}{_CUT[spec.k]}` (alias of `{stem}`)"
                   for alias, stem in spec.aliases.items()]
@@ -300,16 +377,35 @@ def metrics_markdown():
     return "\n".join(rows) + "\n"
 
 
+def scorer_names_markdown():
+    """The table of scorer names in docs/tuning.md, generated from the declarations
+    (``tests/test_safety_nets.py`` fails until the page holds this text): each metric
+    with scorer names, its stems with their cutoff forms and what the stems fix."""
+    rows = ["| name | metric |", "|---|---|"]
+    for spec in _specs():
+        names = ", ".join(f"`{stem}{_CUT[spec.k]}`" for stem in spec.variants)
+        names += "".join(f" (also `{alias}{_CUT[spec.k]}`)" for alias in spec.aliases)
+        notes = [f"`{stem}`: " + ", ".join(f"{option}={_show_default(value)}"
+                                            for option, value in fixed.items())
+                 for stem, fixed in spec.variants.items() if fixed]
+        notes += [f"{option}={_show_default(value)} unless given"
+                  for option, value in spec.name_defaults.items()]
+        if spec.k == "none":
+            notes.append("takes no cutoff")
+        text = spec.summary + (f" ({'; '.join(notes)})" if notes else "")
+        rows.append(f"| {names} | {text} |")
+    return "\n".join(rows) + "\n"
+
+
 def judged_metrics_markdown():
     """The table of the metrics that take ``judged=`` in docs/metric_families.md,
     generated from their declarations (names for ``evaluate`` and ``per_query_scores``;
     they are no scorer names)."""
-    from ._judged import JUDGED_SPECS
-
     rows = ["| function | names (evaluate, per_query_scores) | options (default) | trec_eval | "
             "values |",
             "|---|---|---|---|---|"]
-    for spec in JUDGED_SPECS.values():
-        rows.append(f"| `{spec.function.__name__}` | `{spec.name}{_CUT[spec.k]}` | "
-                    f"{_options_cell(spec)} | {_trec_cell(spec)} | {_values_cell(spec)} |")
+    for spec in METRICS.values():
+        if "judged" in spec.inputs:
+            rows.append(f"| `{spec.function.__name__}` | `{spec.name}{_CUT[spec.k]}` | "
+                        f"{_options_cell(spec)} | {_trec_cell(spec)} | {_values_cell(spec)} |")
     return "\n".join(rows) + "\n"

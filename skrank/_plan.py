@@ -25,37 +25,20 @@ from ._array_api import value_range
 from ._aggregate import apply_no_relevant, mean_over_queries, query_weights
 from ._grouping import Depth, rank_queries
 from ._inputs import is_matrix_form, matrix_arrays
+from . import _params as P
 from ._metrics import METRICS
-from ._names import _parse_options, needs_cutoff, parse_metric_name
+from ._names import parse_metric_name
 from ._validation import InvalidParameterError, _describe, check_ranking_arrays
 
-def _judged_specs():
-    from ._judged import JUDGED_SPECS
-
-    return JUDGED_SPECS
-
-
-@functools.lru_cache(maxsize=1)
-def _judged_names():
-    """The metrics that take judged= (bpref, infap, judged@k): not scorer names, but
-    evaluate() and per_query_scores() accept them, by the names their declarations give:
-    ``(pattern of a name, stem -> spec)``."""
-    stems = {stem: spec for spec in _judged_specs().values() for stem in spec.stems}
-    pattern = re.compile(rf"^(?P<stem>{'|'.join(map(re.escape, stems))})"
-                         r"(?:\((?P<options>[^()]*)\))?(?:@(?P<k>\d+))?$")
-    return pattern, stems
-
-
 def spec_of(metric):
-    """The declaration of a metric by its name (the table's, or a judged metric's)."""
-    spec = METRICS.get(metric)
-    return spec if spec is not None else _judged_specs()[metric]
+    """The declaration of a metric by its name in the table."""
+    return METRICS[metric]
 
 
 def _name_defaults(spec):
     """Options a name leaves unwritten: the declaration's defaults and its name defaults
     (ERR's max_grade=4, the grade scale the scorer names fix)."""
-    return {**spec.parameters, **getattr(spec, "name_defaults", {})}
+    return {**spec.parameters, **spec.name_defaults}
 
 
 def _same(a, b):
@@ -122,17 +105,18 @@ class MetricCall:
         return cls(spec.name, tuple(spec.check_params(func, params).items()))
 
     @classmethod
-    def parse(cls, item, *, func="skrank", trec=False, judged=False, defaults=None):
+    def parse(cls, item, *, func="skrank", trec=False, inputs=(), defaults=None):
         """A call from a name (``"ndcg_exp@10"``, ``"map(denominator=min)"``) or a pair
         ``(name, params)``.
 
-        ``trec``: also take trec_eval names (``ndcg_cut.10``); ``judged``: also
-        bpref, infap and judged@k; ``defaults``: option values for the options
+        ``trec``: also take trec_eval names (``ndcg_cut.10``); ``inputs``: the extra
+        arrays the caller can give (``("judged",)``: also bpref, infap and judged@k,
+        whose declarations read it); ``defaults``: option values for the options
         the metric takes and the item does not set (None values are ignored).
         """
         if isinstance(item, MetricCall):
             return item
-        spec, params = _parse_item(item, func, trec, judged)
+        spec, params = _parse_item(item, func, trec, inputs)
         for option, value in (defaults or {}).items():
             if value is not None and option in spec.parameters:
                 params.setdefault(option, value)
@@ -160,9 +144,10 @@ class MetricCall:
         return f"MetricCall({str(self)!r})"
 
 
-def _parse_item(item, func, trec, judged, cutoff_given=False):
+def _parse_item(item, func, trec, inputs=(), cutoff_given=False):
     """``(spec, params)`` of a name or a ``(name, params)`` pair; params is a new dict.
-    ``cutoff_given``: the caller passes ``k`` apart from the name."""
+    ``inputs``: the extra arrays the caller can give; ``cutoff_given``: the caller
+    passes ``k`` apart from the name."""
     if isinstance(item, str):
         name, extra = item, {}
     elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
@@ -172,22 +157,80 @@ def _parse_item(item, func, trec, judged, cutoff_given=False):
             f"{func}: each metric must be a name such as 'ndcg@10' or a pair "
             f"(name, params_dict) such as ('ndcg', {{'k': 10, 'gain': 'exponential'}}). "
             f"Got {_describe(item)} instead.")
-    pattern, judged_stems = _judged_names()
-    found = pattern.match(name) if judged and isinstance(name, str) else None
-    if found is not None:
-        spec = judged_stems[found["stem"]]
-        params = {} if found["options"] is None else _parse_options(name, found["options"],
-                                                                     func)
-        if found["k"] is not None:
-            params["k"] = int(found["k"])
-        if (spec.k == "required" and "k" not in params and extra.get("k") is None
-                and not cutoff_given):
-            raise needs_cutoff(func, spec, name)
-    else:
-        spec, params = parse_metric_name(name, func=func, trec=trec,
-                                         cutoff_given=cutoff_given or extra.get("k") is not None)
+    spec, params = parse_metric_name(name, func=func, trec=trec, inputs=inputs,
+                                     cutoff_given=cutoff_given or extra.get("k") is not None)
     params.update(extra)
     return spec, params
+
+
+# ---------------------------------------------------------------------------
+# evaluate()'s options, resolved once.
+
+
+class Options(NamedTuple):
+    """evaluate()'s options for every metric of a call, validated and resolved once by
+    :func:`resolve_options`: every later step (the join, the plan, the counts, the
+    command line's choice of trec_eval's measures, the Dask partitions) reads these
+    fields and none decides again."""
+
+    ties: Optional[str]        # as given; a collection's default is "trec"
+    policy: Optional[str]      # the metrics' tie policy (None: each metric's own default)
+    tie_order: Optional[str]   # a collection's rows among equal scores: "trec" (docno
+    #                            descending) or "input" (the run's rows); None for arrays
+    no_relevant: str
+    threshold: Optional[float]   # None: each metric's default of 1
+
+    @property
+    def defaults(self):
+        """The option values of every metric that does not set its own."""
+        return dict(ties=self.policy, no_relevant=self.no_relevant, threshold=self.threshold)
+
+    @property
+    def level(self):
+        """The relevance level of the counts (num_rel, num_rel_ret): the threshold, else 1."""
+        return 1.0 if self.threshold is None else float(self.threshold)
+
+    @property
+    def trec_eval(self):
+        """Whether trec_eval's own measures give these options' values: ties in docno
+        order (``"trec"``) and 0 for a query without relevant documents."""
+        return self.ties == "trec" and self.no_relevant == "zero"
+
+    def trec_eval_level(self, func):
+        """trec_eval's ``-l``: an integer relevance level (trec_eval reads it with
+        ``atol``).  A threshold that is not an integer is refused rather than
+        truncated, so that a threshold means the same for trec_eval's measures and
+        skrank's metrics."""
+        if self.threshold is None:
+            return 1
+        if float(self.threshold).is_integer():
+            return int(self.threshold)
+        raise InvalidParameterError(
+            f"{func}: trec_eval measures take an integer relevance level (trec_eval's -l). "
+            f"Got {self.threshold:g} instead. Use -l {int(np.floor(self.threshold))} or "
+            f"-l {int(np.ceil(self.threshold))}, or skrank metric names (e.g. P@5, map@100), "
+            f"which take any threshold.")
+
+
+def resolve_options(func, *, ties=None, no_relevant="zero", threshold=None, collection):
+    """The :class:`Options` of one evaluation: ``ties``, ``no_relevant`` and
+    ``threshold`` as :func:`skrank.evaluate` takes them, validated.  ``collection``:
+    qrels and a run, whose default tie order is trec_eval's (``"trec"``: the join
+    gives the rows in trec_eval's order, which a stable sort keeps; ``"stable"``:
+    in the run's row order); arrays have no docno, so ``"trec"`` is an error there."""
+    ties, no_relevant, threshold = (P.EVALUATE_OPTIONS[name].validate(func, value)
+                                    for name, value in (("ties", ties),
+                                                        ("no_relevant", no_relevant),
+                                                        ("threshold", threshold)))
+    tie_order = None
+    if collection:
+        ties = "trec" if ties is None else ties
+        tie_order = "input" if ties == "stable" else "trec"
+    elif ties == "trec":
+        raise InvalidParameterError(
+            f"{func}: ties='trec' orders ties by docno and needs qrels and run.")
+    policy = "stable" if ties == "trec" else ties
+    return Options(ties, policy, tie_order, no_relevant, threshold)
 
 
 # ---------------------------------------------------------------------------
@@ -230,7 +273,7 @@ class Step(NamedTuple):
 
     label: object
     call: MetricCall
-    policy: Optional[str]   # the tie policy of the ranking it reads; None: a judged metric
+    policy: Optional[str]   # the tie policy of the ranking it reads; None: its own executor
 
 
 @dataclass(frozen=True)
@@ -250,7 +293,7 @@ class Plan:
     @property
     def depth(self):
         """The depth that serves every ranking of the plan (None: to the end)."""
-        if not self.depths:   # judged metrics only: they rank everything
+        if not self.depths:   # metrics with their own executor only: they rank everything
             return None
         return functools.reduce(Depth.union, (d for _, d in self.depths))
 
@@ -268,15 +311,15 @@ def plan(func, calls, *, ranking_for_counts=False):
     """The :class:`Plan` of ``calls``, a list of ``(label, MetricCall)``.
 
     Each tie policy gets one ranking, deep enough for all its metrics; with
-    ``ranking_for_counts`` a ranking is built even when only judged metrics
-    (which rank on their own) are asked for.
+    ``ranking_for_counts`` a ranking is built even when only metrics with their own
+    executor (which rank on their own) are asked for.
     """
     steps, depths = [], {}
     for label, call in calls:
         spec = call.spec
-        if spec.name in METRICS:
+        if spec.executor is None:
             options = call.options
-            policy = options.get("ties", "stable")
+            policy = options["ties"]   # every declaration has one
             depth = ranking_depth(spec, options)
             depths[policy] = Depth.union(depths[policy], depth) if policy in depths else depth
             steps.append(Step(label, call, policy))
@@ -301,10 +344,11 @@ def _single(func, call):
     return plan(func, [("value", call)])
 
 
-def resolve(func, metrics, *, trec=False, judged=True, defaults=None):
+def resolve(func, metrics, *, trec=False, inputs=(), defaults=None):
     """``metrics`` (a name, a list of names or pairs, or a dict of label -> name or
     pair) -> list of ``(label, MetricCall)``.  A name keeps its spelling as its label;
-    a pair is labelled by its call's canonical name (without ``defaults``)."""
+    a pair is labelled by its call's canonical name (without ``defaults``).
+    ``inputs``: the extra arrays the caller gives (see :meth:`MetricCall.parse`)."""
     if isinstance(metrics, (str, MetricCall)):
         metrics = [metrics]
     try:
@@ -316,14 +360,14 @@ def resolve(func, metrics, *, trec=False, judged=True, defaults=None):
             f"or a dict of label -> name or pair. Got {_describe(metrics)} instead.") from None
     out, seen = [], set()
     for label, item in items:
-        call = MetricCall.parse(item, func=func, trec=trec, judged=judged, defaults=defaults)
+        call = MetricCall.parse(item, func=func, trec=trec, inputs=inputs, defaults=defaults)
         if label is None:
             if isinstance(item, str):
                 label = item
             elif isinstance(item, MetricCall) or not defaults:
                 label = str(call)
             else:
-                label = str(MetricCall.parse(item, func=func, trec=trec, judged=judged))
+                label = str(MetricCall.parse(item, func=func, trec=trec, inputs=inputs))
         if label in seen:
             raise InvalidParameterError(f"{func}: metric {label!r} is listed twice.")
         seen.add(label)
@@ -344,7 +388,7 @@ class Prepared(NamedTuple):
     gain_arrays: tuple     # the same with labels as the metrics read them
     weights: Optional[np.ndarray]
     n_ranked: Optional[np.ndarray]   # 2-D sparse/exclude form: items ranked per row
-    judged: Optional[np.ndarray]
+    inputs: dict           # the extra arrays metrics declare (``judged``), as given
 
 
 def weights_of_queries(func, sample_weight, qid, shape, n_users=None):
@@ -358,9 +402,11 @@ def weights_of_queries(func, sample_weight, qid, shape, n_users=None):
 
 
 def prepare(p, y_true, y_score, qid=None, retrieved=None, exclude=None, sample_weight=None, *,
-            judged=None, negative_is_unjudged=False, check_labels=True):
+            inputs=None, negative_is_unjudged=False, check_labels=True):
     """Check the arrays once for every metric of the plan.
 
+    ``inputs``: the extra arrays that metrics declare, by name (``{"judged": mask}``),
+    checked by the executor of the metrics that read them.
     ``negative_is_unjudged``: negative labels (trec_eval's "unjudged in pool")
     have gain 0 and are never relevant for the metrics of the table.
     """
@@ -378,7 +424,7 @@ def prepare(p, y_true, y_score, qid=None, retrieved=None, exclude=None, sample_w
     if check_labels:
         p.check_labels(gain_arrays[0])
     weights = weights_of_queries(func, sample_weight, arrays[2], arrays[3], n_users)
-    return Prepared(arrays, gain_arrays, weights, n_ranked, judged)
+    return Prepared(arrays, gain_arrays, weights, n_ranked, dict(inputs or {}))
 
 
 def run_kernel(spec, func, ranking, params, weights=None):
@@ -476,15 +522,15 @@ def execute(p, prepared, *, rankings=None, full=False):
             spec = step.call.spec
             columns[step.label] = Column(*run_kernel(spec, func, ranking, step.call.options,
                                                      prepared.weights), aggregation(func, spec))
-    judged_steps = [step for step in p.steps if step.policy is None]
-    if judged_steps:
-        from ._judged import judged_columns
-
-        judged_qids, judged_values = judged_columns(func, [s.call for s in judged_steps],
-                                                    prepared)
-        qids = judged_qids if qids is None else qids
-        for step, values in zip(judged_steps, judged_values):
-            columns[step.label] = Column(judged_qids, values, prepared.weights,
+    executors = {}   # the metrics that declare their own executor, by executor
+    for step in p.steps:
+        if step.policy is None:
+            executors.setdefault(step.call.spec.executor, []).append(step)
+    for executor, steps in executors.items():
+        own_qids, own_values = executor(func, [step.call for step in steps], prepared)
+        qids = own_qids if qids is None else qids
+        for step, values in zip(steps, own_values):
+            columns[step.label] = Column(own_qids, values, prepared.weights,
                                          aggregation(func, step.call.spec))
     if qids is None:
         qids = next(iter(rankings.values())).qids
@@ -493,10 +539,11 @@ def execute(p, prepared, *, rankings=None, full=False):
 
 
 def per_query(func, call, y_true, y_score, qid=None, retrieved=None, exclude=None,
-              sample_weight=None, *, judged=None):
-    """The :class:`Column` of one metric call on arrays (the metric functions' path)."""
+              sample_weight=None, *, inputs=None):
+    """The :class:`Column` of one metric call on arrays (the metric functions' path);
+    ``inputs``: the extra arrays it declares, by name."""
     p = single(func, call)
-    prepared = prepare(p, y_true, y_score, qid, retrieved, exclude, sample_weight, judged=judged)
+    prepared = prepare(p, y_true, y_score, qid, retrieved, exclude, sample_weight, inputs=inputs)
     return execute(p, prepared).columns["value"]
 
 

@@ -117,7 +117,7 @@ def unknown_measure_error(spec):
     close = _closest(base, candidates)
     # no trec_eval measure near: perhaps a skrank name without its '@' (mrrr, presicion)
     hint = (f" Did you mean {close + spec[len(base):]!r}?" if close
-            else did_you_mean_hint(spec, judged=True))
+            else did_you_mean_hint(spec, inputs=("judged",)))
     return ValueError(f"{_FUNC}: unknown trec_eval measure {spec!r}.{hint} Valid: "
                       f"{', '.join(candidates)} (optionally name.params, e.g. P.5,10), or a skrank "
                       f"metric name such as ndcg@10.")
@@ -252,6 +252,7 @@ def trec_eval_text(qids, blocks, **options):
 
 
 # Per-query lines are formatted for this many queries at a time (bounded memory).
+# Not measured: a memory bound on the formatted text held at once.
 _QUERIES_PER_PIECE = 1000
 
 

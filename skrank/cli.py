@@ -6,10 +6,12 @@
 """
 
 import argparse
+import functools
 import json
 import re
 import sys
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,6 +22,9 @@ DEFAULT_CLI_METRICS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "rec
 
 # By default a run file larger than one block is streamed; one that turns out not to
 # be grouped by query is then read whole if it is below _AUTO_STREAM_BYTES.
+# Not measured: _AUTO_STREAM_BYTES is a memory policy (a run read whole up to 1 GiB);
+# _BLOCK_BYTES follows --block-size's help, blocks of a few MiB stream at full speed
+# (benchmarks/trec_eval_cli), but 8 MiB itself was not timed against other sizes.
 _AUTO_STREAM_BYTES = 1 << 30
 _BLOCK_BYTES = 8 << 20
 
@@ -97,7 +102,9 @@ def _build_parser(command=None):
     ev.add_argument("-q", "--per-query", action="store_true",
                     help="also print one row per query")
     ev.add_argument("-l", "--threshold", type=float, default=None, metavar="LEVEL",
-                    help="relevance threshold for binary metrics (trec_eval -l); default 1")
+                    help="relevance threshold for binary metrics (trec_eval -l); default 1. "
+                         "An integer with trec_eval measures, as trec_eval reads it (a "
+                         "level such as 1.5 is refused there, not truncated)")
     ev.add_argument("-c", "--complete", action="store_true",
                     help="count queries in the qrels but missing from the run as 0 "
                          "(trec_eval -c); default: leave them out")
@@ -160,15 +167,36 @@ def _build_parser(command=None):
     return parser
 
 
-def _trec_meaning(name):
-    """A name printed as trec_eval prints it must carry trec_eval's value: a trec_eval
-    name that is also a skrank stem with other defaults (rbp) takes trec_eval's."""
-    from ._names import _stems, _trec_stems
+class _Reading(NamedTuple):
+    """One ``-m`` name, read once by the one grammar (:func:`_read_name`)."""
 
-    trec, ours = _trec_stems().get(name), _stems().get(name)
-    if trec is not None and ours is not None and trec[1] != ours[1]:
-        return (name, trec[1])
-    return name
+    skrank: bool      # a skrank metric name (skrank mode), not a trec_eval measure
+    item: object      # what evaluate() is given: (name, the options the name sets)
+    spec: object      # its declaration; None for a count or a name that does not parse
+    error: object     # the grammar's error for a name that does not parse, else None
+
+
+@functools.lru_cache(maxsize=256)
+def _read_name(name):
+    """What ``-m name`` is: a trec_eval measure or nickname (``P.5,10``, a row trec_eval
+    prints such as ``P_5``), a count, or a skrank metric name, read once with the names
+    of the metrics that read ``judged=`` (the qrels judge).  A name printed as trec_eval
+    prints it carries trec_eval's value (``rbp``: trec_eval's p=0.9).  Names neither
+    knows go to trec_eval mode, whose error suggests both."""
+    from ._evaluate import INPUTS
+    from ._names import parse_metric_name
+    from ._trec_eval import is_trec_spec
+
+    if name in COUNTS:
+        return _Reading(not is_trec_spec(name), name, None, None)
+    try:
+        spec, params = parse_metric_name(name, func="evaluate", trec=True, inputs=INPUTS,
+                                         trec_first=True)
+    except (ValueError, TypeError) as exc:
+        return _Reading("@" in name and not is_trec_spec(name), name, None, exc)
+    # (bpref and infAP without '@' are trec_eval mode's, as in trec_eval)
+    skrank = not is_trec_spec(name) and ("@" in name or not spec.inputs)
+    return _Reading(skrank, (name, params), spec, None)
 
 
 def _add_compare_parser(sub):
@@ -227,28 +255,27 @@ def _format(value):
     return f"{value:.4f}"
 
 
-def _trec_mode(args):
-    """trec_eval's measures and layout, unless skrank metric names are asked for."""
-    if args.json or args.ci or args.ties != "trec" or args.no_relevant != "zero":
+def _options(args):
+    """evaluate()'s options from the command line, resolved once for both modes (see
+    :func:`skrank._plan.resolve_options`)."""
+    from ._plan import resolve_options
+
+    return resolve_options("evaluate", ties=args.ties, no_relevant=args.no_relevant,
+                           threshold=args.threshold, collection=True)
+
+
+def _trec_mode(args, options):
+    """trec_eval's measures and layout, unless skrank metric names are asked for, the
+    options are not trec_eval's (ties other than docno order, no_relevant other than 0) or
+    intervals are asked for (--ci)."""
+    if args.json or args.ci or not options.trec_eval:
         return False
     return not any(_is_skrank_name(m) for m in (args.metrics or []))
 
 
 def _is_skrank_name(spec):
-    """A skrank metric name (ndcg@10, mrr, precision@5), as opposed to a trec_eval one;
-    names neither knows go to trec_eval mode, whose error suggests both."""
-    from ._names import parse_metric_name
-    from ._trec_eval import is_trec_spec
-
-    if is_trec_spec(spec):
-        return False
-    if "@" in spec or spec in COUNTS:
-        return True
-    try:
-        parse_metric_name(spec, trec=False)
-    except (ValueError, TypeError):
-        return False
-    return True
+    """A skrank metric name (ndcg@10, mrr, precision@5), as opposed to a trec_eval one."""
+    return _read_name(spec).skrank
 
 
 def _run_size(args):
@@ -270,7 +297,7 @@ def _streaming(args):
     return size is not None and size > args.block_size
 
 
-def _evaluate_stream(args, out):
+def _evaluate_stream(args, out, level):
     from . import io
     from ._trec_eval import evaluate_stream
 
@@ -284,7 +311,7 @@ def _evaluate_stream(args, out):
     try:
         text = evaluate_stream(
             qrels, run, block_bytes=args.block_size, measures=args.metrics or [],
-            per_query=args.per_query, level=1 if args.threshold is None else int(args.threshold),
+            per_query=args.per_query, level=level,
             complete=args.complete, max_ret=args.max_retrieved, judged_only=args.judged_only,
             num_docs=args.num_docs, zscores=args.zscores, float32_scores=args.float32_scores)
     except FileNotFoundError:
@@ -295,21 +322,21 @@ def _evaluate_stream(args, out):
         out.write(piece)
 
 
-def _evaluate_trec(args, out):
+def _evaluate_trec(args, out, options):
     from ._trec_eval import evaluate_files
 
+    level = options.trec_eval_level("evaluate")   # -l 1.5 is refused, not truncated
     if _streaming(args):
         from ._trec_eval import NotGroupedError
 
         try:
-            _evaluate_stream(args, out)
+            _evaluate_stream(args, out, level)
             return
         except NotGroupedError:
             size = _run_size(args)
             if args.stream or size is None or size > _AUTO_STREAM_BYTES:
                 raise
             # Streamed by default, not grouped by query, small enough: read it whole.
-    level = 1 if args.threshold is None else int(args.threshold)
     if args.rel_format == "qrels":
         qrels, run = _read_inputs(args, common_queries=False, tables=True)
     elif "-" in (args.qrels, args.run):
@@ -349,13 +376,14 @@ def _evaluate_diversity(args, out):
 
 def _evaluate(args, out):
     from ._diversity import diversity_request
-    from ._evaluate import evaluate
+    from ._evaluate import _evaluate_collection
 
     if diversity_request("skrank evaluate", args.metrics):   # issue 29
         _evaluate_diversity(args, out)
         return
-    if _trec_mode(args):
-        _evaluate_trec(args, out)
+    resolved = _options(args)
+    if _trec_mode(args, resolved):
+        _evaluate_trec(args, out, resolved)
         return
     trec_only = [flag for flag, on in (("-M", args.max_retrieved is not None),
                                        ("-J", args.judged_only), ("-Z", args.zscores),
@@ -366,12 +394,15 @@ def _evaluate(args, out):
                          f"(e.g. -m P.10, -m all_trec). Got skrank metric names or options "
                          f"(--json, --ties, --no-relevant) instead.")
     requested = args.metrics or list(DEFAULT_CLI_METRICS)
-    metrics = {name: _trec_meaning(name) for name in requested if name not in COUNTS}
-    metrics = _with_max_grade(metrics, args.max_grade)
+    readings = {name: _read_name(name) for name in requested if name not in COUNTS}
+    for reading in readings.values():
+        if reading.error is not None:
+            raise reading.error
+    metrics = _with_max_grade(readings, args.max_grade)
 
     def check_grades(qrels):
         top = float(np.max(qrels.numbers["rel"]))
-        if top > args.max_grade and any(_is_err(m) for m in metrics.values()):
+        if top > args.max_grade and any(_is_err(r) for r in readings.values()):
             from ._metrics import METRICS
 
             raise ValueError(
@@ -380,14 +411,13 @@ def _evaluate(args, out):
                 f"{METRICS['err'].name_defaults['max_grade']:g} as gdeval). "
                 f"Pass --max-grade {top:g} or more.")
 
-    options = dict(metrics=metrics or ["map"], ties=args.ties, threshold=args.threshold,
-                   no_relevant=args.no_relevant,
+    options = dict(metrics=metrics or ["map"], options=resolved,
                    missing_queries="zero" if args.complete else "skip")
     res = _evaluate_stream_skrank(args, options, check_grades) if _streaming(args) else None
     if res is None:
         qrels, run = _read_inputs(args, common_queries=True, tables=True)
         check_grades(qrels)
-        res = evaluate(qrels=qrels, run=run, **options)
+        res = _evaluate_collection("evaluate", options.pop("metrics"), qrels, run, **options)
     ci = None
     if args.ci and metrics:
         ci = res.confidence_interval(method=args.ci_method, confidence=args.confidence,
@@ -457,21 +487,16 @@ def _evaluate_stream_skrank(args, options, check_grades):
         return None  # streamed by default, not grouped by query, small enough
 
 
-def _is_err(item):
-    from ._plan import MetricCall
-
-    # judged=True: bpref, infap and judged@k are skrank names here too (the qrels judge).
-    return MetricCall.parse(item, func="evaluate", trec=True, judged=True).metric == "err"
+def _is_err(reading):
+    return reading.spec is not None and reading.spec.name == "err"
 
 
-def _with_max_grade(metrics, max_grade):
-    """evaluate()'s metrics (label -> name or pair); err gets the --max-grade scale."""
+def _with_max_grade(readings, max_grade):
+    """evaluate()'s metrics (label -> (name, params)); err gets the --max-grade scale."""
     out = {}
-    for label, item in metrics.items():
-        if _is_err(item):
-            name, params = item if isinstance(item, tuple) else (item, {})
-            item = (name, {**params, "max_grade": max_grade})
-        out[label] = item
+    for label, reading in readings.items():
+        name, params = reading.item
+        out[label] = (name, {**params, "max_grade": max_grade} if _is_err(reading) else params)
     return out
 
 

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _plan
-from ._evaluate import DEFAULT_METRICS, Evaluation, _collection_values
-from ._evaluate import evaluate as _evaluate_in_memory
+from ._evaluate import DEFAULT_METRICS, INPUTS, Evaluation, _collection_values
 from ._aggregate import mean_over_queries
 from ._inputs import (_SHOWN, check_collection_options, ids_as_str, qrels_from_frame,
                       report_query_coverage, run_from_frame)
@@ -163,17 +162,19 @@ def evaluate(qrels, run, *, metrics=DEFAULT_METRICS, query_id="query_id", doc_id
     2    1.000000  1.0
     3    0.000000  0.0
     """
+    options = _plan.resolve_options(_FUNC, ties=ties, no_relevant=no_relevant,
+                                    threshold=threshold, collection=True)
     return _evaluate_frames(
         qrels, run, metrics=metrics, query_id=query_id, doc_id=doc_id, relevance=relevance,
-        score=score, ties=ties, no_relevant=no_relevant, threshold=threshold,
-        missing_queries=missing_queries, unjudged_queries=unjudged_queries,
-        ignore_identical_ids=ignore_identical_ids, npartitions=npartitions)
+        score=score, options=options, missing_queries=missing_queries,
+        unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
+        npartitions=npartitions)
 
 
-def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score, ties,
-                     no_relevant, threshold, missing_queries, unjudged_queries,
-                     ignore_identical_ids, npartitions):
-    """:func:`evaluate` of Dask frames, for both public entries (this one and skrank.evaluate)."""
+def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score, options,
+                     missing_queries, unjudged_queries, ignore_identical_ids, npartitions):
+    """:func:`evaluate` of Dask frames, for both public entries (this one and skrank.evaluate),
+    with the options resolved by :func:`skrank._plan.resolve_options`."""
     dask, dd = _import_dask()
     for name, value in (("qrels", qrels), ("run", run)):
         if not isinstance(value, dd.DataFrame):
@@ -186,7 +187,7 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
             f"{_FUNC}: score must name the run's score column. Got None instead: ranks from "
             f"row order are lost in the shuffle by query. Add a score column first, e.g. "
             f"run.assign(score=-run['rank']).")
-    if isinstance(ties, str) and ties == "stable":
+    if options.tie_order == "input":
         raise InvalidParameterError(
             f"{_FUNC}: ties='stable' keeps the run's row order among equal scores, and the "
             f"shuffle by query does not keep row order. Got ties='stable' instead: order ties "
@@ -201,14 +202,15 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
     _check_columns(qrels, "qrels", {"query_id": query_id, "doc_id": doc_id,
                                     "relevance": relevance})
     _check_columns(run, "run", {"query_id": query_id, "doc_id": doc_id, "score": score})
-    options = dict(metrics=metrics, ties=ties, no_relevant=no_relevant, threshold=threshold)
     # Bad metric names or options fail here, before any work on the cluster: the same
     # call on a one-document evaluation checks them as every partition will.
     from .io import Qrels, Run
 
-    _evaluate_in_memory(qrels=Qrels(qid=["q"], docno=["d"], rel=[1]),
-                        run=Run(qid=["q"], docno=["d"], score=[1.0]), **options)
-    skip_nan = _skipped_as_nan(metrics, no_relevant)
+    _collection_values(Qrels(qid=["q"], docno=["d"], rel=[1]),
+                       Run(qid=["q"], docno=["d"], score=[1.0]), metrics=metrics,
+                       options=options)
+    skip_nan = _skipped_as_nan(metrics, options)
+    options = dict(metrics=metrics, options=options)
 
     qrels_rows = qrels.map_partitions(
         _normalised, side="qrels", columns=(query_id, doc_id, relevance),
@@ -275,16 +277,16 @@ def _check_columns(frame, name, columns):
                              f"Got columns {present} instead.{hint}")
 
 
-def _skipped_as_nan(metrics, no_relevant):
+def _skipped_as_nan(metrics, options):
     """Per metric label: whether a NaN per-query value means "left out by no_relevant='skip'"
     (then the mean is over the other queries), rather than a value of 'nan' (the mean is NaN)."""
-    calls = _plan.resolve(_FUNC, metrics, trec=True, defaults=dict(no_relevant=no_relevant))
+    calls = _plan.resolve(_FUNC, metrics, trec=True, inputs=INPUTS, defaults=options.defaults)
     return {label: call.options.get("no_relevant") == "skip" for label, call in calls}
 
 
 def _labels(metrics):
     """The labels :func:`skrank.evaluate` gives the metrics (the plan's)."""
-    return [label for label, _ in _plan.resolve(_FUNC, metrics, trec=True)]
+    return [label for label, _ in _plan.resolve(_FUNC, metrics, trec=True, inputs=INPUTS)]
 
 
 def _partition_of(qid, npartitions):

@@ -342,6 +342,10 @@ REFERENCE_METRICS = {
     "gauc": ref_gauc,
 }
 
+#: The oracles of the metrics that read ``judged=`` (their declared extra input): a
+#: ranked label None is a document nobody judged (tests/test_judged_metrics.py).
+JUDGED_REFERENCE_METRICS = {"bpref": ref_bpref, "infap": ref_infap, "judged": ref_judged}
+
 TIE_POLICIES = ("average", "stable", "pessimistic", "optimistic", "trec")
 
 # brute force guard: "average" enumerates prod(group_size!) orderings

@@ -16,15 +16,39 @@ os.environ.setdefault("MPLBACKEND", "Agg")  # figures are drawn to files only, n
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 import skrank
+
+# Property tests: the same examples on every CI run (derandomize=True: seeded from each
+# test's own hash, so a counterexample found once is found on every run, and a run
+# cannot pass by luck); locally the default profile draws new examples each run and
+# keeps its example database (.hypothesis/), which replays the failures it found.
+# SKRANK_HYPOTHESIS_PROFILE picks one explicitly.
+settings.register_profile("ci", derandomize=True, print_blob=True,
+                          parent=settings.get_profile("default"))
+settings.register_profile("local", parent=settings.get_profile("default"))
+
+
+def hypothesis_profile(environ):
+    """The hypothesis profile for an environment: "ci" where CI=true or
+    SKRANK_TEST_REQUIRE_ALL is set (.ci/run), else "local"."""
+    if environ.get("SKRANK_HYPOTHESIS_PROFILE"):
+        return environ["SKRANK_HYPOTHESIS_PROFILE"]
+    ci = environ.get("CI", "").lower() in ("1", "true", "yes")
+    return "ci" if ci or environ.get("SKRANK_TEST_REQUIRE_ALL") else "local"
+
+
+settings.load_profile(hypothesis_profile(os.environ))
 
 try:  # works whether or not tests/ is a package
     from tests import _reference as R
 except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
     import _reference as R
 
-SPECS = list(skrank.METRICS.values())
+#: The metrics with scorer names (those of the table that read no extra input; bpref,
+#: infap and judged@k read ``judged=`` and have their own oracle tests).
+SPECS = [spec for spec in skrank.METRICS.values() if spec.scorer]
 AVERAGE_SPECS = [spec for spec in SPECS if "average" in spec.ties]
 
 
@@ -104,15 +128,29 @@ def takes_dcg_gain(spec):
     return _defaults(spec.name).get("gain") == "linear"
 
 
+class NoExampleValues(LookupError):
+    """A declared option without example values for the table-driven tests."""
+
+
 def _values_of(spec, name):
-    default = _defaults(spec.name)[name]
+    """The values of option ``name`` that the table-driven tests try on ``spec``: its
+    entry of PARAM_VALUES, else the values its declaration lists as ``valid``.  An
+    option with neither is an error, not its default alone: a kernel that ignored the
+    option would pass every oracle test (``tests/test_declarations.py`` checks every
+    declared option has values other than its default)."""
     if (name == "gain" and not takes_dcg_gain(spec)) or name == "denominator":
         return list(spec.param(name).choices)  # the metric's own choices (rbp, map, P@k)
     if name == "k" and spec.k == "required":
         return [v for v in PARAM_VALUES["k"] if v is not None]
     if name in PARAM_VALUES:
         return PARAM_VALUES[name]
-    return [default]  # pragma: no cover - an option this grid does not know yet
+    declared = list(spec.param(name).valid)
+    if declared:
+        return declared
+    raise NoExampleValues(
+        f"tests/conftest.py: option {name!r} of {spec.name} has no example values. Add its "
+        f"values to PARAM_VALUES, or list them as valid=(...) on its Param: with its default "
+        f"alone, a kernel that ignored the option would pass every oracle test.")
 
 
 def _combo_id(params):

@@ -22,7 +22,6 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 import skrank
 from skrank import _params as P
-from skrank._judged import JUDGED_SPECS
 from skrank._names import judged_metrics_markdown, metrics_markdown, parse_metric_name
 from skrank._plan import MetricCall, _parse_item
 
@@ -31,8 +30,10 @@ try:  # works whether or not tests/ is a package
 except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
     from conftest import SPECS, spec_id, valid_params
 
-#: Every declaration: the table METRICS and its sibling for the metrics taking judged=.
-ALL_SPECS = SPECS + list(JUDGED_SPECS.values())
+#: Every declaration of the table METRICS (SPECS: those with scorer names), and those
+#: reading the extra input judged= (bpref, infap, judged@k).
+ALL_SPECS = list(skrank.METRICS.values())
+JUDGED_SPECS = [spec for spec in ALL_SPECS if "judged" in spec.inputs]
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 Y = [2.0, 0.0, 1.0, 1.0, 0.0]
 S = [0.3, 0.2, 0.1, 0.5, 0.4]
@@ -174,7 +175,7 @@ class _FirstColumn(RegressorMixin, BaseEstimator):
 
 def _options(spec):
     """Options making a valid call of the metric (its required ones)."""
-    if spec.name in skrank.METRICS:
+    if spec.scorer:
         return valid_params(spec, Y)
     return {"k": 3} if spec.k == "required" else {}
 
@@ -183,7 +184,7 @@ def _entry_points(spec, options):
     """(name, call) running the metric with these options through each entry point (the
     metrics taking judged= are no scorers)."""
     X = np.asarray(S)[:, None]
-    if spec.name not in skrank.METRICS:
+    if not spec.scorer:
         return [
             ("function", lambda: spec.function(Y, S, qid=Q, judged=None, **options)),
             ("per_query_scores", lambda: skrank.per_query_scores(spec.name, Y, S, qid=Q,
@@ -239,12 +240,15 @@ def test_valid_example_runs(spec, name, value):
 
 
 def test_public_metric_functions_are_the_declared_ones():
-    """Both tables, both ways (bpref, infap, judged@k take judged= and are in the sibling
-    table), and no name in both."""
+    """The table, both ways; bpref, infap and judged@k are in it, declaring their extra
+    input judged=, and so have no scorer names."""
     public = {name for name in skrank.__all__ if name.endswith("_score")}
     declared = [spec.function.__name__ for spec in ALL_SPECS]
     assert public == set(declared) and len(declared) == len(public)
-    assert not set(skrank.METRICS) & set(JUDGED_SPECS)
+    assert {spec.name for spec in JUDGED_SPECS} == {"bpref", "infap", "judged"}
+    assert not any(spec.scorer for spec in JUDGED_SPECS)
+    names = set(skrank.get_scorer_names())
+    assert not {"bpref", "infap", "judged@10"} & names
     for spec in ALL_SPECS:
         assert getattr(skrank, spec.function.__name__) is spec.function
 
@@ -306,7 +310,7 @@ def test_trec_names_and_their_cutoffs(spec):
     assert set(spec.trec_cut) <= set(spec.trec_names)
     for name, fixed in spec.trec_names.items():
         if name in spec.variants:
-            pass  # a skrank name too ("recall", "rbp"): skrank's meaning, see cli._trec_meaning
+            pass  # a skrank name too ("recall", "rbp"): skrank's meaning, see cli._read_name
         elif name in spec.trec_cut:
             with pytest.raises(skrank.InvalidParameterError, match="needs a cutoff"):
                 parse_metric_name(name, trec=True)
@@ -387,7 +391,7 @@ def test_docs_judged_metric_table_is_generated_from_the_declarations():
     assert table in text
     rows = table.splitlines()[2:]
     assert [re.match(r"\| `(\w+)`", row)[1] for row in rows] == [
-        spec.function.__name__ for spec in JUDGED_SPECS.values()]
+        spec.function.__name__ for spec in JUDGED_SPECS]
     section = text.split("## Documents nobody judged", 1)[1].split("\n## ", 1)[0]
     assert table in section
 
@@ -409,13 +413,13 @@ def test_trec_eval_measure_table_agrees_with_the_trec_names():
             name in getattr(spec, "trec_cut", ())), name
 
 
-@pytest.mark.parametrize("spec", JUDGED_SPECS.values(), ids=spec_id)
+@pytest.mark.parametrize("spec", JUDGED_SPECS, ids=spec_id)
 def test_judged_metric_names_are_the_declared_ones(spec):
     """evaluate() reads each judged metric by its name and its trec_eval names, and only
     by those; error messages list them."""
-    for name in spec.stems:
+    for name in (*spec.variants, *spec.aliases, *spec.trec_names):
         item = f"{name}@3" if spec.k == "required" else name
-        got, params = _parse_item(item, "evaluate", True, True)
+        got, params = _parse_item(item, "evaluate", True, ("judged",))
         assert got is spec
     with pytest.raises(skrank.InvalidParameterError, match="unknown metric name") as info:
         skrank.evaluate(Y, S, qid=Q, metrics=[spec.name + "x"])
@@ -457,6 +461,7 @@ _CALLED_FROM_OUTSIDE = {
     "__getattr__": "module hook, called by attribute access",
     "metrics_markdown": "generates docs/metric_families.md's table (the tests compare them)",
     "judged_metrics_markdown": "generates docs/metric_families.md's table (the tests compare)",
+    "scorer_names_markdown": "generates docs/tuning.md's table (tests/test_safety_nets.py)",
     "measures_markdown": "generates docs/trec_eval.md's table (the tests compare them)",
 }
 

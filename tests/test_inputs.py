@@ -355,6 +355,8 @@ def random_matrices(seed, n_users=14, n_items=8, levels=4):
 def metric_cases():
     cases = []
     for name, spec in skrank.METRICS.items():
+        if spec.inputs:   # bpref, infap, judged@k take judged=, not the 2-D form
+            continue
         base = {"max_grade": 3} if name == "err" else {}
         cutoffs = [None, 3] if spec.k == "optional" else [3] if spec.k == "required" else [None]
         for k in cutoffs:
@@ -676,6 +678,7 @@ def test_stable_ties_keep_the_run_row_order(seed):
 @pytest.mark.parametrize("ties", [None, "stable"])
 def test_streamed_evaluation_is_the_in_memory_one(tmp_path, block_bytes, missing_queries, ties):
     from skrank._evaluate import _evaluate_stream
+    from skrank._plan import resolve_options
     from skrank.io._read import read_qrels_table
 
     qrels, run = _write_collection(tmp_path)
@@ -689,7 +692,9 @@ def test_streamed_evaluation_is_the_in_memory_one(tmp_path, block_bytes, missing
     with warnings.catch_warnings(record=True) as streamed_warnings:
         warnings.simplefilter("always")
         streamed = _evaluate_stream(read_qrels_table(qrels), str(run), block_bytes=block_bytes,
-                                    metrics=metrics, missing_queries=missing_queries, ties=ties)
+                                    metrics=metrics, missing_queries=missing_queries,
+                                    options=resolve_options("evaluate", ties=ties,
+                                                            collection=True))
     assert [str(w.message) for w in streamed_warnings] == [str(w.message) for w in whole_warnings]
     np.testing.assert_array_equal(streamed.qid, whole.qid)
     for name in metrics:  # bit for bit: a query's value does not depend on the others

@@ -11,7 +11,7 @@ try:
 except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
     import _reference as R
 
-REFS = {"bpref": R.ref_bpref, "infap": R.ref_infap, "judged": R.ref_judged}
+REFS = R.JUDGED_REFERENCE_METRICS
 FUNCTIONS = {"bpref": skrank.bpref_score, "infap": skrank.infap_score,
              "judged": skrank.judged_at_k_score}
 

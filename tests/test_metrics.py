@@ -37,7 +37,8 @@ def _by_name(name):
 
 
 def test_every_metric_has_an_oracle():
-    missing = sorted(set(skrank.METRICS) - set(R.REFERENCE_METRICS))
+    missing = sorted(set(skrank.METRICS) - set(R.REFERENCE_METRICS)
+                     - set(R.JUDGED_REFERENCE_METRICS))   # those reading judged=
     assert not missing, f"metrics without an oracle in tests/_reference.py: {missing}"
 
 

@@ -13,12 +13,11 @@ import skrank
 from tests._reference import FixedScores
 import skrank._plan
 from skrank._grouping import Depth
-from skrank._judged import JUDGED_SPECS
 from skrank._plan import MetricCall, plan
 from skrank._scorer import is_ranking_name
 
-SPECS = list(skrank.METRICS.values())
-ALL_SPECS = SPECS + list(JUDGED_SPECS.values())
+ALL_SPECS = list(skrank.METRICS.values())
+SPECS = [spec for spec in ALL_SPECS if spec.scorer]
 
 # Every word any option takes somewhere; each option keeps those its metric accepts.
 WORDS = ("average", "stable", "pessimistic", "optimistic", "zero", "one", "skip", "nan",
@@ -69,7 +68,7 @@ def calls(draw, specs=ALL_SPECS):
 @given(calls())
 def test_canonical_name_parses_back_to_the_same_call(call):
     name = str(call)
-    again = MetricCall.parse(name, judged=True)
+    again = MetricCall.parse(name, inputs=("judged",))
     assert again == call and hash(again) == hash(call), name
     assert str(again) == name
 
@@ -93,9 +92,9 @@ def test_canonical_name_parses_back_to_the_same_call(call):
     (("bpref", {"ties": "stable"}), "bpref(ties=stable)"),
 ])
 def test_canonical_names(item, name):
-    call = MetricCall.parse(item, trec=True, judged=True)
+    call = MetricCall.parse(item, trec=True, inputs=("judged",))
     assert str(call) == name
-    assert MetricCall.parse(name, judged=True) == call
+    assert MetricCall.parse(name, inputs=("judged",)) == call
 
 
 def test_defaults_written_or_not_are_one_call():
@@ -206,7 +205,7 @@ def test_cli_takes_full_names(tmp_path, capsys):
 
 
 def _plan_of(*names):
-    return plan("test", [(n, MetricCall.parse(n, judged=True)) for n in names])
+    return plan("test", [(n, MetricCall.parse(n, inputs=("judged",))) for n in names])
 
 
 def test_one_ranking_per_tie_policy_as_deep_as_its_metrics_read():

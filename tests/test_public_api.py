@@ -73,10 +73,7 @@ def _table_rows(text, header):
 
 
 def test_every_metric_function_is_public_and_every_score_function_is_in_the_table():
-    from skrank._judged import JUDGED_METRICS  # the metrics that take judged=
-
-    functions = ({spec.function.__name__ for spec in METRICS.values()}
-                 | {function.__name__ for function in JUDGED_METRICS.values()})
+    functions = {spec.function.__name__ for spec in METRICS.values()}
     exported = {name for name in skrank.__all__ if name.endswith("_score")}
     assert functions == exported
     for name in skrank.__all__:
@@ -180,17 +177,12 @@ def test_user_guide_binary_metric_table_matches_the_metric_table():
 
 def test_user_guide_names_exactly_the_public_metric_functions():
     """Every ``skrank.<metric>_score`` the docs call exists, and every one is called."""
-    from skrank._judged import JUDGED_METRICS  # the metrics that take judged=
-
     called = set(re.findall(r"skrank\.([a-z_]+_score)(?!\w)", _doc_text()))
-    assert called == ({spec.function.__name__ for spec in METRICS.values()}
-                      | {function.__name__ for function in JUDGED_METRICS.values()})
+    assert called == {spec.function.__name__ for spec in METRICS.values()}
 
 
 def test_public_functions_have_runnable_examples():
-    from skrank._judged import JUDGED_SPECS  # the metrics that take judged=
-
-    for spec in [*METRICS.values(), *JUDGED_SPECS.values()]:
+    for spec in METRICS.values():
         doc = spec.function.__doc__
         assert "Examples" in doc and ">>>" in doc, spec.name
         assert "Parameters" in doc and "Returns" in doc, spec.name
