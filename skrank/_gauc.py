@@ -21,9 +21,9 @@ from ._array_api import as_float, divide_where, minimum
 
 
 def _score(name, arguments):
-    from ._metrics import _score   # the table's module imports this one
+    from ._metrics import score   # the table's module imports this one
 
-    return _score(name, arguments)
+    return score(name, arguments)
 
 
 def _position(positions):
