@@ -201,9 +201,12 @@ def _numbers(func, what, values, *, integers, qid, docno):
     if integers:
         bad |= ~np.isfinite(arr)
         bad |= arr != np.round(np.where(bad, 0, arr))
+        bad |= np.abs(np.where(bad, 0, arr)) >= 2.0 ** 63  # beyond int64: wrapped around
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         expected = "integer relevance grades" if integers else "numbers, not NaN"
+        if integers and np.isfinite(arr[i]) and arr[i] == np.round(arr[i]):
+            expected += " between -2**63 and 2**63 - 1"
         raise ValueError(
             f"{func}: {what} must hold {expected}. Got {float(arr[i])!r} for query {str(qid[i])!r}, "
             f"document {str(docno[i])!r} (row {i}) instead."
