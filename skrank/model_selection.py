@@ -100,6 +100,9 @@ class QueryKFold(BaseCrossValidator):
         if n_splits < 2:
             raise InvalidParameterError(
                 f"QueryKFold: n_splits must be an int >= 2. Got {n_splits} instead.")
+        if not isinstance(self.shuffle, (bool, np.bool_)):
+            raise InvalidParameterError(
+                f"QueryKFold: shuffle must be True or False. Got {self.shuffle!r} instead.")
         codes, n_queries = _resolve_qid("QueryKFold", X, groups, qid)
         if n_queries < n_splits:
             raise ValueError(
@@ -108,7 +111,13 @@ class QueryKFold(BaseCrossValidator):
             )
         order = np.arange(n_queries)
         if self.shuffle:
-            check_random_state(self.random_state).shuffle(order)
+            try:
+                rng = check_random_state(self.random_state)
+            except ValueError:
+                raise InvalidParameterError(
+                    f"QueryKFold: random_state must be None, an int or a "
+                    f"numpy.random.RandomState. Got {self.random_state!r} instead.") from None
+            rng.shuffle(order)
         sizes = np.bincount(codes, minlength=n_queries)[order]
         # Cut the sequence of queries where the running row count crosses
         # i * n_samples / n_splits; if a huge query would leave a fold empty,
@@ -331,16 +340,31 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
 
     y_pred = np.full(n, np.nan)
     tested = np.zeros(n, dtype=bool)
+    n_queries = int(codes.max()) + 1 if n else 0
+    query_sizes = np.bincount(codes, minlength=n_queries)
+    query_tested = np.zeros(n_queries, dtype=bool)
     try:  # query-aware splitters take qid; scikit-learn's group splitters take groups
         split_takes_qid = "qid" in inspect.signature(cv.split).parameters
     except (TypeError, ValueError):  # pragma: no cover
         split_takes_qid = False
     folds = cv.split(X, y, qid=qid) if split_takes_qid else cv.split(X, y, groups=qid)
     for train, test in folds:
-        if tested[test].any():
+        if tested[test].any() or query_tested[codes[test]].any():
             raise ValueError(f"{func}: each query must be in at most one test fold; "
                              f"{type(cv).__name__} puts some rows in several. Use a "
                              f"partition such as QueryKFold.")
+        # A test query is held out whole: none of its rows trains or is left out.
+        in_test = np.bincount(codes[test], minlength=n_queries)
+        cut = (in_test > 0) & (in_test < query_sizes)
+        if cut.any():
+            q = int(np.argmax(cut))
+            raise ValueError(
+                f"{func}: each test fold must hold whole queries. Got {type(cv).__name__} "
+                f"testing {int(in_test[q])} of the {int(query_sizes[q])} rows of query "
+                f"{str(qid[np.argmax(codes == q)])!r} (queries cut in this fold: "
+                f"{int(cut.sum())}). Use a query-aware splitter such as QueryKFold, or a group "
+                f"splitter such as GroupKFold.")
+        query_tested[codes[test]] = True
         # Rankers want each query's rows together, in order of the ids.
         train = train[np.argsort(codes[train], kind="stable")]
         params = {name: (_take_rows(value, train) if getattr(value, "shape", (None,))[0] == n

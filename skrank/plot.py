@@ -328,6 +328,10 @@ class PerQueryDisplay:
                  alpha=0.05, min_difference=0.0):
         self.qid = np.asarray(qid)
         self.values = np.asarray(values)
+        if self.qid.ndim != 1 or self.values.shape != self.qid.shape:
+            raise ValueError(
+                f"PerQueryDisplay: qid and values must be 1-D with one value per query. Got "
+                f"shapes {self.qid.shape} and {self.values.shape} instead.")
         self.metric = metric
         self.name = name
         self.baseline_name = baseline_name

@@ -35,3 +35,66 @@ def test_grades_inside_int64_keep_their_value():
     dcg = 1 + big / np.log2(3)
     ideal = big + 1 / np.log2(3)
     assert ndcg_score([big, 1], [1, 2], qid=[0, 0]) == pytest.approx(dcg / ideal)
+
+
+@pytest.mark.filterwarnings("ignore:The groups parameter is ignored")
+def test_cross_val_evaluate_refuses_a_split_that_cuts_a_query():
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import KFold
+
+    from skrank.model_selection import cross_val_evaluate
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(8, 2)), np.tile([1.0, 0.0], 4)
+    qid = np.repeat([1, 2, 3, 4], 2)
+    # KFold(3) puts rows 0-2 in the first test fold: query 2 is cut.
+    with pytest.raises(ValueError, match=r"whole queries.*1 of the 2 rows of query '2'"):
+        cross_val_evaluate(Ridge(), X, y, qid=qid, cv=KFold(3))
+    # A fold that tests part of a query and leaves the rest unused is cut too.
+    split = [(np.array([4, 5, 6, 7]), np.array([0, 1, 2]))]
+    with pytest.raises(ValueError, match="whole queries"):
+        cross_val_evaluate(Ridge(), X, y, qid=qid, cv=_Fixed(split))
+    # KFold(4) on rows happens to hold queries whole: allowed.
+    by_rows = cross_val_evaluate(Ridge(), X, y, qid=qid, cv=KFold(4), metrics=["ndcg"])
+    assert by_rows.qid.tolist() == [1, 2, 3, 4]
+
+
+class _Fixed:
+    def __init__(self, splits):
+        self.splits = splits
+
+    def split(self, X, y=None, groups=None):
+        return iter(self.splits)
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["-M", "-1"], "-M"), (["-M", "0"], "-M"), (["-N", "-3"], "-N"),
+    (["-l", "inf"], "-l"), (["-l", "nan"], "-l"), (["-l", "1e300"], "-l"),
+])
+def test_cli_count_and_level_options_are_checked(tmp_path, capsys, argv, option):
+    from skrank.cli import main
+
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 0.5 t\n1 Q0 b 2 0.4 t\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "map", *argv])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}" in err and repr(argv[1]) in err
+
+
+def test_query_kfold_checks_shuffle_and_random_state():
+    from skrank.model_selection import QueryKFold
+
+    qid = np.repeat(np.arange(4), 2)
+    with pytest.raises(InvalidParameterError, match="QueryKFold: shuffle must be True or False"):
+        list(QueryKFold(2, shuffle="yes").split(np.zeros((8, 1)), qid=qid))
+    with pytest.raises(InvalidParameterError, match="QueryKFold: random_state must be"):
+        list(QueryKFold(2, shuffle=True, random_state="x").split(np.zeros((8, 1)), qid=qid))
+
+
+def test_per_query_display_needs_one_value_per_query():
+    from skrank.plot import PerQueryDisplay
+
+    with pytest.raises(ValueError, match=r"PerQueryDisplay: qid and values.*\(2,\) and \(1,\)"):
+        PerQueryDisplay(qid=[1, 2], values=[0.1], metric="ndcg", name="a")
