@@ -88,3 +88,45 @@ def test_long_line_in_tiny_blocks_is_linear(tmp_path):
     got = list(pieces(str(path), "run", size=64))
     assert time.perf_counter() - start < 3
     assert len(got) == 1 and len(got[0][0]) == path.stat().st_size
+
+
+_LIMITED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+from skrank.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _cli_limited(argv, limit=1 << 30, timeout=60):
+    """The command line in a subprocess whose address space is capped at ``limit``."""
+    code = _LIMITED.format(limit=limit)
+    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.parametrize("metric", ["map", "ndcg@10"])
+def test_one_huge_docno_is_refused_not_allocated(tmp_path, metric):
+    """One 10 MB docno among 51 lines: today the fixed-width column asks for
+    51 x 10 MB and more (a MemoryError traceback under a 1 GiB cap)."""
+    qrels = write(tmp_path / "qrels", QRELS)
+    lines = ["1 Q0 a 1 0.9 t\n", "1 Q0 " + "d" * (10 << 20) + " 2 0.5 t\n"]
+    lines += [f"1 Q0 x{i} {i + 3} 0.1 t\n" for i in range(49)]
+    run = write(tmp_path / "run", "".join(lines))
+    done = _cli_limited(["evaluate", qrels, run, "-m", metric])
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"{run}:2: docno must be at most 1024 bytes long. Got 10485760 bytes" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("field, line", [("qid", "{long} 0 a 1\n"), ("rel", "1 0 a 0{long}\n")])
+def test_long_fields_of_qrels_are_refused(tmp_path, field, line):
+    path = write(tmp_path / "qrels", "1 0 b 1\n" + line.format(long="1" * 5000))
+    with pytest.raises(ValueError, match=rf"qrels:2: {field} must be at most 1024 bytes"):
+        read_qrels(path)
+
+
+def test_ids_up_to_the_limit_are_read(tmp_path):
+    docno = "u" * 1024
+    run = read_run(write(tmp_path / "run", f"1 Q0 {docno} 1 0.5 t\n1 Q0 b 2 0.4 t\n"))
+    assert run.docno.tolist() == [docno, "b"]

@@ -25,6 +25,9 @@ _CHUNK_BYTES = 1 << 21
 _NEWLINE = 10
 _HASH = ord("#")
 _MAX_SHOWN = 200
+# The longest field of a line (query id, docno, run tag, number), in bytes: text
+# columns are fixed-width, so memory is rows x the longest id (1 KiB holds URLs).
+MAX_TOKEN_BYTES = 1024
 _U64 = np.uint64
 
 QRELS_FORMAT = "qid iter docno rel"
@@ -641,6 +644,7 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
             raise ValueError(f"{name}:{lines.line_number(i)}: expected {layout.fmt!r}, "
                              f"got {lines.text(i)!r}{reason}")
         starts, ends = result
+        _check_token_lengths(name, lines, layout, starts, ends)
         qid, _ = tokens(a, starts[:, layout.qid], ends[:, layout.qid])
         docno, _ = tokens(a, starts[:, layout.docno], ends[:, layout.docno])
         numbers = {}
@@ -659,6 +663,23 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
     table = None if parts is None else parts.table(name, hold_last=False)
     if table is not None or block_bytes is None:
         yield table if table is not None else _empty(name, layout, keep)
+
+
+def _check_token_lengths(name, lines, layout, starts, ends):
+    """No field read is longer than ``MAX_TOKEN_BYTES``: text columns are fixed-width
+    (rows x the longest id), so one long token would cost its length on every row."""
+    fields = sorted({layout.qid, layout.docno, *(i for i, _, _ in layout.numbers.values()),
+                     *(() if layout.tag is None else (layout.tag,))})
+    lengths = ends[:, fields] - starts[:, fields]
+    if lengths.size == 0 or int(lengths.max()) <= MAX_TOKEN_BYTES:
+        return
+    row, column = np.unravel_index(int(np.argmax(lengths > MAX_TOKEN_BYTES)), lengths.shape)
+    field = layout.fmt.split()[fields[column]]
+    raise ValueError(
+        f"{name}:{lines.line_number(row)}: {field} must be at most {MAX_TOKEN_BYTES} bytes "
+        f"long. Got {int(lengths[row, column])} bytes instead"
+        + (" (ids are held in fixed-width columns: shorten or hash long ids)."
+           if field in ("qid", "docno", "tag") else "."))
 
 
 def empty_run_table(name="<run>"):
