@@ -2,6 +2,8 @@
 in tiny blocks, long ids, huge grades. Each file is built here; each check
 compares with the same content in the plain form, or bounds time and memory."""
 
+import contextlib
+import io
 import subprocess
 import sys
 import textwrap
@@ -130,3 +132,49 @@ def test_ids_up_to_the_limit_are_read(tmp_path):
     docno = "u" * 1024
     run = read_run(write(tmp_path / "run", f"1 Q0 {docno} 1 0.5 t\n1 Q0 b 2 0.4 t\n"))
     assert run.docno.tolist() == [docno, "b"]
+
+
+def test_one_huge_grade_in_trec_mode_is_not_a_table_row_per_level(tmp_path):
+    """`2147483648` as a qrels grade: trec mode built a (queries x largest grade)
+    count table (an 80 GiB bincount); under a 1 GiB cap it must just evaluate."""
+    qrels = write(tmp_path / "qrels", "1 0 a 1\n1 0 b 0\n2 0 d3 2147483648\n2 0 d4 1\n")
+    run = write(tmp_path / "run", "1 Q0 a 1 0.9 t\n1 Q0 b 2 0.5 t\n"
+                                  "2 Q0 d4 1 0.9 t\n2 Q0 d3 2 0.5 t\n")
+    done = _cli_limited(["evaluate", qrels, run, "-q", "-m", "ndcg", "-m", "map", "-m", "rbp"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    values = {tuple(line.split()[:2]): float(line.split()[2]) for line in done.stdout.splitlines()}
+    big = 2.0 ** 31
+    ndcg_2 = (1 + big / np.log2(3)) / (big + 1 / np.log2(3))  # d4 (1) first, then d3 (2**31)
+    assert values[("ndcg", "2")] == pytest.approx(ndcg_2, abs=5e-5)
+    assert values[("ndcg", "1")] == 1.0 and values[("map", "2")] == 1.0
+
+
+def test_sparse_levels_agree_with_trec_eval(tmp_path):
+    """Levels 0, 2, 9 and 40 only (none in between), graded measures against
+    pytrec_eval, trec_eval's own code."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(7)
+    qrels, run = {}, {}
+    for q in range(12):
+        docs = [f"d{i}" for i in range(int(rng.integers(3, 15)))]
+        qrels[f"q{q}"] = {d: int(rng.choice([0, 2, 9, 40])) for d in docs[::2] + ["u"]}
+        run[f"q{q}"] = {d: float(rng.integers(0, 5)) for d in docs}
+    qrels_path = write(tmp_path / "qrels", "".join(
+        f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
+    run_path = write(tmp_path / "run", "".join(
+        f"{q} Q0 {d} {i + 1} {s} t\n" for q, docs in run.items()
+        for i, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]))))
+    measures = ["ndcg", "ndcg_cut.5", "map", "P.5", "Rprec", "recip_rank"]
+    argv = ["evaluate", qrels_path, run_path, "-q"] + [x for m in measures for x in ("-m", m)]
+    ours = {}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    for line in out.getvalue().splitlines():
+        name, qid, value = line.split()
+        ours[(name, qid)] = float(value)
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg", "ndcg_cut", "map", "P", "Rprec",
+                                                     "recip_rank"}).evaluate(run)
+    for qid, values in expected.items():
+        for name in ("ndcg", "ndcg_cut_5", "map", "P_5", "Rprec", "recip_rank"):
+            assert ours[(name, qid)] == pytest.approx(values[name], abs=1e-4), (name, qid)
