@@ -167,7 +167,8 @@ class MetricAtKDisplay:
             A metric name without a cutoff, in the scorer grammar: ``"ndcg"``,
             ``"ndcg_exp"``, ``"map"``, ``"precision"``, ``"recall"``, ``"mrr"``...
         max_k : int >= 1, default=20
-            The largest cutoff.
+            The largest cutoff; at most the number of documents of the longest
+            query.
         name : str, default=None
             Name of a single system (the legend's label).
         confidence : float in (0, 1), default=None
@@ -196,6 +197,10 @@ class MetricAtKDisplay:
             confidence = check_real(func, "confidence", confidence, low=0, high=1,
                                     low_open=True, high_open=True)
             n_resamples = check_k(func, n_resamples, name="n_resamples", required=True)
+        # No cutoff beyond the longest query is drawn (max_k=10**9 listed 10**9 names).
+        qid_array = np.asarray(qid)
+        if qid_array.ndim == 1 and qid_array.size:
+            max_k = min(max_k, int(np.unique(qid_array, return_counts=True)[1].max()))
         ks = np.arange(1, max_k + 1)
         names = [f"{metric}@{k}" for k in ks]
         _check_metric(func, names[0])

@@ -98,3 +98,20 @@ def test_per_query_display_needs_one_value_per_query():
 
     with pytest.raises(ValueError, match=r"PerQueryDisplay: qid and values.*\(2,\) and \(1,\)"):
         PerQueryDisplay(qid=[1, 2], values=[0.1], metric="ndcg", name="a")
+
+
+def test_metric_at_k_display_stops_at_the_longest_query():
+    """max_k=10**9 on 4 documents listed 10**9 metric names (about 10 GB)."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skrank.plot import MetricAtKDisplay
+
+    y, s, qid = [1, 0, 1, 0], [0.4, 0.3, 0.2, 0.1], [0, 0, 0, 1]
+    display = MetricAtKDisplay.from_predictions(y, s, qid=qid, metric="precision", max_k=10 ** 9)
+    assert display.k.tolist() == [1, 2, 3]
+    # query 0: relevant at ranks 1 and 3; query 1: no relevant document (0 by default)
+    expected = [(1 + 0) / 2, (1 / 2 + 0) / 2, (2 / 3 + 0) / 2]
+    (values,) = display.values.values()
+    np.testing.assert_allclose(values, expected)
