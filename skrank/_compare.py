@@ -37,6 +37,9 @@ from ._validation import InvalidParameterError, _describe, check_choice, check_k
 TESTS = ("randomization", "t", "wilcoxon", "bootstrap", "sign")
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "tukey")
 INTERVALS = ("bca", "percentile", "t")
+# Resamples of one call at most: the bootstrap keeps one mean per resample and column
+# (10**8 is 0.8 GB a column); p-values are then resolved to 1e-8 already.
+MAX_RESAMPLES = 10 ** 8
 QUERY_POLICIES = ("same", "common")
 
 # Resampling works on batches of about this many (resample, query) cells.
@@ -440,7 +443,8 @@ def check_options(func, *, test="randomization", correction="holm", queries="sam
     if correction is not None:
         check_choice(func, name("correction", "correction"), correction, CORRECTIONS + (None,))
     check_choice(func, name("queries", "queries"), queries, QUERY_POLICIES)
-    n_resamples = check_k(func, n_resamples, required=True, name=name("n_resamples", "n_resamples"))
+    n_resamples = check_k(func, n_resamples, required=True, high=MAX_RESAMPLES,
+                          name=name("n_resamples", "n_resamples"))
     alpha = check_real(func, name("alpha", "alpha"), alpha, low=0, high=1, low_open=True,
                        high_open=True)
     confidence = check_real(func, name("confidence", "confidence"), confidence, low=0, high=1,
@@ -681,7 +685,7 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
         on wins against losses (ties left out).
     n_resamples : int, default=10_000
         Resamples of the randomization and bootstrap tests, of the bootstrap
-        intervals and of the Tukey correction.
+        intervals and of the Tukey correction; at most 10**8.
     correction : {"holm", "bonferroni", "fdr_bh", "tukey"} or None, default="holm"
         Multiple-comparison correction across every comparison of the call
         (all pairs and metrics): Holm's step-down and Bonferroni control the

@@ -165,6 +165,9 @@ def is_dask_frame(value):
 
 
 def _column(func, what, frame, column, role):
+    if not hasattr(frame, "columns"):
+        raise TypeError(f"{func}: {what} must be a pandas or polars DataFrame. Got "
+                        f"{_describe(frame)} instead.")
     columns = [str(c) for c in frame.columns]
     if column not in frame.columns:
         if func.endswith("from_frame"):
@@ -265,6 +268,9 @@ def _flatten(func, name, mapping, *, side):
     documents, qrels only) or a list/tuple/array (qrels: relevant documents;
     run: documents best first).
     """
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"{func}: {name} must be a dict {{query: {{doc: value}}}}. Got "
+                        f"{_describe(mapping)} instead.")
     keys, sizes, docs, values = [], [], [], []
     for query, inner in mapping.items():
         if isinstance(inner, Mapping):

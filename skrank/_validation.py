@@ -60,9 +60,12 @@ def check_choice(func, name, value, choices):
     )
 
 
-def check_k(func, k, *, required=False, name="k"):
-    """Validate a cutoff: None (no cutoff, unless required) or an int >= 1."""
+def check_k(func, k, *, required=False, name="k", high=None):
+    """Validate a cutoff: None (no cutoff, unless required) or an int >= 1 (and at
+    most ``high`` when given)."""
     expected = "an int >= 1" if required else "None (no cutoff) or an int >= 1"
+    if high is not None and isinstance(k, Integral) and k > high:
+        expected += f" and at most {high:,}"
     if k is None:
         if required:
             raise InvalidParameterError(
@@ -71,7 +74,7 @@ def check_k(func, k, *, required=False, name="k"):
         return None
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral):
         raise InvalidParameterError(f"{func}: {name} must be {expected}. Got {_describe(k)} instead.")
-    if k < 1:
+    if k < 1 or (high is not None and k > high):
         raise InvalidParameterError(f"{func}: {name} must be {expected}. Got {int(k)} instead.")
     return int(k)
 

@@ -10,6 +10,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.model_selection import BaseCrossValidator, GroupShuffleSplit
 from sklearn.utils import check_random_state
+from numbers import Integral, Real
+
 from sklearn.utils.validation import _num_samples
 
 from ._grouping import factorize_qid
@@ -171,11 +173,37 @@ class QueryShuffleSplit(GroupShuffleSplit):
 
     def split(self, X, y=None, groups=None, qid=None):
         """Generate indices of train and test rows; see :meth:`QueryKFold.split`."""
+        _check_split_sizes("QueryShuffleSplit", self)
         codes, _ = _resolve_qid("QueryShuffleSplit", X, groups, qid)
         yield from super().split(X if X is not None else codes, y, groups=codes)
 
     def get_n_splits(self, X=None, y=None, groups=None, qid=None):
         return self.n_splits
+
+
+def _check_split_sizes(func, splitter):
+    """n_splits, test_size and train_size as scikit-learn means them, checked here so
+    that a bad one is an InvalidParameterError naming it (not a bare numpy error)."""
+    check_k(func, splitter.n_splits, required=True, name="n_splits")
+    fractions = 0.0
+    for name in ("test_size", "train_size"):
+        value = getattr(splitter, name)
+        if value is None:
+            continue
+        if isinstance(value, Integral) and not isinstance(value, (bool, np.bool_)):
+            if value < 1:
+                raise InvalidParameterError(f"{func}: {name} must be None, an int >= 1 (queries) "
+                                            f"or a float in (0, 1). Got {value!r} instead.")
+        elif isinstance(value, Real) and not isinstance(value, (bool, np.bool_)) \
+                and 0 < value < 1:
+            fractions += value
+        else:
+            raise InvalidParameterError(f"{func}: {name} must be None, an int >= 1 (queries) "
+                                        f"or a float in (0, 1). Got {value!r} instead.")
+    if fractions > 1:
+        raise InvalidParameterError(
+            f"{func}: test_size + train_size must be at most 1 as fractions. Got "
+            f"{splitter.test_size!r} + {splitter.train_size!r} instead.")
 
 
 class DropQid(TransformerMixin, BaseEstimator):
@@ -325,12 +353,18 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
                          f"{n}, {y.shape[0]} and {qid.shape[0]}.")
     if sp.issparse(X) and X.format not in ("csr", "csc"):
         X = X.tocsr()  # COO and friends cannot select rows
-    if cv is None or (isinstance(cv, _Integral) and not isinstance(cv, bool)):
+    from ._validation import _describe
+    if cv is None or (isinstance(cv, _Integral) and not isinstance(cv, bool) and cv >= 2):
         cv = QueryKFold(5 if cv is None else int(cv))
-    if isinstance(cv, str) or not hasattr(cv, "split"):
-        from ._validation import InvalidParameterError, _describe
+    if isinstance(cv, (str, _Integral)) or not hasattr(cv, "split"):
         raise InvalidParameterError(f"{func}: cv must be None, an int >= 2 or a splitter such "
                                     f"as QueryKFold(5). Got {_describe(cv)} instead.")
+    if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")):
+        raise InvalidParameterError(f"{func}: estimator must have fit and predict methods "
+                                    f"(a regressor or ranker). Got {_describe(estimator)} instead.")
+    if fit_params is not None and not isinstance(fit_params, dict):
+        raise InvalidParameterError(f"{func}: fit_params must be None or a dict of further "
+                                    f"arguments of fit. Got {_describe(fit_params)} instead.")
     codes, _, _ = factorize_qid(func, qid)
     try:
         takes_qid = "qid" in inspect.signature(estimator.fit).parameters
@@ -375,7 +409,14 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
         model = clone(estimator).fit(_take_rows(X, train), y[train], **params)
         if not tested.any():  # every fold's model is built alike: look at the first
             warn_if_qid_is_a_feature(func, model, X, qid)
-        y_pred[test] = np.asarray(model.predict(_take_rows(X, test)), dtype=np.float64).reshape(-1)
+        predicted = np.asarray(model.predict(_take_rows(X, test)), dtype=np.float64)
+        if predicted.shape not in ((test.shape[0],), (test.shape[0], 1)):
+            raise ValueError(
+                f"{func}: {type(model).__name__}.predict must return one score per row. Got "
+                f"shape {predicted.shape} for {test.shape[0]} rows instead (a classifier's "
+                f"decision_function or a multi-output model gives one column per class or "
+                f"target).")
+        y_pred[test] = predicted.reshape(-1)
         tested[test] = True
     if not tested.any():
         raise ValueError(f"{func}: the splitter {cv!r} produced no test rows.")

@@ -20,6 +20,8 @@ matplotlib is imported only when something is drawn
 """
 
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ._compare import _bootstrap_interval, _bootstrap_means, compare
@@ -144,6 +146,12 @@ class MetricAtKDisplay:
 
     def __init__(self, *, k, values, metric, intervals=None, confidence=None):
         self.k = np.asarray(k)
+        if not isinstance(values, Mapping) or any(
+                np.shape(v) != self.k.shape for v in values.values()):
+            raise InvalidParameterError(
+                f"MetricAtKDisplay: values must be a dict {{system name: one value per k}} "
+                f"with {self.k.shape[0] if self.k.ndim else 1} values each (the length of k). "
+                f"Got {_describe(values)} instead.")
         self.values = dict(values)
         self.metric = metric
         self.intervals = None if intervals is None else dict(intervals)
@@ -445,6 +453,10 @@ class PerQueryDisplay:
         ax = _axes(ax, "PerQueryDisplay.plot")
         positions = np.arange(self.values.shape[0])
         n = self.values.shape[0]
+        if isinstance(colors, str) or not hasattr(colors, "__len__") or len(colors) != 3:
+            raise InvalidParameterError(
+                f"PerQueryDisplay.plot: colors must be three colours (wins, losses, ties). "
+                f"Got {_describe(colors)} instead.")
         win_color, loss_color, tie_color = colors
         if self.baseline_name is None:
             self.bars_ = ax.bar(positions, self.values, width=1.0, color=win_color,
@@ -528,6 +540,10 @@ class MetricDistributionDisplay:
     """
 
     def __init__(self, *, values, metric):
+        if not isinstance(values, Mapping) or not values:
+            raise InvalidParameterError(
+                f"MetricDistributionDisplay: values must be a non-empty dict {{system name: "
+                f"per-query values}}. Got {_describe(values)} instead.")
         self.values = {key: np.asarray(v) for key, v in values.items()}
         self.metric = metric
 

@@ -115,3 +115,122 @@ def test_metric_at_k_display_stops_at_the_longest_query():
     expected = [(1 + 0) / 2, (1 / 2 + 0) / 2, (2 / 3 + 0) / 2]
     (values,) = display.values.values()
     np.testing.assert_allclose(values, expected)
+
+
+Y, S, Q = [1, 0, 1], [0.3, 0.2, 0.1], [0, 0, 0]
+
+
+def _cv_case(**kwargs):
+    from sklearn.linear_model import Ridge
+
+    from skrank.model_selection import cross_val_evaluate
+
+    X, y = np.arange(16.0).reshape(8, 2), np.tile([1.0, 0.0], 4)
+    options = dict(estimator=Ridge(), qid=np.repeat([1, 2, 3, 4], 2), cv=2)
+    options.update(kwargs)
+    return lambda: cross_val_evaluate(options.pop("estimator"), X, y, **options)
+
+
+class _NoPredict:
+    def fit(self, X, y):
+        return self
+
+    def get_params(self, deep=True):
+        return {}
+
+
+def _two_columns():
+    from sklearn.linear_model import Ridge
+
+    class TwoColumns(Ridge):
+        def predict(self, X):
+            return np.column_stack([super().predict(X)] * 2)
+    return TwoColumns()
+
+
+def _plot(make):
+    def call():
+        pytest.importorskip("matplotlib")
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import skrank.plot as plot
+        return make(plot)
+    return call
+
+
+PARAMETER_ERRORS = {
+    "k=2**64": (lambda: ndcg_score(Y, S, qid=Q, k=2 ** 64), "k must be"),
+    "k=10**30": (lambda: ndcg_score(Y, S, qid=Q, k=10 ** 30), "k must be"),
+    "metric k beyond int64": (lambda: evaluate(Y, S, qid=Q, metrics=["ndcg@99999999999999999999"]),
+                              "k must be"),
+    "threshold=10**400": (lambda: skrank.precision_at_k_score(Y, S, qid=Q, k=1, threshold=10 ** 400),
+                          "threshold must be"),
+    "n_resamples=10**21": (lambda: skrank.compare(
+        {"a": {"q1": 0.1, "q2": 0.5}, "b": {"q1": 0.2, "q2": 0.4}}, n_resamples=10 ** 21),
+        "n_resamples must be"),
+    "make_ranking random_state=-1": (
+        lambda: skrank.datasets.make_ranking(random_state=-1), "random_state must be"),
+    "QueryShuffleSplit nan": (lambda: list(skrank.model_selection.QueryShuffleSplit(
+        2, test_size=float("nan")).split(np.zeros((4, 1)), qid=[1, 1, 2, 2])), "test_size must be"),
+    "QueryShuffleSplit sum": (lambda: list(skrank.model_selection.QueryShuffleSplit(
+        2, test_size=0.6, train_size=0.6).split(np.zeros((4, 1)), qid=[1, 1, 2, 2])),
+        "test_size \\+ train_size"),
+    "QueryShuffleSplit bool": (lambda: list(skrank.model_selection.QueryShuffleSplit(
+        2, train_size=True).split(np.zeros((4, 1)), qid=[1, 1, 2, 2])), "train_size must be"),
+    "cv=1": (_cv_case(cv=1), "cross_val_evaluate: cv must be"),
+    "no predict": (_cv_case(estimator=_NoPredict()), "estimator must have fit and predict"),
+    "fit_params list": (_cv_case(fit_params=[1]), "fit_params must be"),
+    "colors": (_plot(lambda plot: plot.PerQueryDisplay(
+        qid=[1, 2], values=[0.1, 0.2], metric="ndcg", name="a").plot(colors=("r",))),
+        "colors must be"),
+    "MetricAtKDisplay values": (_plot(lambda plot: plot.MetricAtKDisplay(
+        k=[1, 2], values=[0.5, 0.6], metric="ndcg")), "values must be a dict"),
+    "MetricDistributionDisplay values": (_plot(lambda plot: plot.MetricDistributionDisplay(
+        values=[], metric="ndcg")), "values must be a non-empty dict"),
+}
+
+
+@pytest.mark.parametrize("case", list(PARAMETER_ERRORS))
+def test_bad_parameters_are_invalid_parameter_errors(case):
+    import skrank.datasets  # noqa: F401
+    import skrank.model_selection  # noqa: F401
+
+    call, message = PARAMETER_ERRORS[case]
+    with pytest.raises(InvalidParameterError, match=message):
+        call()
+
+
+DATA_ERRORS = {
+    "frame not a frame": (lambda: Qrels.from_frame({"query_id": [1]}), TypeError,
+                          "Qrels.from_frame: frame must be a pandas or polars DataFrame"),
+    "run dict a list": (lambda: skrank.io.Run.from_dict([("q", "d", 1.0)]), TypeError,
+                        "Run.from_dict: run must be a dict"),
+    "2-D predictions": (_cv_case(estimator=_two_columns()), ValueError,
+                        r"TwoColumns.predict must return one score per row. Got shape \(4, 2\)"),
+}
+
+
+@pytest.mark.parametrize("case", list(DATA_ERRORS))
+def test_bad_inputs_are_named(case):
+    call, kind, message = DATA_ERRORS[case]
+    with pytest.raises(kind, match=message):
+        call()
+
+
+def test_huge_cutoffs_inside_int64_are_no_cutoff():
+    assert ndcg_score(Y, S, qid=Q, k=2 ** 62) == ndcg_score(Y, S, qid=Q)
+
+
+def test_cli_files_that_are_not_what_the_option_reads(tmp_path, capsys):
+    from skrank.cli import main
+
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 0.5 t\n1 Q0 b 2 0.4 t\n")
+    (tmp_path / "z").write_bytes(b"1 map 0.5 0.1\n\xff\xfe map 0.2 0.1\n")
+    argv = ["evaluate", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "map", "-Z",
+            str(tmp_path / "z")]
+    assert main(argv) == 2
+    assert f"{tmp_path / 'z'}: line 2 is not UTF-8" in capsys.readouterr().err
+    assert main(["demo", "--data", str(tmp_path / "r"), "--no-plot"]) == 2
+    assert f"--data {tmp_path / 'r'}: not an svmlight/LETOR file" in capsys.readouterr().err
