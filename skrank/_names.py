@@ -198,9 +198,10 @@ def parse_metric_name(name, *, func="skrank", trec=False, cutoff_given=False, al
         if spec.k == "none":
             raise InvalidParameterError(f"{func}: {spec.name} takes no cutoff, so {name!r} is not valid. "
                              f"Use {name.split('@')[0].split('.')[0]!r}.")
-        if int(k) < 1:
+        if not 1 <= int(k) < 2 ** 63:  # beyond int64: no array could hold it
             raise InvalidParameterError(
-                f"{func}: the cutoff in {name!r} must be an integer >= 1. Got {int(k)} instead. "
+                f"{func}: the cutoff in {name!r} must be an integer >= 1 and below 2**63. "
+                f"Got {int(k)} instead. "
                 f"Write e.g. '{name.split('@')[0]}@10'"
                 + ("." if spec.k == "required" else ", or leave the cutoff out for none."))
         params["k"] = int(k)
