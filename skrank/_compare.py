@@ -342,8 +342,9 @@ def _collect(func, results, metrics, queries):
     for name, (_, values) in zip(systems, per_system):
         missing = [m for m in metrics if m not in values]
         if missing:
-            raise ValueError(f"{func}: system {name!r} has no values of {missing}. "
-                             f"Its metrics are {list(values)}.")
+            raise InvalidParameterError(
+                f"{func}: metrics must name metrics every system has: system {name!r} has "
+                f"no values of {missing}. Its metrics are {list(values)}.")
 
     qids = [q.reshape(-1) if q.ndim else q.reshape(1) for q, _ in per_system]
     kinds = {q.dtype.kind for q in qids}

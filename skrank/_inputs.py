@@ -20,7 +20,7 @@ id (NaN, None, pandas NA) is an error.
 
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from itertools import chain
 
 import numpy as np
@@ -73,8 +73,8 @@ def ids_as_str(func, what, values):
     kind = arr.dtype.kind
     if kind == "U":
         return arr
-    if kind == "S":
-        return np.char.decode(arr, "utf-8")
+    if kind == "S":  # bytes that are not UTF-8 become lone surrogates, as in files
+        return np.char.decode(arr, "utf-8", "surrogateescape")
     if arr.size == 0:
         return np.zeros(0, dtype="U1")
     if kind == "f":
@@ -96,7 +96,11 @@ def ids_as_str(func, what, values):
         bad = _missing_mask(arr)
         if bad.any():
             _missing_id_error(func, what, bad)
-        return arr.astype(str)
+        try:
+            return arr.astype(str)
+        except UnicodeDecodeError:  # bytes ids beyond ASCII: decoded as file ids are
+            return np.array([v.decode("utf-8", "surrogateescape") if isinstance(v, bytes)
+                             else str(v) for v in arr.tolist()])
     raise TypeError(f"{func}: {what} must hold ids (ints or strings). Got {_describe(arr)} instead.")
 
 
@@ -168,6 +172,9 @@ def _column(func, what, frame, column, role):
     if not hasattr(frame, "columns"):
         raise TypeError(f"{func}: {what} must be a pandas or polars DataFrame. Got "
                         f"{_describe(frame)} instead.")
+    if column is None or not isinstance(column, Hashable):
+        raise InvalidParameterError(f"{func}: {role} must be the name of a column of {what}. "
+                                    f"Got {_describe(column)} instead.")
     columns = [str(c) for c in frame.columns]
     if column not in frame.columns:
         if func.endswith("from_frame"):
@@ -182,6 +189,9 @@ def _column(func, what, frame, column, role):
         raise ValueError(f"{func}: {what} must have a column {column!r} ({role}). Got columns "
                          f"{columns} instead.{hint}")
     series = frame[column]
+    if len(getattr(series, "shape", ())) > 1:  # a pandas frame with the name twice
+        raise ValueError(f"{func}: {what} must have one column named {column!r} ({role}). "
+                         f"Got {series.shape[1]} columns of that name instead.")
     dtype = getattr(series, "dtype", None)
     if dtype is not None and str(dtype) == "category" and hasattr(series, "cat"):
         codes = series.cat.codes.to_numpy()

@@ -9,6 +9,7 @@ are accepted as aliases by :func:`parse_metric_name` with ``trec=True``.
 """
 
 import difflib
+import math
 import re
 
 from ._metrics import METRICS
@@ -225,9 +226,11 @@ def _option_value(text):
         return quoted["text"]
     for convert in (int, float):
         try:
-            return convert(text)
+            value = convert(text)
         except ValueError:
-            pass
+            continue
+        # 'nan' and 'inf' are words here (no_relevant=nan), not float('nan') or inf
+        return value if convert is int or math.isfinite(value) else text
     return text
 
 

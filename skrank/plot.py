@@ -86,11 +86,21 @@ def _check_metric(func, metric):
     return metric
 
 
-def _per_query(func, y_true, scores, qid, metric):
-    """(qid, {name: per-query values}) of one metric for every system, same query order."""
+def _per_query(func, y_true, scores, qid, metric, arguments=None):
+    """(qid, {name: per-query values}) of one metric for every system, same query order;
+    ``arguments``: the argument each system's scores came from, for messages."""
     values, qids = {}, None
     for key, y_score in scores.items():
-        res = evaluate(y_true, y_score, qid=qid, metrics=[metric])
+        argument = (arguments or {}).get(key, "y_score")
+        try:
+            res = evaluate(y_true, y_score, qid=qid, metrics=[metric])
+        except (ValueError, TypeError) as exc:
+            if argument == "y_score" or "y_score" not in str(exc):
+                raise
+            message = str(exc).replace("y_score", argument)
+            if message.startswith("evaluate: "):
+                message = f"{func}: " + message[len("evaluate: "):]
+            raise type(exc)(message) from None
         qids = res.qid
         values[key] = res.per_query[metric]
     return qids, values
@@ -402,7 +412,7 @@ class PerQueryDisplay:
             raise InvalidParameterError(f"{func}: name and baseline_name must differ. "
                                         f"Got {name!r} for both.")
         qids, per_query = _per_query(func, y_true, {name: y_score, baseline_name: baseline_score},
-                                     qid, metric)
+                                     qid, metric, {baseline_name: "baseline_score"})
         a, b = per_query[name], per_query[baseline_name]
         keep = ~(np.isnan(a) | np.isnan(b))
         a, b, qids = a[keep], b[keep], qids[keep]

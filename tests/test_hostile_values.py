@@ -163,7 +163,7 @@ PARAMETER_ERRORS = {
     "k=2**64": (lambda: ndcg_score(Y, S, qid=Q, k=2 ** 64), "k must be"),
     "k=10**30": (lambda: ndcg_score(Y, S, qid=Q, k=10 ** 30), "k must be"),
     "metric k beyond int64": (lambda: evaluate(Y, S, qid=Q, metrics=["ndcg@99999999999999999999"]),
-                              "k must be"),
+                              "the cutoff in 'ndcg@99999999999999999999' must be"),
     "threshold=10**400": (lambda: skrank.precision_at_k_score(Y, S, qid=Q, k=1, threshold=10 ** 400),
                           "threshold must be"),
     "n_resamples=10**21": (lambda: skrank.compare(
@@ -234,3 +234,75 @@ def test_cli_files_that_are_not_what_the_option_reads(tmp_path, capsys):
     assert f"{tmp_path / 'z'}: line 2 is not UTF-8" in capsys.readouterr().err
     assert main(["demo", "--data", str(tmp_path / "r"), "--no-plot"]) == 2
     assert f"--data {tmp_path / 'r'}: not an svmlight/LETOR file" in capsys.readouterr().err
+
+
+def _qrels_run():
+    from skrank.io import Run
+
+    return (Qrels(qid=["1", "1"], docno=["a", "b"], rel=[1, 0]),
+            Run(qid=["1", "1"], docno=["a", "b"], score=[0.5, 0.4]))
+
+
+def _frame(columns):
+    pd = pytest.importorskip("pandas")
+    return pd.DataFrame([list(range(len(columns)))], columns=columns)
+
+
+MESSAGES = {
+    # (call, exception type, the message must contain)
+    "judged with qrels": (lambda: evaluate(qrels=_qrels_run()[0], run=_qrels_run()[1],
+                                           judged=[True, True]),
+                          InvalidParameterError, "judged applies to arrays"),
+    "baseline_score": (_plot(lambda plot: plot.PerQueryDisplay.from_predictions(
+        [1, 0], [0.5, 0.4], qid=[1, 1], baseline_score=[0.1, 0.2, 0.3])), ValueError,
+        "PerQueryDisplay.from_predictions: y_true and baseline_score must have the same"),
+    "duplicate columns": (lambda: Qrels.from_frame(_frame(["query_id", "doc_id", "relevance",
+                                                           "relevance"])),
+                          ValueError, "one column named 'relevance'"),
+    "query_id=None": (lambda: Qrels.from_frame(_frame(["query_id", "doc_id", "relevance"]),
+                                               query_id=None),
+                      InvalidParameterError, "query_id must be the name of a column"),
+    "read_qrels(None)": (lambda: skrank.io.read_qrels(None), InvalidParameterError,
+                         "read_qrels: path must be a path"),
+    "read_run(123)": (lambda: skrank.io.read_run(123), InvalidParameterError,
+                      "read_run: path must be a path"),
+    "join swapped": (lambda: skrank.io.join_qrels_run(*_qrels_run()[::-1]),
+                     InvalidParameterError, "swapped?"),
+    "compare absent metric": (lambda: skrank.compare(
+        {s: evaluate([1, 0, 1, 0], v, qid=[1, 1, 2, 2], metrics=["map"])
+         for s, v in (("a", [0.5, 0.4, 0.3, 0.2]), ("b", [0.4, 0.5, 0.3, 0.2]))},
+        metrics=["ndcg"]), InvalidParameterError, "metrics must name metrics every system has"),
+    "QueryKFold random_state": (lambda: list(skrank.model_selection.QueryKFold(
+        2, shuffle=True, random_state="x").split(np.zeros((4, 1)), qid=[1, 1, 2, 2])),
+        InvalidParameterError, "QueryKFold: random_state"),
+}
+
+
+@pytest.mark.parametrize("case", list(MESSAGES))
+def test_messages_name_the_right_argument(case):
+    import skrank.io  # noqa: F401
+    import skrank.model_selection  # noqa: F401
+
+    call, kind, text = MESSAGES[case]
+    with pytest.raises(kind) as info:
+        call()
+    assert text in str(info.value)
+
+
+def test_nan_in_a_metric_name_is_the_word():
+    res = evaluate([1, 0, 0, 0], [0.5, 0.4, 0.3, 0.2], qid=[1, 1, 2, 2],
+                   metrics=["ndcg(no_relevant=nan)"])
+    assert res.per_query["ndcg(no_relevant=nan)"][0] == 1.0
+    assert np.isnan(res.per_query["ndcg(no_relevant=nan)"][1])
+
+
+def test_bytes_ids_beyond_ascii_are_ids(tmp_path):
+    """An S-dtype or bytes-object id holding b'\\xff' is read as a file's id is."""
+    pd = pytest.importorskip("pandas")
+    qrels = pd.DataFrame({"query_id": np.array([b"\xff", b"a"]), "doc_id": ["d", "d"],
+                          "relevance": [1, 1]})
+    run = pd.DataFrame({"query_id": np.array([b"\xff", b"a"]), "doc_id": ["d", "d"],
+                        "score": [1.0, 1.0]})
+    assert evaluate(qrels=qrels, run=run).qid.tolist() == ["a", "\udcff"]
+    got = evaluate(qrels={b"\xff": {"d": 1}}, run={b"\xff": {"d": 1.0}}).qid
+    assert got.tolist() == ["\udcff"]

@@ -1,6 +1,9 @@
 """The TREC readers: a file to a :class:`Qrels` or a :class:`Run`, or to the
 byte tables that the command line evaluates without making str arrays."""
 
+import os
+
+from .._validation import InvalidParameterError, _describe
 from ._containers import qrels_of, run_of
 from ._tokenize import QRELS, RUN, check_no_duplicates, read_tables
 
@@ -21,6 +24,13 @@ def read_run_table(path, *, compact=False):
 def iter_run_tables(path, block_bytes):
     """A run file as tables of whole queries, one per ``block_bytes`` read."""
     return read_tables(path, RUN, keep=("score",), per_row_tag=False, block_bytes=block_bytes)
+
+
+def _check_path(func, path):
+    """A path or a file object, else an error naming the function and argument."""
+    if not (hasattr(path, "read") or isinstance(path, (str, bytes, os.PathLike))):
+        raise InvalidParameterError(f"{func}: path must be a path (str or os.PathLike) or a "
+                                    f"file object. Got {_describe(path)} instead.")
 
 
 def read_qrels(path):
@@ -62,6 +72,7 @@ def read_qrels(path):
     >>> qrels.rel
     array([ 1, -1])
     """
+    _check_path("read_qrels", path)
     table = read_qrels_table(path)
     check_no_duplicates(table)
     return qrels_of(table)
@@ -110,6 +121,7 @@ def read_run(path):
     >>> run.score
     array([2.5, 1. ])
     """
+    _check_path("read_run", path)
     table = read_run_table(path)
     check_no_duplicates(table)
     return run_of(table)
