@@ -306,3 +306,19 @@ def test_bytes_ids_beyond_ascii_are_ids(tmp_path):
     assert evaluate(qrels=qrels, run=run).qid.tolist() == ["a", "\udcff"]
     got = evaluate(qrels={b"\xff": {"d": 1}}, run={b"\xff": {"d": 1.0}}).qid
     assert got.tolist() == ["\udcff"]
+
+
+def test_expected_gain_scorer_needs_numeric_classes():
+    import sklearn
+    from sklearn.linear_model import LogisticRegression
+
+    from skrank import make_ranking_scorer
+
+    X = np.arange(12.0).reshape(6, 2)
+    labels = np.array(["bad", "good", "bad", "good", "bad", "good"])
+    model = LogisticRegression().fit(X, labels)
+    scorer = make_ranking_scorer("ndcg", response="expected_gain")
+    with pytest.raises(ValueError, match=r"expected_gain' needs a classifier whose classes are "
+                                         r"relevance grades.*'bad'"):
+        with sklearn.config_context(enable_metadata_routing=True):
+            scorer(model, X, np.tile([0, 1], 3), qid=np.repeat([1, 2], 3))
