@@ -21,20 +21,33 @@ FILTER_CALLS = {"catch_warnings", "simplefilter", "filterwarnings", "resetwarnin
 ALLOWED = {("cli.py", "main"), ("_validation.py", "filtered_on_numpy_1")}
 
 
+class _Calls(ast.NodeVisitor):
+    """Calls of the warning-filter functions, with the function they are in."""
+
+    def __init__(self, path):
+        self.path, self.function, self.found = path, "<module>", []
+
+    def visit_FunctionDef(self, node):
+        outer, self.function = self.function, node.name
+        self.generic_visit(node)
+        self.function = outer
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in FILTER_CALLS:
+            self.found.append((self.path, self.function, node.lineno))
+        self.generic_visit(node)
+
+
 def _filter_calls():
     for root, _, files in os.walk(PACKAGE):
         for file in files:
-            if not file.endswith(".py"):
-                continue
-            path = os.path.join(root, file)
-            tree = ast.parse(open(path, encoding="utf-8").read())
-            for func in ast.walk(tree):
-                if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    continue
-                for node in ast.walk(func):
-                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                            and node.func.attr in FILTER_CALLS:
-                        yield os.path.relpath(path, PACKAGE), func.name, node.lineno
+            if file.endswith(".py"):
+                path = os.path.join(root, file)
+                calls = _Calls(os.path.relpath(path, PACKAGE))
+                calls.visit(ast.parse(open(path, encoding="utf-8").read()))
+                yield from calls.found
 
 
 def test_every_module_leaves_the_warning_filters_alone():
