@@ -10,7 +10,6 @@ per resample.
 
 import itertools
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral
@@ -37,6 +36,9 @@ from ._validation import InvalidParameterError, _describe, check_choice, check_k
 TESTS = ("randomization", "t", "wilcoxon", "bootstrap", "sign")
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "tukey")
 INTERVALS = ("bca", "percentile", "t")
+# Resamples of one call at most: the bootstrap keeps one mean per resample and column
+# (10**8 is 0.8 GB a column); p-values are then resolved to 1e-8 already.
+MAX_RESAMPLES = 10 ** 8
 QUERY_POLICIES = ("same", "common")
 
 # Resampling works on batches of about this many (resample, query) cells.
@@ -344,8 +346,9 @@ def _collect(func, results, metrics, queries):
     for name, (_, values) in zip(systems, per_system):
         missing = [m for m in metrics if m not in values]
         if missing:
-            raise ValueError(f"{func}: system {name!r} has no values of {missing}. "
-                             f"Its metrics are {list(values)}.")
+            raise InvalidParameterError(
+                f"{func}: metrics must name metrics every system has: system {name!r} has "
+                f"no values of {missing}. Its metrics are {list(values)}.")
 
     qids = [q.reshape(-1) if q.ndim else q.reshape(1) for q, _ in per_system]
     kinds = {q.dtype.kind for q in qids}
@@ -444,7 +447,8 @@ def check_options(func, *, test="randomization", correction="holm", queries="sam
     if correction is not None:
         check_choice(func, name("correction", "correction"), correction, CORRECTIONS + (None,))
     check_choice(func, name("queries", "queries"), queries, QUERY_POLICIES)
-    n_resamples = check_k(func, n_resamples, required=True, name=name("n_resamples", "n_resamples"))
+    n_resamples = check_k(func, n_resamples, required=True, high=MAX_RESAMPLES,
+                          name=name("n_resamples", "n_resamples"))
     alpha = check_real(func, name("alpha", "alpha"), alpha, low=0, high=1, low_open=True,
                        high_open=True)
     confidence = check_real(func, name("confidence", "confidence"), confidence, low=0, high=1,
@@ -631,15 +635,22 @@ def _analytic_p(test, diffs, b_values, a_values):
     """p-values of the tests scipy has, per column; identical systems get 1."""
     n_cols = diffs.shape[1]
     p = np.ones(n_cols)
+    if test == "t":
+        # scipy's ttest_rel, its formula written out for every column at once: scipy
+        # warns on constant differences, and silencing that takes catch_warnings, which
+        # swaps the process's filters (unsafe in threads: Dask, joblib).
+        n = b_values.shape[0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = b_values - a_values
+            t = d.mean(axis=0) / np.sqrt(d.var(axis=0, ddof=1) / n)
+            p_t = 2 * stats.t.sf(np.abs(t), n - 1)
+        return np.minimum(np.where(diffs.any(axis=0), p_t, 1.0), 1.0)
     for j in range(n_cols):  # a loop over comparisons (few), not over queries
         d = diffs[:, j]
         if not d.any():
             continue  # identical: no evidence of a difference (scipy gives NaN or raises)
-        with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)  # constant non-zero differences
-            if test == "t":
-                p[j] = stats.ttest_rel(b_values[:, j], a_values[:, j]).pvalue
-            elif test == "wilcoxon":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if test == "wilcoxon":
                 p[j] = stats.wilcoxon(d).pvalue
             else:  # sign
                 wins, losses = int((d > 0).sum()), int((d < 0).sum())
@@ -685,7 +696,7 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
         on wins against losses (ties left out).
     n_resamples : int, default=10_000
         Resamples of the randomization and bootstrap tests, of the bootstrap
-        intervals and of the Tukey correction.
+        intervals and of the Tukey correction; at most 10**8.
     correction : {"holm", "bonferroni", "fdr_bh", "tukey"} or None, default="holm"
         Multiple-comparison correction across every comparison of the call
         (all pairs and metrics): Holm's step-down and Bonferroni control the

@@ -155,7 +155,11 @@ def _load(args):
         return X, y, qid, desc
     from sklearn.datasets import load_svmlight_file
 
-    X, y, qid = load_svmlight_file(args.data, query_id=True)
+    try:
+        X, y, qid = load_svmlight_file(args.data, query_id=True)
+    except ValueError as exc:  # a TREC run or any other text: say what --data reads
+        raise ValueError(f"--data {args.data}: not an svmlight/LETOR file ('label qid:Q "
+                         f"1:v 2:v ...' per line) ({exc})") from None
     # The tree learners here want dense input; LETOR features are dense anyway.
     X = X.toarray()
     order = np.argsort(qid, kind="stable")

@@ -256,6 +256,15 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
             raise InvalidParameterError(
                 f"{func}: sample_weight applies to arrays (y_true, y_score) only. Got qrels and "
                 f"run instead: evaluate them, then weigh result.per_query yourself.")
+        if y_true is None and y_score is None and qid is None and (
+                retrieved is not None or judged is not None):
+            given = " and ".join(n for n, v in (("judged", judged), ("retrieved", retrieved))
+                                 if v is not None)
+            raise InvalidParameterError(
+                f"{func}: {given} {'apply' if ' and ' in given else 'applies'} to arrays "
+                f"(y_true, y_score, qid) only. Got qrels and "
+                f"run instead, where the judged documents are those of the qrels and the "
+                f"retrieved ones those of the run: leave {given} out.")
         if (y_true is not None or y_score is not None or qid is not None
                 or retrieved is not None or judged is not None):
             raise InvalidParameterError(f"{func}: pass either arrays (y_true, y_score, qid) or TREC files "

@@ -36,6 +36,7 @@ When every row must be grouped, the rows are moved chunk by chunk
 """
 
 import operator
+import os
 import warnings
 from typing import NamedTuple, Optional
 
@@ -45,6 +46,8 @@ from ._params import TIE_POLICIES  # noqa: F401  (declared with the ties option)
 from ._validation import caller_stacklevel, filtered_on_numpy_1
 
 try:
+    if os.environ.get("SKRANK_NO_SPEEDUPS", "") not in ("", "0"):
+        raise ImportError("SKRANK_NO_SPEEDUPS is set: the pure-numpy paths")
     from . import _speedups
 except ImportError:  # built without a C compiler: object ids take the pure-numpy paths
     _speedups = None

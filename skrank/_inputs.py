@@ -20,7 +20,7 @@ id (NaN, None, pandas NA) is an error.
 
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from itertools import chain
 
 import numpy as np
@@ -73,8 +73,8 @@ def ids_as_str(func, what, values):
     kind = arr.dtype.kind
     if kind == "U":
         return arr
-    if kind == "S":
-        return np.char.decode(arr, "utf-8")
+    if kind == "S":  # bytes that are not UTF-8 become lone surrogates, as in files
+        return np.char.decode(arr, "utf-8", "surrogateescape")
     if arr.size == 0:
         return np.zeros(0, dtype="U1")
     if kind == "f":
@@ -96,7 +96,11 @@ def ids_as_str(func, what, values):
         bad = _missing_mask(arr)
         if bad.any():
             _missing_id_error(func, what, bad)
-        return arr.astype(str)
+        try:
+            return arr.astype(str)
+        except UnicodeDecodeError:  # bytes ids beyond ASCII: decoded as file ids are
+            return np.array([v.decode("utf-8", "surrogateescape") if isinstance(v, bytes)
+                             else str(v) for v in arr.tolist()])
     raise TypeError(f"{func}: {what} must hold ids (ints or strings). Got {_describe(arr)} instead.")
 
 
@@ -165,6 +169,12 @@ def is_dask_frame(value):
 
 
 def _column(func, what, frame, column, role):
+    if not hasattr(frame, "columns"):
+        raise TypeError(f"{func}: {what} must be a pandas or polars DataFrame. Got "
+                        f"{_describe(frame)} instead.")
+    if column is None or not isinstance(column, Hashable):
+        raise InvalidParameterError(f"{func}: {role} must be the name of a column of {what}. "
+                                    f"Got {_describe(column)} instead.")
     columns = [str(c) for c in frame.columns]
     if column not in frame.columns:
         if func.endswith("from_frame"):
@@ -179,6 +189,9 @@ def _column(func, what, frame, column, role):
         raise ValueError(f"{func}: {what} must have a column {column!r} ({role}). Got columns "
                          f"{columns} instead.{hint}")
     series = frame[column]
+    if len(getattr(series, "shape", ())) > 1:  # a pandas frame with the name twice
+        raise ValueError(f"{func}: {what} must have one column named {column!r} ({role}). "
+                         f"Got {series.shape[1]} columns of that name instead.")
     dtype = getattr(series, "dtype", None)
     if dtype is not None and str(dtype) == "category" and hasattr(series, "cat"):
         codes = series.cat.codes.to_numpy()
@@ -201,9 +214,12 @@ def _numbers(func, what, values, *, integers, qid, docno):
     if integers:
         bad |= ~np.isfinite(arr)
         bad |= arr != np.round(np.where(bad, 0, arr))
+        bad |= np.abs(np.where(bad, 0, arr)) >= 2.0 ** 63  # beyond int64: wrapped around
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         expected = "integer relevance grades" if integers else "numbers, not NaN"
+        if integers and np.isfinite(arr[i]) and arr[i] == np.round(arr[i]):
+            expected += " between -2**63 and 2**63 - 1"
         raise ValueError(
             f"{func}: {what} must hold {expected}. Got {float(arr[i])!r} for query {str(qid[i])!r}, "
             f"document {str(docno[i])!r} (row {i}) instead."
@@ -268,6 +284,9 @@ def _flatten(func, name, mapping, *, side):
     documents, qrels only) or a list/tuple/array (qrels: relevant documents;
     run: documents best first).
     """
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"{func}: {name} must be a dict {{query: {{doc: value}}}}. Got "
+                        f"{_describe(mapping)} instead.")
     keys, sizes, docs, values = [], [], [], []
     for query, inner in mapping.items():
         if isinstance(inner, Mapping):

@@ -216,7 +216,7 @@ class Declared:
         unknown = sorted(set(params) - set(known))
         if unknown:
             raise InvalidParameterError(
-                f"{func}: got unexpected option(s) {', '.join(map(repr, unknown))}. "
+                f"{func}: {self.name} got unexpected option(s) {', '.join(map(repr, unknown))}. "
                 f"Valid options: {', '.join(known)}."
             )
         return {p.name: p.validate(func, params.get(p.name, p.default)) for p in self.params}

@@ -20,6 +20,7 @@ Every spelling of a metric name goes through :func:`split_name` and
 """
 
 import difflib
+import math
 import re
 from typing import NamedTuple, Optional
 
@@ -262,7 +263,8 @@ def _cutoff(spec, name, parts, func):
         return spec.param("k").validate(func, k)
     except InvalidParameterError:
         raise InvalidParameterError(
-            f"{func}: the cutoff in {name!r} must be an integer >= 1. Got {k} instead. "
+            f"{func}: the cutoff in {name!r} must be an integer >= 1 and below 2**63. Got {k} "
+            f"instead. "
             f"Write e.g. '{parts.stem}@10'"
             + ("." if spec.k == "required" else ", or leave the cutoff out for none.")
         ) from None
@@ -297,9 +299,11 @@ def _option_value(text):
         return quoted["text"]
     for convert in (int, float):
         try:
-            return convert(text)
+            value = convert(text)
         except ValueError:
-            pass
+            continue
+        # 'nan' and 'inf' are words here (no_relevant=nan), not float('nan') or inf
+        return value if convert is int or math.isfinite(value) else text
     return text
 
 

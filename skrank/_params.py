@@ -137,8 +137,11 @@ class Interval(Constraint):
     def accepts(self, value):
         if not self.right_type(value):
             return False
-        value = self.convert(value)
-        if not np.isfinite(value):
+        try:  # float(10**400) overflows; ints are finite, but must fit int64 arrays
+            value = self.convert(value)
+        except OverflowError:
+            return False
+        if not (abs(value) < 2 ** 63 if self.kind is Integral else np.isfinite(value)):
             return False
         left = self.closed in ("both", "left")
         right = self.closed in ("both", "right")
@@ -157,7 +160,8 @@ class Interval(Constraint):
 
     def expected(self, value):
         if self.kind is Integral:
-            return f"an int {self._bound_text()}"
+            beyond = self.right_type(value) and abs(int(value)) >= 2 ** 63
+            return f"an int {self._bound_text()}" + (" and below 2**63" if beyond else "")
         if not self.right_type(value):
             return "a real number"
         return f"a finite number {self._bound_text()}"
@@ -270,7 +274,11 @@ class Param:
         shown = [c for c in self.constraints if not isinstance(c, IsCallable)] or self.constraints
         expected = " or ".join(c.expected(value) for c in shown)
         typed = [c for c in shown if not isinstance(c, NoneValue) and c.right_type(value)]
-        got = repr(typed[0].convert(value)) if typed else _describe(value)
+        try:
+            got = repr(typed[0].convert(value)) if typed else _describe(value)
+        except OverflowError:  # an int beyond float's range, e.g. threshold=10**400
+            digits = str(value)
+            got = f"{digits[:12]}... ({len(digits.lstrip('-'))} digits)"
         if value is None and self.none_is_missing:
             message, got = f"{self.name} is required and must be {expected}.", "None"
         else:

@@ -207,7 +207,15 @@ class RankingScorer(_sklearn_scorer_class()):
 
     def _expected_gain(self, estimator, proba):
         """Expected gain of each document under a classifier over graded labels."""
-        classes = np.asarray(estimator.classes_, dtype=np.float64)
+        try:
+            classes = np.asarray(estimator.classes_, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"response='expected_gain' needs a classifier whose classes are relevance "
+                f"grades (numbers). Got {type(estimator).__name__} with classes_ "
+                f"{list(np.asarray(estimator.classes_).tolist())[:10]}: fit it on numeric "
+                f"grades, "
+                f"or use response='predict'.") from None
         proba = np.asarray(proba, dtype=np.float64)
         if proba.ndim == 1:  # binary classifier: scikit-learn returns P(classes_[1])
             proba = np.column_stack([1.0 - proba, proba])

@@ -25,9 +25,18 @@
  * __array_interface__ (the array itself stays referenced by the call's
  * arguments, so its items live as long as the call); NULL with an error for
  * anything else. */
+/* numpy.ndarray, looked up when the module is imported: only an array of exactly
+ * that type has an __array_interface__ that can be trusted (any other object, a
+ * subclass included, could claim a bogus data pointer). */
+static PyObject *ndarray_type = NULL;
+
 static PyObject **
 object_items(PyObject *array, Py_ssize_t *n)
 {
+    if (ndarray_type == NULL || (PyObject *)Py_TYPE(array) != ndarray_type) {
+        PyErr_SetString(PyExc_TypeError, "expected a numpy.ndarray (exactly) of dtype object");
+        return NULL;
+    }
     PyObject *interface = PyObject_GetAttrString(array, "__array_interface__");
     if (interface == NULL) {
         return NULL;
@@ -688,5 +697,15 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    if (numpy == NULL) {
+        return NULL;
+    }
+    Py_XDECREF(ndarray_type);
+    ndarray_type = PyObject_GetAttrString(numpy, "ndarray");
+    Py_DECREF(numpy);
+    if (ndarray_type == NULL) {
+        return NULL;
+    }
     return PyModule_Create(&module);
 }

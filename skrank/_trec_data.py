@@ -123,6 +123,10 @@ class TrecRanking:
         Ranked documents per query.
     rel_levels : ndarray of int64, shape (n_queries, n_levels)
         Judged documents (level >= 0) per query and level, retrieved or not.
+    level_values : ndarray of int64, shape (n_levels,), default=None
+        The level of each column of ``rel_levels`` (increasing): the levels
+        some query has, so memory does not grow with the largest grade.
+        None: ``0 .. n_levels - 1``.
     level : int
         The relevance threshold (``-l``).
     placeholder : ndarray of bool, shape (n_queries,)
@@ -133,12 +137,14 @@ class TrecRanking:
     """
 
     def __init__(self, *, qids, rel, query, num_ret, rel_levels, level, placeholder, runid,
-                 all_qrels_rel):
+                 all_qrels_rel, level_values=None):
         self.qids = qids
         self.rel = rel
         self.query = query
         self.num_ret = num_ret
         self.rel_levels = rel_levels
+        self.level_values = (np.arange(rel_levels.shape[1], dtype=np.int64)
+                             if level_values is None else level_values)
         self.level = level
         self.placeholder = placeholder
         self.runid = runid
@@ -151,19 +157,19 @@ class TrecRanking:
     # Counts ---------------------------------------------------------------
     @cached_property
     def num_rel(self):
-        return self.rel_levels[:, max(self.level, 0):].sum(axis=1)
+        return self.rel_levels[:, self.level_values >= max(self.level, 0)].sum(axis=1)
 
     @cached_property
     def num_nonrel(self):
         """Judged documents below the threshold (bpref's denominator)."""
-        return self.rel_levels[:, :max(self.level, 0)].sum(axis=1)
+        return self.rel_levels[:, self.level_values < max(self.level, 0)].sum(axis=1)
 
     @cached_property
     def num_rel_levels(self):
         """trec_eval's ``num_rel_levels``: highest level with a document, plus one."""
         present = self.rel_levels > 0
         n_levels = present.shape[1]
-        highest = n_levels - 1 - np.argmax(present[:, ::-1], axis=1)
+        highest = self.level_values[n_levels - 1 - np.argmax(present[:, ::-1], axis=1)]
         return np.where(present.any(axis=1), highest + 1, 0)
 
     @cached_property
@@ -268,17 +274,13 @@ class _Gains:
         self.ranking = ranking
         self.pairs = pairs
         r = ranking
-        n_levels = r.rel_levels.shape[1]
-        level_gain = np.array([pairs.get(lv, float(lv)) for lv in range(n_levels)],
+        level_gain = np.array([pairs.get(lv, float(lv)) for lv in r.level_values.tolist()],
                               dtype=np.float64)
-        self.level_gain = level_gain
-        # Gain of each row's code: levels from the table, other codes 0 unless named.
-        row_gain = np.zeros(r.rel.shape[0], dtype=np.float64)
-        judged = r.rel >= 0
-        row_gain[judged] = level_gain[r.rel[judged]]
+        self.level_gain = level_gain  # of each column of r.rel_levels
+        # Gain of each row's code: a level's own value unless named, other codes 0 unless named.
+        row_gain = np.where(r.rel >= 0, r.rel, 0).astype(np.float64)
         for code, gain in pairs.items():
-            if code < 0:
-                row_gain[r.rel == code] = gain
+            row_gain[r.rel == code] = gain
         self.row_gain = row_gain
         # The ideal ranking: the judged documents level by level in the order of
         # trec_eval's sorted gain table, down to the first level without a positive gain.
@@ -301,21 +303,29 @@ class _Gains:
         with documents and a gain <= 0.
         """
         r = self.ranking
-        n_levels = r.rel_levels.shape[1]
+        values = r.level_values
         nrl = r.num_rel_levels
-        width = len(self.pairs) + int(nrl.max(initial=0))
+        # Levels no query has hold no document: leaving them out of the table changes
+        # nothing when every gain is an integer (the comparator is then an exact order);
+        # with fractional named gains they can move others in glibc's sort, so they are
+        # listed while few (a grade in the millions lists only the levels present).
+        exact = not all(float(g).is_integer() for g in self.pairs.values()) \
+            and int(nrl.max(initial=0)) <= 1 << 16
+        width = len(self.pairs) + (int(nrl.max(initial=0)) if exact else values.shape[0])
         gain_table = np.zeros((r.n_queries, width))
         count_table = np.zeros((r.n_queries, width), dtype=np.int64)
         for m in np.unique(nrl).tolist():  # one table per number of levels (a handful)
-            entries = list(self.pairs.items()) + [(lv, float(lv)) for lv in range(m)
+            listed = range(m) if exact else values[values < m].tolist()
+            entries = list(self.pairs.items()) + [(lv, float(lv)) for lv in listed
                                                   if lv not in self.pairs]
             ordered = _glibc_msort(entries, lambda a, b: int(a[1] - b[1]))[::-1]
             rows = np.flatnonzero(nrl == m)
             levels = np.array([lv for lv, _ in ordered], dtype=np.int64)
             gains = np.array([g for _, g in ordered], dtype=np.float64)
-            inside = (levels >= 0) & (levels < min(m, n_levels))
+            column = np.minimum(np.searchsorted(values, levels), max(values.shape[0] - 1, 0))
+            inside = (levels >= 0) & (levels < m) & (values[column] == levels)
             counts = np.zeros((rows.shape[0], levels.shape[0]), dtype=np.int64)
-            counts[:, inside] = r.rel_levels[np.ix_(rows, levels[inside])]
+            counts[:, inside] = r.rel_levels[np.ix_(rows, column[inside])]
             stop = np.logical_or.accumulate((counts > 0) & (gains <= 0)[None, :], axis=1)
             counts[stop] = 0
             gain_table[rows, :levels.shape[0]] = gains
@@ -326,15 +336,23 @@ class _Gains:
         """Per query, the smallest and largest gain of its table (with 0, as
         trec_eval's rbp starts from zeroed bounds)."""
         r = self.ranking
-        n_levels = self.level_gain.shape[0]
-        in_table = np.arange(n_levels)[None, :] < r.num_rel_levels[:, None]
-        named = [g for lv, g in self.pairs.items() if not 0 <= lv < n_levels]
+        values = r.level_values
+        nrl = r.num_rel_levels
+        in_table = values[None, :] < nrl[:, None]
+        present = set(values.tolist())
+        named = [g for lv, g in self.pairs.items() if lv not in present]
         for lv in self.pairs:
-            if 0 <= lv < n_levels:
-                in_table[:, lv] = True
+            if lv in present:
+                in_table[:, int(np.searchsorted(values, lv))] = True
         gains = np.where(in_table, self.level_gain[None, :], 0.0)
         lo = np.minimum(gains.min(axis=1, initial=0.0), min(named, default=0.0))
         hi = np.maximum(gains.max(axis=1, initial=0.0), max(named, default=0.0))
+        # The table also lists the levels below num_rel_levels that no query has, at
+        # their own (non-negative) gain: the largest of them not named raises `hi`.
+        top = nrl - 1
+        for lv in sorted((lv for lv in self.pairs if lv >= 0), reverse=True):
+            top = np.where(top == lv, top - 1, top)
+        hi = np.maximum(hi, np.maximum(top, 0).astype(np.float64))
         return lo, hi
 
     def row_in_table(self):
@@ -415,8 +433,13 @@ def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_on
     q_rel = joined.q_rel
     judged_rows = q_rel >= 0
     levels = q_rel[judged_rows]
-    n_levels = int(levels.max()) + 1 if levels.size else 1
-    rel_levels = np.bincount(query_of_code[joined.q_codes[judged_rows]] * n_levels + levels,
+    # One column per level some query has (not per integer up to the largest grade).
+    level_values, level_column = np.unique(levels, return_inverse=True)
+    if level_values.size == 0:
+        level_values = np.zeros(1, dtype=np.int64)
+    n_levels = level_values.shape[0]
+    rel_levels = np.bincount(query_of_code[joined.q_codes[judged_rows]] * n_levels
+                             + level_column.reshape(-1),
                              minlength=n_q * n_levels).reshape(n_q, n_levels)
 
     # Ranked rows: relevance codes, in trec_eval's order (the join's).
@@ -446,7 +469,8 @@ def trec_ranking(qrels, run, *, level=1, complete=False, max_ret=None, judged_on
     runid = run_tag(run, present[-1] if present.shape[0] else None)
     return TrecRanking(qids=qids, rel=code, query=ret_query, num_ret=num_ret,
                        rel_levels=rel_levels, level=level, placeholder=missing, runid=runid,
-                       all_qrels_rel=np.asarray(qrels.numbers["rel"]))
+                       all_qrels_rel=np.asarray(qrels.numbers["rel"]),
+                       level_values=level_values.astype(np.int64))
 
 
 def run_tag(run, qid):

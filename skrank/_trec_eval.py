@@ -163,7 +163,14 @@ def read_zscores(path):
     """``qid measure mean stddev`` lines -> {(qid, measure): (mean, stddev)}."""
     table = {}
     with open(path, "rb") as handle:
-        for number, line in enumerate(handle.read().decode().splitlines(), 1):
+        raw = handle.read()
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError as exc:
+            number = raw[:exc.start].count(b"\n") + 1
+            raise ValueError(f"{_FUNC}: {path}: line {number} is not UTF-8 text "
+                             f"({exc.reason} at byte {exc.start}).") from None
+        for number, line in enumerate(text.splitlines(), 1):
             fields = line.split()
             if not fields:
                 continue

@@ -15,6 +15,9 @@ import numpy as np
 
 # 2**1000 is about 1e301: room for sums over a billion documents below float64's 1.8e308.
 MAX_EXPONENTIAL_LABEL = 1000
+# Grades lie in int64's range, as qrels files give them: larger values wrapped
+# around when stored, and sums of float64 gains near 1e308 overflow to NaN values.
+GRADE_LIMIT = 2.0 ** 63
 
 
 class InvalidParameterError(ValueError, TypeError):
@@ -57,9 +60,12 @@ def check_choice(func, name, value, choices):
     )
 
 
-def check_k(func, k, *, required=False, name="k"):
-    """Validate a cutoff: None (no cutoff, unless required) or an int >= 1."""
+def check_k(func, k, *, required=False, name="k", high=None):
+    """Validate a cutoff: None (no cutoff, unless required) or an int >= 1 (and at
+    most ``high`` when given)."""
     expected = "an int >= 1" if required else "None (no cutoff) or an int >= 1"
+    if high is not None and isinstance(k, Integral) and k > high:
+        expected += f" and at most {high:,}"
     if k is None:
         if required:
             raise InvalidParameterError(
@@ -68,7 +74,7 @@ def check_k(func, k, *, required=False, name="k"):
         return None
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral):
         raise InvalidParameterError(f"{func}: {name} must be {expected}. Got {_describe(k)} instead.")
-    if k < 1:
+    if k < 1 or (high is not None and k > high):
         raise InvalidParameterError(f"{func}: {name} must be {expected}. Got {int(k)} instead.")
     return int(k)
 
@@ -151,6 +157,16 @@ def _check_finite(func, name, arr, where=None):
         raise ValueError(
             f"{func}: {name} must contain only finite numbers. Got {bad.size} non-finite "
             f"value(s), the first being {bad[0]!r}, instead."
+        )
+
+
+def check_grade_range(func, name, arr):
+    """Grades (finite floats) must lie strictly between -2**63 and 2**63."""
+    if arr.size and (arr.max() >= GRADE_LIMIT or arr.min() <= -GRADE_LIMIT):
+        value = arr.max() if arr.max() >= GRADE_LIMIT else arr.min()
+        raise ValueError(
+            f"{func}: {name} must lie between -2**63 and 2**63 (the range of 64-bit integer "
+            f"grades). Got {float(value):g} instead. Map the labels to a smaller scale."
         )
 
 
@@ -396,6 +412,7 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):
                 f"Got shape {y_true.shape} instead."
             )
         _check_finite(func, "y_true", y_true)
+        check_grade_range(func, "y_true", y_true)
         _check_finite(func, "y_score", y_score)
         return y_true.ravel(), y_score.ravel(), None, y_true.shape, None
 
@@ -418,6 +435,7 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):
         )
     retrieved = check_retrieved(func, retrieved, y_true.shape[0])
     _check_finite(func, "y_true", y_true)
+    check_grade_range(func, "y_true", y_true)
     _check_finite(func, "y_score", y_score, where=retrieved)
     return y_true, y_score, qid, None, retrieved
 

@@ -44,6 +44,33 @@ def _byte_size(text):
     return value
 
 
+def _count(low):
+    """argparse type: an int >= ``low`` (-M: documents kept per query, -N: documents)."""
+    def count(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer >= {low}. Got {text!r} instead.")
+        return value
+    return count
+
+
+def _level(text):
+    """argparse type of -l: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not abs(value) < 2.0 ** 63:  # NaN, inf, beyond the int64 grades
+        raise argparse.ArgumentTypeError(
+            f"must be a number between -2**63 and 2**63 (a relevance level). Got {text!r} "
+            f"instead.")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error and exit status 2."""
 
@@ -101,7 +128,7 @@ def _build_parser(command=None):
                          f"is (2**rel - 1) / 2**G); default {max_grade:g}, as gdeval")
     ev.add_argument("-q", "--per-query", action="store_true",
                     help="also print one row per query")
-    ev.add_argument("-l", "--threshold", type=float, default=None, metavar="LEVEL",
+    ev.add_argument("-l", "--threshold", type=_level, default=None, metavar="LEVEL",
                     help="relevance threshold for binary metrics (trec_eval -l); default 1. "
                          "An integer with trec_eval measures, as trec_eval reads it (a "
                          "level such as 1.5 is refused there, not truncated)")
@@ -132,11 +159,11 @@ def _build_parser(command=None):
     ev.add_argument("--seed", type=int, default=None,
                     help="random seed of --ci's bootstrap (default: none, so intervals vary "
                          "slightly between calls)")
-    ev.add_argument("-M", "--max-retrieved", type=int, default=None, metavar="N",
+    ev.add_argument("-M", "--max-retrieved", type=_count(1), default=None, metavar="N",
                     help="trec_eval -M: evaluate only the first N documents of each ranking")
     ev.add_argument("-J", "--judged-only", action="store_true",
                     help="trec_eval -J: drop retrieved documents without a judgement")
-    ev.add_argument("-N", "--num-docs", type=int, default=0, metavar="N",
+    ev.add_argument("-N", "--num-docs", type=_count(0), default=0, metavar="N",
                     help="trec_eval -N: documents in the collection (for utility)")
     ev.add_argument("-Z", "--zscores", default=None, metavar="FILE",
                     help="trec_eval -Z: print z-scores from a 'qid measure mean stddev' file")

@@ -47,14 +47,15 @@ def _check_n_docs(func, n_docs):
 
 def _rng(func, random_state):
     if random_state is None or (isinstance(random_state, Integral)
-                                and not isinstance(random_state, (bool, np.bool_))):
+                                and not isinstance(random_state, (bool, np.bool_))
+                                and random_state >= 0):  # numpy refuses negative seeds
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
     raise InvalidParameterError(
-        f"{func}: random_state must be None, an int, a numpy Generator or a RandomState. "
+        f"{func}: random_state must be None, an int >= 0, a numpy Generator or a RandomState. "
         f"Got {_describe(random_state)} instead."
     )
 
@@ -150,7 +151,11 @@ def make_ranking(n_queries=100, n_docs=(5, 100), *, n_features=20, n_informative
                                     f"Got {_describe(as_frame)} instead.")
     rng = _rng(func, random_state)
 
-    sizes = rng.integers(low, high + 1, size=n_queries)
+    try:
+        sizes = rng.integers(low, high + 1, size=n_queries)
+    except (MemoryError, ValueError) as exc:  # n_queries beyond this machine's memory
+        raise MemoryError(f"{func}: n_queries={n_queries} asks for more memory than is "
+                          f"available ({exc}). Ask for fewer queries.") from None
     n = int(sizes.sum())
     codes = np.repeat(np.arange(n_queries), sizes)
     X = rng.standard_normal((n, n_features))

@@ -10,6 +10,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.model_selection import BaseCrossValidator, GroupShuffleSplit
 from sklearn.utils import check_random_state
+from numbers import Integral, Real
+
 from sklearn.utils.validation import _num_samples
 
 from ._grouping import factorize_qid
@@ -100,6 +102,9 @@ class QueryKFold(BaseCrossValidator):
         if n_splits < 2:
             raise InvalidParameterError(
                 f"QueryKFold: n_splits must be an int >= 2. Got {n_splits} instead.")
+        if not isinstance(self.shuffle, (bool, np.bool_)):
+            raise InvalidParameterError(
+                f"QueryKFold: shuffle must be True or False. Got {self.shuffle!r} instead.")
         codes, n_queries = _resolve_qid("QueryKFold", X, groups, qid)
         if n_queries < n_splits:
             raise ValueError(
@@ -108,7 +113,13 @@ class QueryKFold(BaseCrossValidator):
             )
         order = np.arange(n_queries)
         if self.shuffle:
-            check_random_state(self.random_state).shuffle(order)
+            try:
+                rng = check_random_state(self.random_state)
+            except ValueError:
+                raise InvalidParameterError(
+                    f"QueryKFold: random_state must be None, an int or a "
+                    f"numpy.random.RandomState. Got {self.random_state!r} instead.") from None
+            rng.shuffle(order)
         sizes = np.bincount(codes, minlength=n_queries)[order]
         # Cut the sequence of queries where the running row count crosses
         # i * n_samples / n_splits; if a huge query would leave a fold empty,
@@ -162,11 +173,37 @@ class QueryShuffleSplit(GroupShuffleSplit):
 
     def split(self, X, y=None, groups=None, qid=None):
         """Generate indices of train and test rows; see :meth:`QueryKFold.split`."""
+        _check_split_sizes("QueryShuffleSplit", self)
         codes, _ = _resolve_qid("QueryShuffleSplit", X, groups, qid)
         yield from super().split(X if X is not None else codes, y, groups=codes)
 
     def get_n_splits(self, X=None, y=None, groups=None, qid=None):
         return self.n_splits
+
+
+def _check_split_sizes(func, splitter):
+    """n_splits, test_size and train_size as scikit-learn means them, checked here so
+    that a bad one is an InvalidParameterError naming it (not a bare numpy error)."""
+    check_k(func, splitter.n_splits, required=True, name="n_splits")
+    fractions = 0.0
+    for name in ("test_size", "train_size"):
+        value = getattr(splitter, name)
+        if value is None:
+            continue
+        if isinstance(value, Integral) and not isinstance(value, (bool, np.bool_)):
+            if value < 1:
+                raise InvalidParameterError(f"{func}: {name} must be None, an int >= 1 (queries) "
+                                            f"or a float in (0, 1). Got {value!r} instead.")
+        elif isinstance(value, Real) and not isinstance(value, (bool, np.bool_)) \
+                and 0 < value < 1:
+            fractions += value
+        else:
+            raise InvalidParameterError(f"{func}: {name} must be None, an int >= 1 (queries) "
+                                        f"or a float in (0, 1). Got {value!r} instead.")
+    if fractions > 1:
+        raise InvalidParameterError(
+            f"{func}: test_size + train_size must be at most 1 as fractions. Got "
+            f"{splitter.test_size!r} + {splitter.train_size!r} instead.")
 
 
 class DropQid(TransformerMixin, BaseEstimator):
@@ -316,12 +353,18 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
                          f"{n}, {y.shape[0]} and {qid.shape[0]}.")
     if sp.issparse(X) and X.format not in ("csr", "csc"):
         X = X.tocsr()  # COO and friends cannot select rows
-    if cv is None or (isinstance(cv, _Integral) and not isinstance(cv, bool)):
+    from ._validation import _describe
+    if cv is None or (isinstance(cv, _Integral) and not isinstance(cv, bool) and cv >= 2):
         cv = QueryKFold(5 if cv is None else int(cv))
-    if isinstance(cv, str) or not hasattr(cv, "split"):
-        from ._validation import InvalidParameterError, _describe
+    if isinstance(cv, (str, _Integral)) or not hasattr(cv, "split"):
         raise InvalidParameterError(f"{func}: cv must be None, an int >= 2 or a splitter such "
                                     f"as QueryKFold(5). Got {_describe(cv)} instead.")
+    if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")):
+        raise InvalidParameterError(f"{func}: estimator must have fit and predict methods "
+                                    f"(a regressor or ranker). Got {_describe(estimator)} instead.")
+    if fit_params is not None and not isinstance(fit_params, dict):
+        raise InvalidParameterError(f"{func}: fit_params must be None or a dict of further "
+                                    f"arguments of fit. Got {_describe(fit_params)} instead.")
     codes, _, _ = factorize_qid(func, qid)
     try:
         takes_qid = "qid" in inspect.signature(estimator.fit).parameters
@@ -331,16 +374,31 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
 
     y_pred = np.full(n, np.nan)
     tested = np.zeros(n, dtype=bool)
+    n_queries = int(codes.max()) + 1 if n else 0
+    query_sizes = np.bincount(codes, minlength=n_queries)
+    query_tested = np.zeros(n_queries, dtype=bool)
     try:  # query-aware splitters take qid; scikit-learn's group splitters take groups
         split_takes_qid = "qid" in inspect.signature(cv.split).parameters
     except (TypeError, ValueError):  # pragma: no cover
         split_takes_qid = False
     folds = cv.split(X, y, qid=qid) if split_takes_qid else cv.split(X, y, groups=qid)
     for train, test in folds:
-        if tested[test].any():
+        if tested[test].any() or query_tested[codes[test]].any():
             raise ValueError(f"{func}: each query must be in at most one test fold; "
                              f"{type(cv).__name__} puts some rows in several. Use a "
                              f"partition such as QueryKFold.")
+        # A test query is held out whole: none of its rows trains or is left out.
+        in_test = np.bincount(codes[test], minlength=n_queries)
+        cut = (in_test > 0) & (in_test < query_sizes)
+        if cut.any():
+            q = int(np.argmax(cut))
+            raise ValueError(
+                f"{func}: each test fold must hold whole queries. Got {type(cv).__name__} "
+                f"testing {int(in_test[q])} of the {int(query_sizes[q])} rows of query "
+                f"{str(qid[np.argmax(codes == q)])!r} (queries cut in this fold: "
+                f"{int(cut.sum())}). Use a query-aware splitter such as QueryKFold, or a group "
+                f"splitter such as GroupKFold.")
+        query_tested[codes[test]] = True
         # Rankers want each query's rows together, in order of the ids.
         train = train[np.argsort(codes[train], kind="stable")]
         params = {name: (_take_rows(value, train) if getattr(value, "shape", (None,))[0] == n
@@ -351,7 +409,14 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
         model = clone(estimator).fit(_take_rows(X, train), y[train], **params)
         if not tested.any():  # every fold's model is built alike: look at the first
             warn_if_qid_is_a_feature(func, model, X, qid)
-        y_pred[test] = np.asarray(model.predict(_take_rows(X, test)), dtype=np.float64).reshape(-1)
+        predicted = np.asarray(model.predict(_take_rows(X, test)), dtype=np.float64)
+        if predicted.shape not in ((test.shape[0],), (test.shape[0], 1)):
+            raise ValueError(
+                f"{func}: {type(model).__name__}.predict must return one score per row. Got "
+                f"shape {predicted.shape} for {test.shape[0]} rows instead (a classifier's "
+                f"decision_function or a multi-output model gives one column per class or "
+                f"target).")
+        y_pred[test] = predicted.reshape(-1)
         tested[test] = True
     if not tested.any():
         raise ValueError(f"{func}: the splitter {cv!r} produced no test rows.")

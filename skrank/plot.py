@@ -20,6 +20,8 @@ matplotlib is imported only when something is drawn
 """
 
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ._compare import _bootstrap_interval, _bootstrap_means, compare
@@ -84,11 +86,21 @@ def _check_metric(func, metric):
     return metric
 
 
-def _per_query(func, y_true, scores, qid, metric):
-    """(qid, {name: per-query values}) of one metric for every system, same query order."""
+def _per_query(func, y_true, scores, qid, metric, arguments=None):
+    """(qid, {name: per-query values}) of one metric for every system, same query order;
+    ``arguments``: the argument each system's scores came from, for messages."""
     values, qids = {}, None
     for key, y_score in scores.items():
-        res = evaluate(y_true, y_score, qid=qid, metrics=[metric])
+        argument = (arguments or {}).get(key, "y_score")
+        try:
+            res = evaluate(y_true, y_score, qid=qid, metrics=[metric])
+        except (ValueError, TypeError) as exc:
+            if argument == "y_score" or "y_score" not in str(exc):
+                raise
+            message = str(exc).replace("y_score", argument)
+            if message.startswith("evaluate: "):
+                message = f"{func}: " + message[len("evaluate: "):]
+            raise type(exc)(message) from None
         qids = res.qid
         values[key] = res.per_query[metric]
     return qids, values
@@ -144,6 +156,12 @@ class MetricAtKDisplay:
 
     def __init__(self, *, k, values, metric, intervals=None, confidence=None):
         self.k = np.asarray(k)
+        if not isinstance(values, Mapping) or any(
+                np.shape(v) != self.k.shape for v in values.values()):
+            raise InvalidParameterError(
+                f"MetricAtKDisplay: values must be a dict {{system name: one value per k}} "
+                f"with {self.k.shape[0] if self.k.ndim else 1} values each (the length of k). "
+                f"Got {_describe(values)} instead.")
         self.values = dict(values)
         self.metric = metric
         self.intervals = None if intervals is None else dict(intervals)
@@ -167,7 +185,8 @@ class MetricAtKDisplay:
             A metric name without a cutoff, in the scorer grammar: ``"ndcg"``,
             ``"ndcg_exp"``, ``"map"``, ``"precision"``, ``"recall"``, ``"mrr"``...
         max_k : int >= 1, default=20
-            The largest cutoff.
+            The largest cutoff; at most the number of documents of the longest
+            query.
         name : str, default=None
             Name of a single system (the legend's label).
         confidence : float in (0, 1), default=None
@@ -196,6 +215,10 @@ class MetricAtKDisplay:
             confidence = check_real(func, "confidence", confidence, low=0, high=1,
                                     low_open=True, high_open=True)
             n_resamples = check_k(func, n_resamples, name="n_resamples", required=True)
+        # No cutoff beyond the longest query is drawn (max_k=10**9 listed 10**9 names).
+        qid_array = np.asarray(qid)
+        if qid_array.ndim == 1 and qid_array.size:
+            max_k = min(max_k, int(np.unique(qid_array, return_counts=True)[1].max()))
         ks = np.arange(1, max_k + 1)
         names = [f"{metric}@{k}" for k in ks]
         _check_metric(func, names[0])
@@ -328,6 +351,10 @@ class PerQueryDisplay:
                  alpha=0.05, min_difference=0.0):
         self.qid = np.asarray(qid)
         self.values = np.asarray(values)
+        if self.qid.ndim != 1 or self.values.shape != self.qid.shape:
+            raise ValueError(
+                f"PerQueryDisplay: qid and values must be 1-D with one value per query. Got "
+                f"shapes {self.qid.shape} and {self.values.shape} instead.")
         self.metric = metric
         self.name = name
         self.baseline_name = baseline_name
@@ -385,7 +412,7 @@ class PerQueryDisplay:
             raise InvalidParameterError(f"{func}: name and baseline_name must differ. "
                                         f"Got {name!r} for both.")
         qids, per_query = _per_query(func, y_true, {name: y_score, baseline_name: baseline_score},
-                                     qid, metric)
+                                     qid, metric, {baseline_name: "baseline_score"})
         a, b = per_query[name], per_query[baseline_name]
         keep = ~(np.isnan(a) | np.isnan(b))
         a, b, qids = a[keep], b[keep], qids[keep]
@@ -436,6 +463,10 @@ class PerQueryDisplay:
         ax = _axes(ax, "PerQueryDisplay.plot")
         positions = np.arange(self.values.shape[0])
         n = self.values.shape[0]
+        if isinstance(colors, str) or not hasattr(colors, "__len__") or len(colors) != 3:
+            raise InvalidParameterError(
+                f"PerQueryDisplay.plot: colors must be three colours (wins, losses, ties). "
+                f"Got {_describe(colors)} instead.")
         win_color, loss_color, tie_color = colors
         if self.baseline_name is None:
             self.bars_ = ax.bar(positions, self.values, width=1.0, color=win_color,
@@ -519,6 +550,10 @@ class MetricDistributionDisplay:
     """
 
     def __init__(self, *, values, metric):
+        if not isinstance(values, Mapping) or not values:
+            raise InvalidParameterError(
+                f"MetricDistributionDisplay: values must be a non-empty dict {{system name: "
+                f"per-query values}}. Got {_describe(values)} instead.")
         self.values = {key: np.asarray(v) for key, v in values.items()}
         self.metric = metric
 

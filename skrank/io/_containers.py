@@ -50,6 +50,11 @@ def _num_array(cls, name, value, dtype):
         raise ValueError(
             f"{cls}: {name} must hold numbers. Got an array of dtype {arr.dtype} instead."
         )
+    if np.dtype(dtype).kind == "i" and arr.dtype.kind in "uf" and (
+            arr.max() >= 2 ** 63 or arr.min() < -2 ** 63):  # would wrap around in int64
+        raise ValueError(
+            f"{cls}: {name} must hold integers between -2**63 and 2**63 - 1. Got "
+            f"{arr.max() if arr.max() >= 2 ** 63 else arr.min()} instead.")
     return arr.astype(dtype, copy=False)
 
 

@@ -5,7 +5,7 @@ retrieved rows (query, score descending, docno descending: trec_eval's)."""
 import numpy as np
 
 from .._grouping import order_ties, segmented_argsort_desc
-from .._validation import check_choice
+from .._validation import InvalidParameterError, check_choice
 from ._containers import Qrels, Run, TrecArrays, factorize_ids, qrels_table, run_table
 from ._tokenize import check_no_duplicates, decode
 
@@ -237,11 +237,12 @@ def join_qrels_run(qrels, run, *, missing_queries="skip"):
     """
     func = "join_qrels_run"
     if not isinstance(qrels, Qrels):
-        raise TypeError(f"{func}: qrels must be a Qrels (see read_qrels). "
-                        f"Got {type(qrels).__name__} instead.")
+        swapped = " (the arguments are qrels, run: swapped?)" if isinstance(qrels, Run) else ""
+        raise InvalidParameterError(f"{func}: qrels must be a Qrels (see read_qrels). "
+                                    f"Got {type(qrels).__name__} instead{swapped}.")
     if not isinstance(run, Run):
-        raise TypeError(f"{func}: run must be a Run (see read_run). "
-                        f"Got {type(run).__name__} instead.")
+        raise InvalidParameterError(f"{func}: run must be a Run (see read_run). "
+                                    f"Got {type(run).__name__} instead.")
     check_choice(func, "missing_queries", missing_queries, ("skip", "zero"))
     j = join(qrels, run, missing_queries=missing_queries, func=func)
     rows = flat_rows(j, docno=True)

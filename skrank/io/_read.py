@@ -1,6 +1,9 @@
 """The TREC readers: a file to a :class:`Qrels` or a :class:`Run`, or to the
 byte tables that the command line evaluates without making str arrays."""
 
+import os
+
+from .._validation import InvalidParameterError, _describe
 from ._containers import qrels_of, run_of
 from ._tokenize import QRELS, RUN, check_no_duplicates, read_tables
 
@@ -41,6 +44,13 @@ def iter_run_tables(path, block_bytes):
     if table is not None:
         return iter([table])
     return read_tables(path, RUN, keep=("score",), per_row_tag=False, block_bytes=block_bytes)
+
+
+def _check_path(func, path):
+    """A path or a file object, else an error naming the function and argument."""
+    if not (hasattr(path, "read") or isinstance(path, (str, bytes, os.PathLike))):
+        raise InvalidParameterError(f"{func}: path must be a path (str or os.PathLike) or a "
+                                    f"file object. Got {_describe(path)} instead.")
 
 
 def read_qrels(path, *, format=None, split=None):
@@ -98,6 +108,7 @@ def read_qrels(path, *, format=None, split=None):
     """
     from ._formats import FORMATS_QRELS, _check_format
 
+    _check_path("read_qrels", path)
     _check_format("read_qrels", format, FORMATS_QRELS)
     table = read_qrels_table(path, format, split)
     check_no_duplicates(table)
@@ -156,6 +167,7 @@ def read_run(path, *, format=None):
     """
     from ._formats import FORMATS_RUN, _check_format
 
+    _check_path("read_run", path)
     _check_format("read_run", format, FORMATS_RUN)
     table = read_run_table(path, format=format)
     check_no_duplicates(table)

@@ -19,12 +19,16 @@ import zlib
 import numpy as np
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
 # Pieces of about this many bytes (cut at a newline) bound the per-byte temporaries.
 # Not measured: a memory bound (2 MiB pieces bound the per-byte temporaries).
 _CHUNK_BYTES = 1 << 21
 _NEWLINE = 10
 _HASH = ord("#")
 _MAX_SHOWN = 200
+# The longest field of a line (query id, docno, run tag, number), in bytes: text
+# columns are fixed-width, so memory is rows x the longest id (1 KiB holds URLs).
+MAX_TOKEN_BYTES = 1024
 _U64 = np.uint64
 
 QRELS_FORMAT = "qid iter docno rel"
@@ -114,26 +118,53 @@ def pieces(source, name, info=None, size=_CHUNK_BYTES):
             first = read(size)
             if info is not None:
                 info["size"] = None
-        carry, line, block = b"", 0, first
+        first, cr_only = _line_ends(first, read, size)
+        if first[:3] == _BOM:  # a UTF-8 byte-order mark is no part of the first id
+            first = first[3:]
+        # `carry`: the bytes after the last newline, kept as a list of blocks and
+        # joined once a newline arrives (linear in a long line, whatever `size`).
+        carry, line, block = [], 0, first
         while block:
-            data = carry + block if carry else block
-            cut = data.rfind(b"\n") + 1
+            if cr_only:
+                block = block.replace(b"\r", b"\n")
+            cut = block.rfind(b"\n") + 1
             if cut:
-                piece, carry = data[:cut], data[cut:]
+                piece = b"".join(carry + [block[:cut]]) if carry else block[:cut]
+                carry = [block[cut:]] if cut < len(block) else []
                 if b"\0" in piece:
                     raise ValueError(f"{name}: contains NUL bytes; not a TREC text file")
                 yield piece, line
                 line += piece.count(b"\n")
             else:
-                carry = data
+                carry.append(block)
             block = read(size)
         if carry:
+            carry = b"".join(carry)
             if b"\0" in carry:
                 raise ValueError(f"{name}: contains NUL bytes; not a TREC text file")
             yield carry + b"\n", line
     finally:
         if own:
             stream.close()
+
+
+def _line_ends(first, read, size):
+    """``(first, cr_only)``: the first block, read on (as few blocks as needed) until
+    its first line end is known, and whether the file ends its lines with a lone
+    ``\\r`` (old Mac files): decided by the first line end, a ``\\r`` there not
+    followed by ``\\n``.  Otherwise a ``\\r`` is a blank inside a line, as before."""
+    head, seen = bytearray(first), 0  # head[:seen] holds no line end
+    while True:
+        cr, lf = head.find(b"\r", seen), head.find(b"\n", seen)
+        if cr < 0 and lf >= 0 or 0 <= lf < cr:
+            return bytes(head), False
+        if 0 <= cr < len(head) - 1:
+            return bytes(head), head[cr + 1] != _NEWLINE
+        more = read(size)
+        if not more:
+            return bytes(head), cr >= 0
+        seen = len(head) if cr < 0 else cr
+        head += more
 
 
 def _file_size(stream):
@@ -614,6 +645,7 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
             raise ValueError(f"{name}:{lines.line_number(i)}: expected {layout.fmt!r}, "
                              f"got {lines.text(i)!r}{reason}")
         starts, ends = result
+        _check_token_lengths(name, lines, layout, starts, ends)
         qid, _ = tokens(a, starts[:, layout.qid], ends[:, layout.qid])
         docno, _ = tokens(a, starts[:, layout.docno], ends[:, layout.docno])
         numbers = {}
@@ -632,6 +664,23 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
     table = None if parts is None else parts.table(name, hold_last=False)
     if table is not None or block_bytes is None:
         yield table if table is not None else _empty(name, layout, keep)
+
+
+def _check_token_lengths(name, lines, layout, starts, ends):
+    """No field read is longer than ``MAX_TOKEN_BYTES``: text columns are fixed-width
+    (rows x the longest id), so one long token would cost its length on every row."""
+    fields = sorted({layout.qid, layout.docno, *(i for i, _, _ in layout.numbers.values()),
+                     *(() if layout.tag is None else (layout.tag,))})
+    lengths = ends[:, fields] - starts[:, fields]
+    if lengths.size == 0 or int(lengths.max()) <= MAX_TOKEN_BYTES:
+        return
+    row, column = np.unravel_index(int(np.argmax(lengths > MAX_TOKEN_BYTES)), lengths.shape)
+    field = layout.fmt.split()[fields[column]]
+    raise ValueError(
+        f"{name}:{lines.line_number(row)}: {field} must be at most {MAX_TOKEN_BYTES} bytes "
+        f"long. Got {int(lengths[row, column])} bytes instead"
+        + (" (ids are held in fixed-width columns: shorten or hash long ids)."
+           if field in ("qid", "docno", "tag") else "."))
 
 
 def empty_run_table(name="<run>"):
