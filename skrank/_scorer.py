@@ -462,6 +462,18 @@ def get_scorer(scoring):
     :func:`get_scorer_names`.  Names that are not ranking names are passed to
     :func:`sklearn.metrics.get_scorer`, and a scorer object is returned as is.
 
+    Parameters
+    ----------
+    scoring : str or callable
+        A ranking metric name (``"ndcg_exp@10"``, ``"map@5"``, ...), a scikit-learn
+        scorer name, or a scorer object.
+
+    Returns
+    -------
+    scorer : callable
+        A :class:`skrank.RankingScorer` for a ranking name, scikit-learn's scorer for
+        one of its names, or ``scoring`` itself when it is not a string.
+
     Examples
     --------
     >>> import skrank
