@@ -46,8 +46,8 @@ runs = {"dense": {q: retrieve(rel, 0.8) for q, rel in qrels.items()},
 # %%
 # The usual RAG metrics
 # ---------------------
-# Recall@k (did the chunks reach the prompt?), hit rate@k (did at least one?),
-# MRR and nDCG@10.
+# ``Recall@k`` (did the chunks reach the prompt?), ``hit rate@k`` (did at least one?),
+# MRR and ``nDCG@10``.
 metrics = ["recall@5", "recall@20", "hit_rate@1", "hit_rate@5", "mrr", "ndcg@10"]
 results = {name: skrank.evaluate(qrels=qrels, run=run, metrics=metrics)
            for name, run in runs.items()}
@@ -56,8 +56,8 @@ for name, res in results.items():
 print(skrank.compare(results, metrics=["recall@5", "mrr"], random_state=0).to_markdown())
 
 # %%
-# Recall@k for k = 1..20
-# ----------------------
+# ``Recall@k`` for k = 1..20
+# --------------------------
 # The values come from :func:`skrank.evaluate` on the dicts; the display is
 # built from them directly (scikit-learn's Display convention).
 ks = np.arange(1, depth + 1)
@@ -73,7 +73,7 @@ MetricAtKDisplay(k=ks, values=values, metric="recall").plot(title="Recall@k of t
 # --------------------
 # The same ranked lists as flat rows: each retrieved chunk gets the score
 # ``-rank`` and its label from the qrels.  (A relevant chunk that was not
-# retrieved is not a row here, so this plots nDCG@10 over the retrieved lists;
+# retrieved is not a row here, so this plots ``nDCG@10`` over the retrieved lists;
 # ``skrank.evaluate(qrels=..., run=...)`` above counts it.)
 def flat(run):
     qid, y, score = [], [], []

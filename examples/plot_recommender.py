@@ -46,7 +46,7 @@ S_svd = (u[:, :n_factors] * s[:n_factors]) @ vt[:n_factors]
 # With and without ``exclude``
 # ----------------------------
 # Without it, the items each user already has fill the top of the SVD's list
-# (it reconstructs the training matrix) and nDCG@10 says little about new
+# (it reconstructs the training matrix) and ``nDCG@10`` says little about new
 # recommendations.
 for name, S in {"popularity": S_pop, "svd": S_svd}.items():
     with_exclude = skrank.ndcg_score(Y_test, S, k=10, exclude=Y_train)
@@ -58,8 +58,8 @@ result = skrank.evaluate(Y_test, S_svd, exclude=Y_train,
 print({name: round(value, 4) for name, value in result.mean.items()})
 
 # %%
-# Recall@k against k, on the items left to recommend
-# --------------------------------------------------
+# ``Recall@k`` against k, on the items left to recommend
+# ------------------------------------------------------
 # :class:`~skrank.plot.MetricAtKDisplay` takes flat rows with query ids: here
 # every (user, item) pair not excluded, which is what ``exclude`` evaluates.
 keep = ~Y_train.toarray()

@@ -13,7 +13,7 @@ trec_eval orders by document id.  skrank names the choice: ``ties=``.
 # One query by hand
 # -----------------
 # ``y_true = [0, 1, 0]``, ``y_score = [.5, .5, .1]``: the relevant document is
-# tied with an irrelevant one at the top, so nDCG@1 is 1 if it goes first and
+# tied with an irrelevant one at the top, so ``nDCG@1`` is 1 if it goes first and
 # 0 otherwise.  ``"average"`` is the expectation over both orders, 1/2;
 # ``"stable"`` keeps the input order (the irrelevant document is first: 0);
 # ``"pessimistic"`` and ``"optimistic"`` are the two bounds.

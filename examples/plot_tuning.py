@@ -2,7 +2,7 @@
 Tuning a ranker with ``scoring="ndcg_exp@10"`` and ``QueryKFold``
 =================================================================
 
-A grid search over a gradient-boosting model, scored by nDCG@10 with
+A grid search over a gradient-boosting model, scored by ``nDCG@10`` with
 exponential gain on whole queries: :class:`~skrank.model_selection.QueryKFold`
 keeps every query in one fold, and the scorer string ``"ndcg_exp@10"`` is a
 valid ``scoring=`` after ``import skrank``.  The query ids reach the splitter
@@ -11,7 +11,7 @@ and the scorer through scikit-learn's metadata routing.
 
 # %%
 # Data: learnable queries of 10 to 30 documents, graded 0-4
-# -----------------------------------------------------------
+# ---------------------------------------------------------
 # :func:`skrank.datasets.make_ranking` makes the data.  The last 50 queries are
 # kept aside to compare the tuned model with the default one at the end.
 import numpy as np
@@ -35,7 +35,7 @@ print(f"{X_train.shape[0]} training rows in {np.unique(qid_train).size} queries,
 # The search
 # ----------
 # Each candidate is fitted on two folds of whole queries and scored on the
-# third by the mean nDCG@10 (gain ``2**rel - 1``) over its queries.
+# third by the mean ``nDCG@10`` (gain ``2**rel - 1``) over its queries.
 grid = {"max_depth": [2, 4], "learning_rate": [0.05, 0.2]}
 search = GridSearchCV(HistGradientBoostingRegressor(max_iter=30, random_state=0), grid,
                       scoring="ndcg_exp@10", cv=QueryKFold(3))
@@ -50,8 +50,8 @@ print("best:", search.best_params_)
 
 # %%
 # Held-out queries: the metric against its cutoff
-# ------------------------------------------------
-# :class:`~skrank.plot.MetricAtKDisplay` draws nDCG@k for k = 1..20 with
+# -----------------------------------------------
+# :class:`~skrank.plot.MetricAtKDisplay` draws ``nDCG@k`` for k = 1..20 with
 # bootstrap confidence bands over the held-out queries.
 default = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(X_train, y_train)
 systems = {"tuned": search.predict(X_test), "default": default.predict(X_test)}
