@@ -26,10 +26,6 @@ import inspect
 import pkgutil
 from pathlib import Path
 
-from sphinx.util import logging
-
-logger = logging.getLogger(__name__)
-
 PACKAGE = "skrank"
 API_DIR = "api"
 
@@ -112,6 +108,11 @@ def _write(path, text):
 
 
 def generate(app, config=None):
+    try:  # imported here: the generator runs without Sphinx too (tests/test_docs_site.py)
+        from sphinx.util import logging
+    except ImportError:  # pragma: no cover - depends on the environment
+        import logging
+    logger = logging.getLogger(__name__)
     out = Path(app.srcdir) / API_DIR
     documented = []
     modules = public_modules()
