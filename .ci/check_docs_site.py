@@ -8,9 +8,10 @@ Usage: ``python .ci/check_docs_site.py docs/_build/html [--chromium PATH]``
 2. Headless Chromium (Debian's ``chromium``), driven through the DevTools protocol
    over a pipe (``--remote-debugging-pipe``: no port, no websocket, no Python
    package beyond the standard library), loads the site from a local HTTP server:
-   the index, an API page, the gallery, a gallery example and the search page.  On
-   each page: no console error, no uncaught exception, no failed load (the
-   browser's log); every image loaded with a non-zero size.  The search for
+   the index, API pages, a page of formulas, the gallery, a gallery example and the
+   search page.  On each page: no console error, no uncaught exception, no failed
+   load (the browser's log); every image loaded with a non-zero size; every formula
+   typeset by MathJax (served from the site: nothing is fetched from the network).  The search for
    ``ndcg_score`` must list the page of ``skrank.ndcg_score``.  Screenshots of the
    pages are written beside the site, to ``<build>/../screenshots/``.
 
@@ -40,6 +41,7 @@ PAGES = [
     ("index", "index.html"),
     ("api_ndcg_score", "api/generated/skrank.ndcg_score.html"),
     ("api_module_skrank", "api/skrank.html"),
+    ("metrics_formulas", "metrics.html"),
     ("gallery", "auto_examples/index.html"),
     ("gallery_tuning", "auto_examples/plot_tuning.html"),
     ("search_ndcg_score", "search.html?q=ndcg_score"),
@@ -260,6 +262,23 @@ IMAGES_JS = """
 })()
 """
 
+# Formulas (Sphinx's .math elements) are typeset by MathJax, served by the site itself.
+MATH_JS = """
+(async () => {
+  const math = [...document.querySelectorAll('span.math, div.math')];
+  if (!math.length) { return {count: 0, unrendered: 0, mathjax: null}; }
+  for (let i = 0; i < 300 && !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
+    await new Promise(done => setTimeout(done, 100));
+  }
+  if (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) {
+    return {count: math.length, unrendered: math.length, mathjax: false};
+  }
+  await MathJax.startup.promise;
+  return {count: math.length, mathjax: true,
+          unrendered: math.filter(e => !e.querySelector('mjx-container')).length};
+})()
+"""
+
 SEARCH_JS = """
 (async () => {
   // Sphinx's search writes "Search finished, ..." into .search-summary when done.
@@ -292,6 +311,14 @@ def check_pages(site, executable, screenshots):
             notes = [f"{images['count']} images"]
             for src in images["bad"]:
                 problems.append(f"{path}: image did not load or has no size: {src}")
+            math = browser.evaluate(MATH_JS)
+            if math["count"]:
+                notes.append(f"{math['count']} formulas")
+                if not math["mathjax"]:
+                    problems.append(f"{path}: MathJax did not load ({math['count']} formulas)")
+                elif math["unrendered"]:
+                    problems.append(f"{path}: {math['unrendered']} of {math['count']} formulas "
+                                    f"not typeset")
             if path.startswith("search.html"):
                 hits = browser.evaluate(SEARCH_JS)
                 notes.append(f"{len(hits)} search results")

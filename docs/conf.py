@@ -49,6 +49,9 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "skrank_api",
     "repo_links",
+    # MathJax copied into the site (_static/mathjax) instead of loaded from a CDN: the
+    # formulas of the metric pages render offline, and no page fetches from the network.
+    "sphinx-mathjax-offline",
 ]
 if os.environ.get("SKRANK_DOCS_INTERSPHINX") == "1":
     extensions.append("sphinx.ext.intersphinx")
