@@ -327,6 +327,9 @@ def check_pages(site, executable, screenshots):
                                     f"(results: {hits[:10]})")
             browser.drain(0.5)
             problems += [f"{path}: {p}" for p in _problems_in(browser.events)]
+            if math["count"]:  # the screenshot shows typeset formulas
+                browser.evaluate("document.querySelector('div.math, span.math')"
+                                 ".scrollIntoView({block: 'start'})")
             shot = browser.send("Page.captureScreenshot", {"format": "png"})
             (screenshots / f"{name}.png").write_bytes(base64.b64decode(shot["data"]))
             print(f"  {path}: loaded, {', '.join(notes)}, screenshot {name}.png")
