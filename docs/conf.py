@@ -90,18 +90,32 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 # An undocumented or unknown parameter in a public docstring is a build error (-W).
 numpydoc_validation_checks = {"PR01", "PR02"}
+
+
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    """Leave out members that scikit-learn generates on skrank's classes (the
+    ``set_*_request`` methods of metadata routing): scikit-learn documents them, and
+    their docstrings refer to its own glossary."""
+    module = getattr(obj, "__module__", None) or ""
+    if module.startswith("sklearn."):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_foreign_members)
 # Left out of that check: result dataclasses whose fields are all documented under
 # "Attributes" (found by skrank_api.result_containers(), not listed by hand), and two
 # classes whose constructor is not skrank's to document:
-# * skrank.rankers.QueryLGBMRanker takes LightGBM's LGBMRanker parameters unchanged
-#   (its docstring says so; LightGBM documents them);
+# * skrank.rankers.QueryLGBMRanker takes LightGBM's LGBMRanker parameters unchanged,
+#   in its constructor and fit (its docstrings say so; LightGBM documents them);
 # * skrank.RankingScorer is built by get_scorer / make_ranking_scorer, which document
 #   the parameters; its constructor is not a public entry point.
 import skrank_api  # noqa: E402
 
 numpydoc_validation_exclude = {
     r"\.__call__$",
-    r"^skrank\.rankers\.QueryLGBMRanker$",
+    r"^skrank\.rankers\.QueryLGBMRanker(\.fit)?$",
     r"^skrank\.RankingScorer$",
     *("^" + re.escape(name) + "$" for name in skrank_api.result_containers()),
 }

@@ -158,6 +158,15 @@ class RankingScorer(_sklearn_scorer_class()):
 
         As scikit-learn's ``set_score_request``, except that ``qid`` stays
         requested unless set here too.  Returns the scorer.
+
+        Parameters
+        ----------
+        **kwargs : bool, str or None
+            Metadata name -> request (``True``, ``False``, ``None`` or an alias).
+
+        Returns
+        -------
+        self : RankingScorer
         """
         kwargs.setdefault("qid", True)
         return super().set_score_request(**kwargs)

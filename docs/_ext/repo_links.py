@@ -1,4 +1,5 @@
-"""Sphinx extension: links from a docs page to a repository file outside ``docs/``.
+"""Sphinx extension: links from a docs page to a repository file outside ``docs/``,
+and no e-mail links made of metric names.
 
 The Markdown pages are written to be read on the repository too, so they link to
 files such as ``../README.md`` or ``../benchmarks/results/``.  Those files are not
@@ -6,6 +7,11 @@ pages of the site; such a link becomes a link to the file in the repository
 (``repository_url`` in ``conf.py``), instead of a broken reference (a warning, a
 failed build under ``-W``).  Only targets that exist in the working tree are
 rewritten: a link to a missing file still fails the build.
+
+reStructuredText turns any ``name@word`` into an e-mail link, so a default such as
+``metric : str, default="ndcg@10"`` in a docstring became ``mailto:ndcg@10``.  An
+"address" whose domain has no dot is text again (the site has no e-mail address;
+``.ci/check_docs_site.py`` fails on any ``mailto:`` link that is left).
 """
 
 import posixpath
@@ -13,7 +19,18 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.transforms import SphinxTransform
 from sphinx.transforms.post_transforms import SphinxPostTransform
+
+
+class NoMetricMailto(SphinxTransform):
+    default_priority = 900
+
+    def apply(self, **kwargs):
+        for ref in list(self.document.findall(nodes.reference)):
+            uri = ref.get("refuri", "")
+            if uri.startswith("mailto:") and "." not in uri.rpartition("@")[2]:
+                ref.replace_self(nodes.Text(ref.astext()))
 
 
 class RepositoryLinks(SphinxPostTransform):
@@ -57,4 +74,5 @@ def setup(app):
     app.add_config_value("repository_branch", "main", "env")
     app.add_config_value("repository_root", "", "env")
     app.add_post_transform(RepositoryLinks)
+    app.add_transform(NoMetricMailto)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

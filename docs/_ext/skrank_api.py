@@ -104,13 +104,13 @@ def _module_page(name, module):
             kind = "class"
         groups[kind].append(public)
     headings = {"function": "Functions", "class": "Classes", "data": "Data"}
-    templates = {"function": "function.rst", "class": "class.rst", "data": "data.rst"}
     for kind in ("function", "class", "data"):
         if not groups[kind]:
             continue
         lines += [headings[kind], "-" * len(headings[kind]), "",
-                  ".. autosummary::", "   :toctree: generated/",
-                  f"   :template: {templates[kind]}", "", *(f"   {n}" for n in groups[kind]), ""]
+                  # the stub pages' templates: docs/_templates/autosummary/<kind>.rst
+                  ".. autosummary::", "   :toctree: generated/", "",
+                  *(f"   {n}" for n in groups[kind]), ""]
     return "\n".join(lines)
 
 

@@ -169,6 +169,15 @@ class Qrels(_Columns):
         """Judgements from ``{query: {doc: grade}}`` (pytrec_eval, ranx) or
         ``{query: {doc, ...}}`` / ``{query: [doc, ...]}`` (relevant documents, grade 1).
 
+        Parameters
+        ----------
+        mapping : dict
+            Query id -> the judged documents, in one of the forms above.
+
+        Returns
+        -------
+        qrels : Qrels
+
         Examples
         --------
         >>> from skrank.io import Qrels
@@ -286,6 +295,15 @@ class Run(_Columns):
     def from_dict(cls, mapping):
         """Predictions from ``{query: {doc: score}}`` (pytrec_eval, ranx) or
         ``{query: [doc, ...]}`` (ranked lists, best first).
+
+        Parameters
+        ----------
+        mapping : dict
+            Query id -> the retrieved documents, in one of the forms above.
+
+        Returns
+        -------
+        run : Run
 
         Examples
         --------
