@@ -41,6 +41,7 @@ PAGES = [
     ("index", "index.html"),
     ("api_ndcg_score", "api/generated/skrank.ndcg_score.html"),
     ("api_module_skrank", "api/skrank.html"),
+    ("api_class_per_query_display", "api/generated/skrank.plot.PerQueryDisplay.html"),
     ("metrics_formulas", "metrics.html"),
     ("gallery", "auto_examples/index.html"),
     ("gallery_tuning", "auto_examples/plot_tuning.html"),

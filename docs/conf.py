@@ -91,6 +91,22 @@ numpydoc_class_members_toctree = False
 # An undocumented or unknown parameter in a public docstring is a build error (-W).
 numpydoc_validation_checks = {"PR01", "PR02"}
 
+# Left out of that check: result dataclasses whose fields are all documented under
+# "Attributes" (found by skrank_api.result_containers(), not listed by hand), and two
+# classes whose constructor is not skrank's to document:
+# * skrank.rankers.QueryLGBMRanker takes LightGBM's LGBMRanker parameters unchanged,
+#   in its constructor and fit (its docstrings say so; LightGBM documents them);
+# * skrank.RankingScorer is built by get_scorer / make_ranking_scorer, which document
+#   the parameters; its constructor is not a public entry point.
+import skrank_api  # noqa: E402
+
+numpydoc_validation_exclude = {
+    r"\.__call__$",  # a scorer's call: scikit-learn's (estimator, X, y) signature
+    r"^skrank\.rankers\.QueryLGBMRanker(\.fit)?$",
+    r"^skrank\.RankingScorer$",
+    *("^" + re.escape(name) + "$" for name in skrank_api.result_containers()),
+}
+
 
 def _skip_foreign_members(app, what, name, obj, skip, options):
     """Leave out members that scikit-learn generates on skrank's classes (the
@@ -104,21 +120,6 @@ def _skip_foreign_members(app, what, name, obj, skip, options):
 
 def setup(app):
     app.connect("autodoc-skip-member", _skip_foreign_members)
-# Left out of that check: result dataclasses whose fields are all documented under
-# "Attributes" (found by skrank_api.result_containers(), not listed by hand), and two
-# classes whose constructor is not skrank's to document:
-# * skrank.rankers.QueryLGBMRanker takes LightGBM's LGBMRanker parameters unchanged,
-#   in its constructor and fit (its docstrings say so; LightGBM documents them);
-# * skrank.RankingScorer is built by get_scorer / make_ranking_scorer, which document
-#   the parameters; its constructor is not a public entry point.
-import skrank_api  # noqa: E402
-
-numpydoc_validation_exclude = {
-    r"\.__call__$",
-    r"^skrank\.rankers\.QueryLGBMRanker(\.fit)?$",
-    r"^skrank\.RankingScorer$",
-    *("^" + re.escape(name) + "$" for name in skrank_api.result_containers()),
-}
 
 # --- the gallery -------------------------------------------------------------------------
 # Figures are drawn without a display.
@@ -151,7 +152,8 @@ sphinx_gallery_conf = {
 # --- HTML ----------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"skrank {release}"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["skrank.css"]
 html_theme_options = {
     "navbar_align": "left",
     "header_links_before_dropdown": 4,
