@@ -158,6 +158,15 @@ class RankingScorer(_sklearn_scorer_class()):
 
         As scikit-learn's ``set_score_request``, except that ``qid`` stays
         requested unless set here too.  Returns the scorer.
+
+        Parameters
+        ----------
+        **kwargs : bool, str or None
+            Metadata name -> request (``True``, ``False``, ``None`` or an alias).
+
+        Returns
+        -------
+        self : RankingScorer
         """
         kwargs.setdefault("qid", True)
         return super().set_score_request(**kwargs)
@@ -469,6 +478,18 @@ def get_scorer(scoring):
     The grammar is ``<metric>[@<k>]`` with any integer ``k >= 1``; see
     :func:`get_scorer_names`.  Names that are not ranking names are passed to
     :func:`sklearn.metrics.get_scorer`, and a scorer object is returned as is.
+
+    Parameters
+    ----------
+    scoring : str or callable
+        A ranking metric name (``"ndcg_exp@10"``, ``"map@5"``, ...), a scikit-learn
+        scorer name, or a scorer object.
+
+    Returns
+    -------
+    scorer : callable
+        A :class:`skrank.RankingScorer` for a ranking name, scikit-learn's scorer for
+        one of its names, or ``scoring`` itself when it is not a string.
 
     Examples
     --------

@@ -18,6 +18,8 @@ from ._grouping import factorize_qid
 from ._scorer import qid_from_X, warn_if_qid_is_a_feature
 from ._validation import InvalidParameterError, as_qid_array, check_k
 
+__all__ = ["DropQid", "QueryKFold", "QueryShuffleSplit", "cross_val_evaluate"]
+
 
 def _resolve_qid(cls, X, groups, qid):
     if qid is None:
@@ -79,7 +81,17 @@ class QueryKFold(BaseCrossValidator):
         self.random_state = random_state
 
     def get_n_splits(self, X=None, y=None, groups=None, qid=None):
-        """Number of splitting iterations."""
+        """Number of splitting iterations.
+
+        Parameters
+        ----------
+        X, y, groups, qid : object, default=None
+            Ignored; accepted for scikit-learn's splitter interface.
+
+        Returns
+        -------
+        n_splits : int
+        """
         return self.n_splits
 
     def split(self, X, y=None, groups=None, qid=None):
@@ -172,7 +184,22 @@ class QueryShuffleSplit(GroupShuffleSplit):
                          random_state=random_state)
 
     def split(self, X, y=None, groups=None, qid=None):
-        """Generate indices of train and test rows; see :meth:`QueryKFold.split`."""
+        """Generate indices of train and test rows; see :meth:`QueryKFold.split`.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : ignored
+        groups : array-like of shape (n_samples,), default=None
+            Query ids, when ``qid`` is not given.
+        qid : array-like of shape (n_samples,), default=None
+            Query ids.
+
+        Yields
+        ------
+        train, test : ndarray of int
+            Row indices of the training and test queries.
+        """
         _check_split_sizes("QueryShuffleSplit", self)
         codes, _ = _resolve_qid("QueryShuffleSplit", X, groups, qid)
         yield from super().split(X if X is not None else codes, y, groups=codes)
@@ -242,7 +269,17 @@ class DropQid(TransformerMixin, BaseEstimator):
         self.column = column
 
     def fit(self, X, y=None):
-        """Record the input columns; nothing is learnt."""
+        """Record the input columns; nothing is learnt.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self : DropQid
+        """
         if not isinstance(self.column, str):
             raise InvalidParameterError(
                 f"DropQid: column must be a str. Got {self.column!r} of type "
@@ -258,11 +295,30 @@ class DropQid(TransformerMixin, BaseEstimator):
         return columns is not None and self.column in list(columns)
 
     def transform(self, X):
-        """``X`` without its ``qid`` column (unchanged when it has none)."""
+        """``X`` without its ``qid`` column (unchanged when it has none).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_out : array-like or DataFrame
+        """
         return X.drop(columns=self.column) if self._drops(X) else X
 
     def get_feature_names_out(self, input_features=None):
-        """Input feature names less ``qid``."""
+        """Input feature names less ``qid``.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            Input feature names; None takes those seen in :meth:`fit`.
+
+        Returns
+        -------
+        names : ndarray of str
+        """
         names = getattr(self, "feature_names_in_", None) if input_features is None \
             else np.asarray(input_features, dtype=object)
         if names is None:

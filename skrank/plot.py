@@ -249,6 +249,26 @@ class MetricAtKDisplay:
         ``estimator`` is a fitted estimator or a dict of name -> fitted
         estimator; ``qid`` defaults to the ``qid`` column of a DataFrame ``X``.
         Other arguments as in :meth:`from_predictions`.
+
+        Parameters
+        ----------
+        estimator : estimator or dict of str -> estimator
+            A fitted estimator with ``predict``, or several by name.
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Features; a DataFrame's ``qid`` column gives the query ids (and is
+            not passed to the estimator).
+        y : array-like of shape (n_samples,)
+            Relevance labels.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row; None reads the ``qid`` column of ``X``.
+        name : str, default=None
+            Name of a single estimator (the legend's label).
+        **kwargs
+            Passed to :meth:`from_predictions`.
+
+        Returns
+        -------
+        display : MetricAtKDisplay
         """
         scores, qid = _predictions("MetricAtKDisplay.from_estimator", estimator, X, name, qid)
         return cls.from_predictions(y, scores, qid=qid, **kwargs)
@@ -432,7 +452,30 @@ class PerQueryDisplay:
                        baseline_name=None, **kwargs):
         """Per-query values of a fitted estimator (minus those of a ``baseline``
         estimator), and plot them; ``qid`` defaults to the ``qid`` column of a
-        DataFrame ``X``.  Other arguments as in :meth:`from_predictions`."""
+        DataFrame ``X``.  Other arguments as in :meth:`from_predictions`.
+
+        Parameters
+        ----------
+        estimator : estimator
+            A fitted estimator with ``predict``.
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Features; a DataFrame's ``qid`` column gives the query ids (and is
+            not passed to the estimators).
+        y : array-like of shape (n_samples,)
+            Relevance labels.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row; None reads the ``qid`` column of ``X``.
+        baseline : estimator, default=None
+            A second fitted estimator: plot ``estimator - baseline`` per query.
+        name, baseline_name : str, default=None
+            Names for the title and legend.
+        **kwargs
+            Passed to :meth:`from_predictions`.
+
+        Returns
+        -------
+        display : PerQueryDisplay
+        """
         func = "PerQueryDisplay.from_estimator"
         scores, qid = _predictions(func, estimator, X, name, qid)
         (name, y_score), = scores.items()
@@ -591,7 +634,28 @@ class MetricDistributionDisplay:
     def from_estimator(cls, estimator, X, y, *, qid=None, name=None, **kwargs):
         """Per-query values of a fitted estimator or a dict of name -> estimator;
         ``qid`` defaults to the ``qid`` column of a DataFrame ``X``.  Other
-        arguments as in :meth:`from_predictions`."""
+        arguments as in :meth:`from_predictions`.
+
+        Parameters
+        ----------
+        estimator : estimator or dict of str -> estimator
+            A fitted estimator with ``predict``, or several by name.
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Features; a DataFrame's ``qid`` column gives the query ids (and is
+            not passed to the estimator).
+        y : array-like of shape (n_samples,)
+            Relevance labels.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row; None reads the ``qid`` column of ``X``.
+        name : str, default=None
+            Name of a single estimator (the legend's label).
+        **kwargs
+            Passed to :meth:`from_predictions`.
+
+        Returns
+        -------
+        display : MetricDistributionDisplay
+        """
         func = "MetricDistributionDisplay.from_estimator"
         scores, qid = _predictions(func, estimator, X, name, qid)
         return cls.from_predictions(y, scores, qid=qid, **kwargs)

@@ -96,8 +96,12 @@ class Qrels(_Columns):
     rel : array-like of int of shape (n_judgements,)
         Relevance levels. A negative level means "in the pool but unjudged".
 
-    Attributes are numpy arrays: ``qid`` and ``docno`` of dtype ``str``
-    (``<U...``), ``rel`` of dtype int64, in file order.
+    Attributes
+    ----------
+    qid, docno : ndarray of str
+        Query and document ids (dtype ``<U...``), in file order.
+    rel : ndarray of int64
+        Relevance levels, in file order.
 
     See Also
     --------
@@ -170,6 +174,15 @@ class Qrels(_Columns):
         """Judgements from ``{query: {doc: grade}}`` (pytrec_eval, ranx) or
         ``{query: {doc, ...}}`` / ``{query: [doc, ...]}`` (relevant documents, grade 1).
 
+        Parameters
+        ----------
+        mapping : dict
+            Query id -> the judged documents, in one of the forms above.
+
+        Returns
+        -------
+        qrels : Qrels
+
         Examples
         --------
         >>> from skrank.io import Qrels
@@ -235,8 +248,14 @@ class Run(_Columns):
     tag : array-like of str of shape (n_rows,) or str, default=""
         The run tag of each row (one string is repeated).
 
-    Attributes are numpy arrays: ``qid``, ``docno`` and ``tag`` of dtype
-    ``str``, ``score`` float64 and ``rank`` int64, in file order.
+    Attributes
+    ----------
+    qid, docno, tag : ndarray of str
+        Query ids, document ids and run tags (dtype ``<U...``), in file order.
+    score : ndarray of float64
+        Scores, in file order.
+    rank : ndarray of int64
+        Ranks as written in the file, in file order.
 
     See Also
     --------
@@ -316,6 +335,15 @@ class Run(_Columns):
     def from_dict(cls, mapping):
         """Predictions from ``{query: {doc: score}}`` (pytrec_eval, ranx) or
         ``{query: [doc, ...]}`` (ranked lists, best first).
+
+        Parameters
+        ----------
+        mapping : dict
+            Query id -> the retrieved documents, in one of the forms above.
+
+        Returns
+        -------
+        run : Run
 
         Examples
         --------
