@@ -35,6 +35,7 @@ _LAZY = {
     "Comparison": "._compare", "PairComparison": "._compare", "compare": "._compare",
     "RankingScorer": "._scorer", "get_scorer": "._scorer", "get_scorer_names": "._scorer",
     "make_ranking_scorer": "._scorer", "plot": ".plot",
+    "fuse": ".fusion", "fusion": ".fusion",
 }
 
 
@@ -72,6 +73,7 @@ __all__ = [
     "dcg_score",
     "err_score",
     "evaluate",
+    "fuse",
     "get_scorer",
     "get_scorer_names",
     "make_ranking_scorer",
