@@ -356,7 +356,7 @@ def fuse(runs, *, method="rrf", norm="default", weights=None, ties="average", de
     True
     >>> skrank.fuse({"bm25": bm25, "dense": dense}, method="wsum",
     ...             weights={"bm25": 0.3, "dense": 0.7}).docno.tolist()
-    ['d2', 'd1', 'd4', 'd3']
+    ['d2', 'd4', 'd1', 'd3']
     """
     func = "fuse"
     m = _method(func, method)
