@@ -90,8 +90,9 @@ def _as_runs(func, runs):
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{func}: {label} must have finite scores. Got {run.score[i]!r} for query "
-                f"{run.qid[i]!r}, document {run.docno[i]!r} ({int(bad.sum())} such rows). "
+                f"{func}: {label} must have finite scores. Got {float(run.score[i])!r} for query "
+                f"{str(run.qid[i])!r}, document {str(run.docno[i])!r} ({int(bad.sum())} "
+                f"non-finite of {len(run)} rows). "
                 f"Drop those rows or give them a finite score.")
         out.append((name, label, run))
     return out
@@ -121,7 +122,7 @@ def _weights(func, weights, labels):
     if not np.all(np.isfinite(w)) or (w < 0).any():
         i = int(np.flatnonzero(~np.isfinite(w) | (w < 0))[0])
         raise InvalidParameterError(
-            f"{func}: weights must be finite and non-negative. Got {w[i]!r} for "
+            f"{func}: weights must be finite and non-negative. Got {float(w[i])!r} for "
             f"{labels[i][1]} instead.")
     return w
 
@@ -167,7 +168,7 @@ class _Prepared:
             q, d = divmod(rest, self.nd)
             raise ValueError(
                 f"{func}: {self.labels[r][1]} must hold each document once per query. Got "
-                f"document {self.ud[d]!r} twice for query {self.uq[q]!r} "
+                f"document {str(self.ud[d])!r} twice for query {str(self.uq[q])!r} "
                 f"({dup.size} duplicate rows in all). Drop the duplicates first.")
         self.qrels_q = self.qrels_rel_key = None
         if qrels is not None:
