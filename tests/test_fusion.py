@@ -485,3 +485,37 @@ def test_fusion_search_param_grid_and_trained_method():
     assert np.all(np.isfinite(trained.heldout_[1]))
     with pytest.raises(skrank.InvalidParameterError, match="takes no weights"):
         FusionSearch(method="sum", cv=2, param_grid={"weights": [(1, 1, 1)]}).fit(runs, qrels)
+
+
+# --------------------------------------------------------------------------------------
+# Command line
+
+
+def test_cli_fuse_writes_a_trec_run(tmp_path, capsys, monkeypatch):
+    import gzip
+    import io as _io
+
+    from skrank.cli import main
+
+    bm25 = tmp_path / "bm25.run"
+    bm25.write_text("q1 Q0 a 1 3.0 bm25\nq1 Q0 b 2 2.0 bm25\nq2 Q0 x 1 5 bm25\n")
+    dense = tmp_path / "dense.run.gz"
+    with gzip.open(dense, "wt") as f:
+        f.write("q1 Q0 b 1 0.9 dense\nq1 Q0 d 2 0.5 dense\n")
+    out = _io.StringIO()
+    assert main([ "fuse", str(bm25), str(dense), "-m", "rrf", "-p", "k=10"], out=out) == 0
+    written = skrank.io.read_run(_io.BytesIO(out.getvalue().encode()))
+    expected = fuse({"a": str(bm25), "b": str(dense)}, method="rrf", k=10)
+    assert_same(as_dict(written), as_dict(expected), rtol=0, atol=0)
+    assert out.getvalue().splitlines()[0] == f"q1 Q0 b 1 {1 / 12 + 1 / 11!r} rrf"
+    target = tmp_path / "fused.run.gz"
+    monkeypatch.setattr("sys.stdin", _io.TextIOWrapper(_io.BytesIO(dense.read_bytes())))
+    assert main(["fuse", str(bm25), "-", "-m", "wsum", "-w", "0.3,0.7", "-o",
+                 str(target)]) == 0
+    assert_same(as_dict(skrank.io.read_run(target)),
+                as_dict(fuse([str(bm25), str(dense)], method="wsum", weights=[0.3, 0.7])),
+                rtol=0, atol=0)
+    assert main(["fuse", str(bm25), str(dense), "-m", "rfr"], out=_io.StringIO()) == 2
+    assert "Did you mean 'rrf'?" in capsys.readouterr().err
+    assert main(["fuse", str(bm25), str(dense), "-p", "k"], out=_io.StringIO()) == 2
+    assert "--param must be NAME=VALUE" in capsys.readouterr().err
