@@ -461,7 +461,34 @@ def _k_dbsf(t, w, p):
     return _k_wsum(t, w, p)
 
 
-KERNELS = {name[3:]: fn for name, fn in globals().items() if name.startswith("_k_")}
+KERNELS = {
+    "wsum": _k_wsum,
+    "sum": _k_sum,
+    "mnz": _k_mnz,
+    "anz": _k_anz,
+    "gmnz": _k_gmnz,
+    "max": _k_max,
+    "min": _k_min,
+    "med": _k_med,
+    "mixed": _k_mixed,
+    "wmnz": _k_wmnz,
+    "rrf": _k_rrf,
+    "isr": _k_isr,
+    "log_isr": _k_log_isr,
+    "logn_isr": _k_logn_isr,
+    "rbc": _k_rbc,
+    "bordafuse": _k_bordafuse,
+    "w_bordafuse": _k_w_bordafuse,
+    "condorcet": _k_condorcet,
+    "w_condorcet": _k_w_condorcet,
+    "probfuse": _k_probfuse,
+    "segfuse": _k_segfuse,
+    "slidefuse": _k_slidefuse,
+    "bayesfuse": _k_bayesfuse,
+    "mapfuse": _k_mapfuse,
+    "posfuse": _k_posfuse,
+    "dbsf": _k_dbsf,
+}
 
 
 # ---------------------------------------------------------------------------

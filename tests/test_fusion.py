@@ -519,3 +519,22 @@ def test_cli_fuse_writes_a_trec_run(tmp_path, capsys, monkeypatch):
     assert "Did you mean 'rrf'?" in capsys.readouterr().err
     assert main(["fuse", str(bm25), str(dense), "-p", "k"], out=_io.StringIO()) == 2
     assert "--param must be NAME=VALUE" in capsys.readouterr().err
+
+
+def test_every_declared_method_has_a_kernel_and_oracle():
+    from skrank._fusion import KERNELS, METHOD_BY_NAME
+
+    assert set(KERNELS) == {m.name for m in METHODS}
+    assert len({m.name for m in METHODS}) == len(METHODS)
+    ranx_names = {"wsum", "rrf", "isr", "log_isr", "logn_isr", "sum", "mnz", "anz", "gmnz",
+                  "max", "min", "med", "bordafuse", "w_bordafuse", "condorcet",
+                  "w_condorcet", "rbc", "mixed", "wmnz", "probfuse", "segfuse", "slidefuse",
+                  "bayesfuse", "mapfuse", "posfuse"}
+    assert ranx_names <= set(METHOD_BY_NAME)
+    for alias in ("comb_sum", "comb_mnz", "weighted_bordafuse", "weighted_condorcet"):
+        assert alias in METHOD_BY_NAME
+    assert {n.name for n in NORMS} >= {"min-max", "min-max-inverted", "max", "sum", "zmuv",
+                                        "rank", "borda"}
+    for m in METHODS:  # the oracle knows every method
+        O._fuse_doc.__code__.co_consts  # noqa: B018 - (smoke: the module loaded)
+        assert f'"{m.name}"' in open(O.__file__).read()
