@@ -127,15 +127,49 @@ def _weights(func, weights, labels):
     return w
 
 
-def _codes(values):
-    uniques, codes = np.unique(values, return_inverse=True)
-    return codes.reshape(-1).astype(np.intp), uniques
+def _factorize(values):
+    """``(codes, sorted distinct values)`` by the engine's factoriser."""
+    from ._grouping import factorize_qid
+
+    codes, uniques, _ = factorize_qid("fuse", values)
+    return np.asarray(codes, dtype=np.intp), np.asarray(uniques)
 
 
-def _sort_rows(run, key, score):
-    """Order of rows by (key, -score), ties in their current order."""
-    order = np.argsort(-score, kind="stable")
-    return order[np.argsort(key[order], kind="stable")]
+def _union_codes(arrays):
+    """Codes of each array's values in the sorted union of all of them: each array is
+    factorised on its own (a run grouped by query is the engine's fast path), then the
+    small arrays of distinct values are merged."""
+    parts = [_factorize(a) if a.shape[0] else (np.zeros(0, dtype=np.intp), a[:0])
+             for a in arrays]
+    uniques = [u for _, u in parts if u.shape[0]]
+    union = np.unique(np.concatenate(uniques)) if uniques else np.zeros(0, dtype="U1")
+    codes = [np.searchsorted(union, u)[c] if c.shape[0] else c for c, u in parts]
+    return codes, union
+
+
+def _sort_rows(key, n_keys, score):
+    """Order of rows by (key, -score), ties in their current order: the engine's radix
+    grouping, then its segmented sort."""
+    from ._grouping import _group_order, segmented_argsort_desc
+
+    if key.shape[0] == 0:
+        return np.zeros(0, dtype=np.intp)
+    group = _group_order(key, max(n_keys, 1))
+    counts = np.bincount(key, minlength=n_keys)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    return group[segmented_argsort_desc(score[group], offsets, stable=True)]
+
+
+def _pair_codes(key, n_keys):
+    """``(codes, sorted distinct keys)`` of non-negative int64 keys below ``n_keys``:
+    a dense table when the range is small, else the engine's factoriser."""
+    if n_keys <= 4 * key.shape[0] + 1024:
+        seen = np.zeros(n_keys, dtype=bool)
+        seen[key] = True
+        distinct = np.flatnonzero(seen)
+        index = np.cumsum(seen, dtype=np.intp) - 1
+        return index[key], distinct.astype(np.int64)
+    return _factorize(key)
 
 
 class _Prepared:
@@ -144,53 +178,48 @@ class _Prepared:
     def __init__(self, func, runs, qrels=None):
         self.labels = [(name, label) for name, label, _ in runs]
         objs = [r for _, _, r in runs]
-        self.m = len(objs)
+        self.m = m = len(objs)
         sizes = [len(r) for r in objs]
-        qid = np.concatenate([r.qid for r in objs])
-        doc = np.concatenate([r.docno for r in objs])
-        extra_q = extra_d = np.zeros(0, dtype="U1")
-        if qrels is not None:
-            extra_q, extra_d = qrels.qid, qrels.docno
-        qcode, self.uq = _codes(np.concatenate([qid, extra_q]))
-        dcode, self.ud = _codes(np.concatenate([doc, extra_d]))
-        n = qid.shape[0]
-        self.nq, self.nd = self.uq.shape[0], self.ud.shape[0]
-        self.query, self.doc = qcode[:n], dcode[:n]
-        self.run = np.repeat(np.arange(self.m), sizes)
-        self.score = np.concatenate([r.score for r in objs]) if n else np.zeros(0)
+        extra = [] if qrels is None else [qrels]
+        qcodes, self.uq = _union_codes([r.qid for r in objs + extra])
+        dcodes, self.ud = _union_codes([r.docno for r in objs + extra])
+        self.nq, self.nd = nq, nd = self.uq.shape[0], self.ud.shape[0]
+        self.query = np.concatenate(qcodes[:m]) if m else np.zeros(0, dtype=np.intp)
+        self.doc = np.concatenate(dcodes[:m])
+        self.run = np.repeat(np.arange(m), sizes)
+        self.score = np.concatenate([r.score for r in objs])
+        self.pair, self.pairs = _pair_codes(self.query.astype(np.int64) * nd + self.doc,
+                                            nq * nd)
         # duplicates: one (query, document) twice in one run
-        key = (self.run * self.nq + self.query).astype(np.int64) * self.nd + self.doc
-        sorted_key = np.sort(key)
-        dup = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
-        if dup.size:
-            k = int(sorted_key[dup[0]])
-            r, rest = divmod(k, self.nq * self.nd)
-            q, d = divmod(rest, self.nd)
+        per_run = np.bincount(self.pair * m + self.run, minlength=self.pairs.shape[0] * m)
+        if per_run.size and per_run.max() > 1:
+            first = int(np.argmax(per_run > 1))
+            p, r = divmod(first, m)
+            q, d = divmod(int(self.pairs[p]), nd)
             raise ValueError(
                 f"{func}: {self.labels[r][1]} must hold each document once per query. Got "
                 f"document {str(self.ud[d])!r} twice for query {str(self.uq[q])!r} "
-                f"({dup.size} duplicate rows in all). Drop the duplicates first.")
+                f"({int((per_run - 1)[per_run > 1].sum())} duplicate rows in all). Drop the "
+                f"duplicates first.")
         self.qrels_q = self.qrels_rel_key = None
         if qrels is not None:
-            nq_ = qcode[n:]
-            self.qrels_q = np.unique(nq_)
+            qq, qd = qcodes[m], dcodes[m]
+            self.qrels_q = np.unique(qq)
             rel = qrels.rel >= 1
-            self.qrels_rel_key = np.unique(nq_[rel].astype(np.int64) * self.nd + dcode[n:][rel])
-        order = _sort_rows(self.run, self.run * self.nq + self.query, self.score)
-        self.order = order
+            self.qrels_rel_key = np.unique(qq[rel].astype(np.int64) * nd + qd[rel])
+        self.order = _sort_rows(self.run * nq + self.query, m * nq, self.score)
 
-    def rows(self, order=None, depth=None):
-        """Sorted row arrays (run, query, doc, score) with positions, cut at ``depth``."""
+    def rows(self, depth=None):
+        """Row arrays (run, query, pair, score) sorted by (run, query, -score), cut at
+        ``depth``."""
         o = self.order
-        run, query, doc, score = self.run[o], self.query[o], self.doc[o], self.score[o]
-        seg = run * self.nq + query
-        starts = _segment_starts(seg)
-        pos = np.arange(seg.shape[0]) - np.repeat(starts, np.diff(np.append(starts,
-                                                                          seg.shape[0])))
         if depth is not None:
-            keep = pos < depth
-            run, query, doc, score, pos = run[keep], query[keep], doc[keep], score[keep], pos[keep]
-        return run, query, doc, score
+            seg = (self.run * self.nq + self.query)[o]
+            starts = _segment_starts(seg)
+            pos = np.arange(seg.shape[0]) - np.repeat(starts, np.diff(np.append(
+                starts, seg.shape[0])))
+            o = o[pos < depth]
+        return self.run[o], self.query[o], self.pair[o], self.score[o]
 
 
 def _ranking(run, query, score, nq):
@@ -209,7 +238,7 @@ def _ranking(run, query, score, nq):
 
 
 def _fuse_prepared(func, prep, method, norm, w, params, ties, depth, name):
-    run, query, doc, score = prep.rows(depth=depth)
+    run, query, pair, score = prep.rows(depth=depth)
     nq, nd, m = prep.nq, prep.nd, prep.m
     starts, seg_id, pos, n, tie = _ranking(run, query, score, nq)
     n_ties = int(tie[-1]) + 1 if tie.size else 0
@@ -217,15 +246,18 @@ def _fuse_prepared(func, prep, method, norm, w, params, ties, depth, name):
     def tie_mean(values):
         return _group_mean(values, tie, n_ties) if ties == "average" else values
 
-    pkey = query.astype(np.int64) * nd + doc
-    upair, pair = np.unique(pkey, return_inverse=True)
-    pair = pair.reshape(-1)
+    if depth is None:
+        upair = prep.pairs
+    else:  # pairs no run keeps drop out
+        kept = np.zeros(prep.pairs.shape[0], dtype=bool)
+        kept[pair] = True
+        renumber = np.cumsum(kept) - 1
+        upair, pair = prep.pairs[kept], renumber[pair]
     pair_query = (upair // nd).astype(np.intp)
     n_pairs = upair.shape[0]
     if norm == "borda":
         n_cand = np.bincount(pair_query, minlength=nq)
-        run_len = np.zeros((m, nq))
-        np.add.at(run_len, (run, query), 1)
+        run_len = np.bincount(run * nq + query, minlength=m * nq).reshape(m, nq)
         ranked = tie_mean(1.0 - pos / n_cand[query])
         present = np.zeros((n_pairs, m), dtype=bool)
         present[pair, run] = True
@@ -241,17 +273,18 @@ def _fuse_prepared(func, prep, method, norm, w, params, ties, depth, name):
         score = normalise(norm, score, starts, seg_id, pos, n, tie_mean)
         resort = norm == "min-max-inverted"
     if resort:
-        order = _sort_rows(run, run * nq + query, score)
+        order = _sort_rows(run * nq + query, m * nq, score)
         run, query, pair, score = run[order], query[order], pair[order], score[order]
         starts, seg_id, pos, n, tie = _ranking(run, query, score, nq)
         n_ties = int(tie[-1]) + 1 if tie.size else 0
-    run_len = np.zeros((m, nq))
-    np.add.at(run_len, (run, query), 1)
+    run_len = np.bincount(run * nq + query, minlength=m * nq).reshape(m, nq).astype(float)
 
     model = None
     if method.trained:
         model = _train(prep, method, params, run, query, pair, upair, pos, n)
-    by_pair = np.argsort(pair, kind="stable")
+    from ._grouping import _group_order
+
+    by_pair = _group_order(pair, max(n_pairs, 1))
     rows = Rows(pair=pair[by_pair], run=run[by_pair], query=query[by_pair],
                 score=score[by_pair], pos=pos[by_pair], n=n[by_pair], tie=tie[by_pair],
                 n_ties=n_ties, ties=ties, pair_query=pair_query, n_pairs=n_pairs, n_runs=m,
@@ -288,8 +321,12 @@ def _as_run(prep, upair, fused, name):
 
     q = (upair // prep.nd).astype(np.intp)
     d = (upair % prep.nd).astype(np.intp)
-    order = np.argsort(-fused, kind="stable")  # pairs are sorted by (query, doc)
-    order = order[np.argsort(q[order], kind="stable")]
+    from ._grouping import segmented_argsort_desc
+
+    # pairs are sorted by (query, doc): sort each query's by fused score, ties by doc
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(q, minlength=prep.nq))))
+    order = (segmented_argsort_desc(fused, offsets, stable=True) if q.shape[0]
+             else np.zeros(0, dtype=np.intp))
     q, d, s = q[order], d[order], fused[order]
     starts = _segment_starts(q)
     rank = np.arange(q.shape[0]) - np.repeat(starts, np.diff(np.append(starts, q.shape[0]))) + 1
