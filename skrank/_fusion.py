@@ -220,12 +220,13 @@ def _group_mean(values, groups, n_groups):
 
 @dataclass
 class Rows:
-    """The rows of all runs after normalisation, ordered by (pair, run).
+    """The rows of all runs after normalisation (in no particular order).
 
     ``pair``, ``run``, ``query`` (codes), ``score`` (normalised), ``pos`` (0-based
     position in the run's ranking of the query), ``n`` (length of that ranking),
     ``tie`` (tie-group id: equal scores of one run and query), and per pair:
-    ``pair_query``, ``n_cand`` (candidates of the pair's query) and ``starts``.
+    ``pair_query``, ``counts`` (runs that returned it) and ``starts`` (where its rows
+    start once sorted by pair, see :meth:`by_pair`).
     """
 
     pair: np.ndarray
@@ -248,6 +249,16 @@ class Rows:
     def __post_init__(self):
         self.counts = np.bincount(self.pair, minlength=self.n_pairs)
         self.starts = np.concatenate(([0], np.cumsum(self.counts)[:-1]))
+
+    def by_pair(self):
+        """``(order, starts)``: the rows sorted by pair (stable radix passes), and where each
+        pair's rows start (only the kernels that need contiguous pairs pay for it)."""
+        from ._grouping import _radix_order
+
+        bits = max(int(self.n_pairs - 1).bit_length(), 1)
+        order = (_radix_order(self.pair, bits) if bits <= 32
+                 else np.argsort(self.pair, kind="stable"))
+        return order, self.starts
 
     def by_rank(self, values):
         """Per-row values of positions, averaged over tie groups under ``ties="average"``."""
@@ -288,18 +299,30 @@ def _k_gmnz(t, w, p):
 
 
 def _k_max(t, w, p):
-    return np.maximum.reduceat(t.score, t.starts) if t.n_pairs else np.zeros(0)
+    if not t.n_pairs:
+        return np.zeros(0)
+    order, starts = t.by_pair()
+    return np.maximum.reduceat(t.score[order], starts)
 
 
 def _k_min(t, w, p):
-    return np.minimum.reduceat(t.score, t.starts) if t.n_pairs else np.zeros(0)
+    if not t.n_pairs:
+        return np.zeros(0)
+    order, starts = t.by_pair()
+    return np.minimum.reduceat(t.score[order], starts)
 
 
 def _k_med(t, w, p):
-    order = np.lexsort((t.score, t.pair))
+    if not t.n_pairs:
+        return np.zeros(0)
+    order, starts = t.by_pair()
     s = t.score[order]
-    lo = s[t.starts + (t.counts - 1) // 2]
-    hi = s[t.starts + t.counts // 2]
+    # sort each pair's few values: ascending by score within the pair's segment
+    within = np.argsort(s, kind="stable")
+    within = within[np.argsort(t.pair[order][within], kind="stable")]
+    s = s[within]
+    lo = s[starts + (t.counts - 1) // 2]
+    hi = s[starts + t.counts // 2]
     return (lo + hi) / 2
 
 

@@ -282,11 +282,7 @@ def _fuse_prepared(func, prep, method, norm, w, params, ties, depth, name):
     model = None
     if method.trained:
         model = _train(prep, method, params, run, query, pair, upair, pos, n)
-    from ._grouping import _group_order
-
-    by_pair = _group_order(pair, max(n_pairs, 1))
-    rows = Rows(pair=pair[by_pair], run=run[by_pair], query=query[by_pair],
-                score=score[by_pair], pos=pos[by_pair], n=n[by_pair], tie=tie[by_pair],
+    rows = Rows(pair=pair, run=run, query=query, score=score, pos=pos, n=n, tie=tie,
                 n_ties=n_ties, ties=ties, pair_query=pair_query, n_pairs=n_pairs, n_runs=m,
                 n_queries=nq, run_query_len=run_len)
     kernel = KERNELS[method.name]
