@@ -599,3 +599,19 @@ def normalise(name, score, seg_starts, seg_of_row, pos, n, tie_mean):
         out[ok] = (np.clip(dev[ok], -3 * std[ok], 3 * std[ok]) + 3 * std[ok]) / (6 * std[ok])
         return out
     raise AssertionError(name)  # pragma: no cover - names are validated before
+
+
+def methods_markdown():
+    """The table of methods of ``docs/fusion.md`` (a test compares the page with it)."""
+    lines = ["| method | reads | fused score of a document | parameters (default) | "
+             "aliases |", "|---|---|---|---|---|"]
+    for m in METHODS:
+        params = [f"`{p.name}` ({p.default:g})" for p in m.params]
+        if m.weighted:
+            params.append("`weights` (1 each)")
+        if m.trained:
+            params.append("`qrels` (training)")
+        aliases = ", ".join(f"`{a}`" for a in m.aliases)
+        lines.append(f"| `{m.name}` | {m.reads} | {m.summary} | {', '.join(params) or '-'} "
+                     f"| {aliases or '-'} |")
+    return "\n".join(lines)

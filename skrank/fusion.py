@@ -596,7 +596,8 @@ class FusionSearch:
             self.chosen_params_.append(dict(combos[best]))
             held[test_idx] = values[best, test_idx]
             fused = self._fuse_combo(func, m, nm, ties, depth, loaded, labels, combos[best],
-                                     take(queries[train_idx]) if m.trained else None)
+                                     take(queries[train_idx]) if m.trained else None,
+                                     prep_plain)
             keep = np.isin(fused.qid, queries[test_idx])
             parts.append([getattr(fused, c)[keep] for c in ("qid", "docno", "score", "rank")])
         from .io import Run
@@ -624,9 +625,9 @@ class FusionSearch:
         w = _weights(func, weights, labels) if m.weighted else np.ones(len(labels))
         return w, _params(func, m, combo)
 
-    def _fuse_combo(self, func, m, nm, ties, depth, loaded, labels, combo, qrels):
+    def _fuse_combo(self, func, m, nm, ties, depth, loaded, labels, combo, qrels, prep=None):
         w, p = self._combo(func, m, labels, combo)
-        prep = _Prepared(func, loaded, qrels)
+        prep = _Prepared(func, loaded, qrels) if prep is None else prep
         return _fuse_prepared(func, prep, m, nm, w, p, ties, depth, m.name)
 
     def predict(self, runs):

@@ -538,3 +538,13 @@ def test_every_declared_method_has_a_kernel_and_oracle():
     for m in METHODS:  # the oracle knows every method
         O._fuse_doc.__code__.co_consts  # noqa: B018 - (smoke: the module loaded)
         assert f'"{m.name}"' in open(O.__file__).read()
+
+
+def test_docs_table_is_the_declarations():
+    from pathlib import Path
+
+    from skrank._fusion import methods_markdown
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "fusion.md").read_text()
+    assert methods_markdown().replace("|", r"\|").replace(r"\|", "|") in page.replace(
+        r"\|", "|")
