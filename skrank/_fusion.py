@@ -612,6 +612,7 @@ def methods_markdown():
         if m.trained:
             params.append("`qrels` (training)")
         aliases = ", ".join(f"`{a}`" for a in m.aliases)
-        lines.append(f"| `{m.name}` | {m.reads} | {m.summary} | {', '.join(params) or '-'} "
+        summary = m.summary.replace("|", "\\|")  # a bar inside a cell is escaped
+        lines.append(f"| `{m.name}` | {m.reads} | {summary} | {', '.join(params) or '-'} "
                      f"| {aliases or '-'} |")
     return "\n".join(lines)

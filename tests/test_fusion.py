@@ -535,8 +535,8 @@ def test_every_declared_method_has_a_kernel_and_oracle():
         assert alias in METHOD_BY_NAME
     assert {n.name for n in NORMS} >= {"min-max", "min-max-inverted", "max", "sum", "zmuv",
                                         "rank", "borda"}
+    oracle_source = open(O.__file__).read()
     for m in METHODS:  # the oracle knows every method
-        O._fuse_doc.__code__.co_consts  # noqa: B018 - (smoke: the module loaded)
         assert f'"{m.name}"' in open(O.__file__).read()
 
 
@@ -546,5 +546,4 @@ def test_docs_table_is_the_declarations():
     from skrank._fusion import methods_markdown
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "fusion.md").read_text()
-    assert methods_markdown().replace("|", r"\|").replace(r"\|", "|") in page.replace(
-        r"\|", "|")
+    assert methods_markdown() in page
