@@ -461,6 +461,9 @@ def weight_grid(n_runs, step=0.1):
     return out
 
 
+_DEFAULTS = {"cv": 5, "param_grid": None, "norm": "default", "ties": "average", "depth": None}
+
+
 class FusionSearch:
     """Choose a fusion method's weights and parameters on training queries only.
 
@@ -512,6 +515,27 @@ class FusionSearch:
         self.norm = norm
         self.ties = ties
         self.depth = depth
+
+    _PARAMS = ("method", "metric", "cv", "param_grid", "norm", "ties", "depth")
+
+    def get_params(self, deep=True):
+        """The constructor's parameters (scikit-learn's convention; ``clone`` works)."""
+        return {name: getattr(self, name) for name in self._PARAMS}
+
+    def set_params(self, **params):
+        """Set constructor parameters; returns the search."""
+        for name, value in params.items():
+            if name not in self._PARAMS:
+                raise InvalidParameterError(
+                    f"FusionSearch.set_params: the parameters are {', '.join(self._PARAMS)}. "
+                    f"Got {name!r} instead.")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()
+                          if k in ("method", "metric") or v != _DEFAULTS[k])
+        return f"FusionSearch({shown})"
 
     def _grid(self, m, n_runs):
         from sklearn.model_selection import ParameterGrid

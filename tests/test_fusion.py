@@ -547,3 +547,16 @@ def test_docs_table_is_the_declarations():
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "fusion.md").read_text()
     assert methods_markdown() in page
+
+
+def test_fusion_search_follows_estimator_conventions():
+    from sklearn.base import clone
+
+    search = FusionSearch(method="rrf", metric="mrr", cv=3, param_grid={"k": [1, 60]})
+    assert clone(search).get_params() == search.get_params()
+    assert repr(search) == "FusionSearch(method='rrf', metric='mrr', cv=3, param_grid={'k': [1, 60]})"
+    assert search.set_params(cv=2).cv == 2
+    with pytest.raises(ValueError, match="call fit"):
+        search.predict([{"q": {"a": 1.0}}])
+    with pytest.raises(skrank.InvalidParameterError, match="Got 'bogus' instead"):
+        search.set_params(bogus=1)
