@@ -262,7 +262,7 @@ class Rows:
 
     def by_rank(self, values):
         """Per-row values of positions, averaged over tie groups under ``ties="average"``."""
-        if self.ties == "average":
+        if self.ties == "average" and self.n_ties < self.tie.shape[0]:  # some tie
             return _group_mean(values, self.tie, self.n_ties)
         return values
 

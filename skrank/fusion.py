@@ -244,7 +244,8 @@ def _fuse_prepared(func, prep, method, norm, w, params, ties, depth, name):
     n_ties = int(tie[-1]) + 1 if tie.size else 0
 
     def tie_mean(values):
-        return _group_mean(values, tie, n_ties) if ties == "average" else values
+        some_tie = n_ties < tie.shape[0]
+        return _group_mean(values, tie, n_ties) if ties == "average" and some_tie else values
 
     if depth is None:
         upair = prep.pairs
@@ -323,10 +324,12 @@ def _as_run(prep, upair, fused, name):
     offsets = np.concatenate(([0], np.cumsum(np.bincount(q, minlength=prep.nq))))
     order = (segmented_argsort_desc(fused, offsets, stable=True) if q.shape[0]
              else np.zeros(0, dtype=np.intp))
-    q, d, s = q[order], d[order], fused[order]
-    starts = _segment_starts(q)
-    rank = np.arange(q.shape[0]) - np.repeat(starts, np.diff(np.append(starts, q.shape[0]))) + 1
-    return Run(qid=prep.uq[q], docno=prep.ud[d], score=s, rank=rank, tag=name)
+    d, s = d[order], fused[order]
+    counts = np.diff(offsets)
+    present = np.flatnonzero(counts)
+    rank = np.arange(q.shape[0]) - np.repeat(offsets[:-1][present], counts[present]) + 1
+    qid = np.repeat(prep.uq[present], counts[present])  # q is sorted: no gather of strings
+    return Run(qid=qid, docno=prep.ud[d], score=s, rank=rank, tag=name)
 
 
 def fuse(runs, *, method="rrf", norm="default", weights=None, ties="average", depth=None,
