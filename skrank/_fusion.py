@@ -557,7 +557,7 @@ def train(method, p, hit, run, pos, query_len, n_runs, n_train, mean_ap=None):
     width = int(pos.max()) + 1 if pos.size else 0
     num = np.bincount(run * width + pos, weights=hit, minlength=n_runs * width)
     den = np.bincount(run * width + pos, minlength=n_runs * width)
-    num, den = num.reshape(n_runs, width), den.reshape(n_runs, width)
+    num, den = num.reshape(n_runs, width).astype(np.float64), den.reshape(n_runs, width)
     # ranx's table of a run is as long as its longest training ranking; positions
     # beyond it read as 0 (posfuse) or as 0 inside the window (slidefuse)
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0)

@@ -560,3 +560,14 @@ def test_fusion_search_follows_estimator_conventions():
         search.predict([{"q": {"a": 1.0}}])
     with pytest.raises(skrank.InvalidParameterError, match="Got 'bogus' instead"):
         search.set_params(bogus=1)
+
+
+@pytest.mark.parametrize("runs", [[{}, {}], [{"q": {"a": 1.0}}, {}], [{"q": []}, {"q": {"a": 2.0}}]])
+def test_empty_runs_and_queries(runs):
+    for m in METHODS:
+        for norm in ("default", None, "borda", "rank"):
+            if m.name == "dbsf" and norm != "default":
+                continue
+            out = fuse(runs, method=m.name, norm=norm, qrels={"q": {"a": 1}} if m.trained else None)
+            assert np.all(np.isfinite(out.score))
+            assert len(out) == len({(q, d) for r in runs for q, docs in r.items() for d in docs})
