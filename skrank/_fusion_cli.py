@@ -93,9 +93,10 @@ def write_trec_run(run, path):
     return None
 
 
-def run(args, out):
+def run(args, out, read_file):
+    """Fuse the runs of ``args``; ``read_file(path, role, reader)`` reads a file with the
+    command line's error messages (passed in by :mod:`skrank.cli`)."""
     from . import io
-    from .cli import _read_file
     from .fusion import fuse
 
     if sum(path == "-" for path in args.runs + [args.qrels]) > 1:
@@ -105,8 +106,8 @@ def run(args, out):
         name = path
         while name in runs:  # the same file twice keeps both
             name += "'"
-        runs[name] = _read_file(path, "run", io.read_run)
-    qrels = None if args.qrels is None else _read_file(args.qrels, "qrels", io.read_qrels)
+        runs[name] = read_file(path, "run", io.read_run)
+    qrels = None if args.qrels is None else read_file(args.qrels, "qrels", io.read_qrels)
     norm = None if args.norm.lower() == "none" else args.norm
     fused = fuse(runs, method=args.method, norm=norm, weights=_weights(args.weights),
                  ties=args.ties, depth=args.depth, qrels=qrels, name=args.tag,

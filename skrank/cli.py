@@ -607,7 +607,7 @@ def main(argv=None, out=None):
                 elif args.command == "fuse":
                     from ._fusion_cli import run as _fuse
 
-                    _fuse(args, out)
+                    _fuse(args, out, _read_file)
                 else:
                     _demo(args, out)
             finally:
