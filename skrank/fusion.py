@@ -172,6 +172,13 @@ def _pair_codes(key, n_keys):
     return _factorize(key)
 
 
+def _narrow(codes):
+    """Non-negative integer codes as int32 when they fit (else as they are)."""
+    if codes.shape[0] and codes.max() >= 2**31 - 1:
+        return codes
+    return codes.astype(np.int32, copy=False)
+
+
 class _Prepared:
     """Runs joined into one table of codes (shared by the calls of :class:`FusionSearch`)."""
 
@@ -184,14 +191,17 @@ class _Prepared:
         qcodes, self.uq = _union_codes([r.qid for r in objs + extra])
         dcodes, self.ud = _union_codes([r.docno for r in objs + extra])
         self.nq, self.nd = nq, nd = self.uq.shape[0], self.ud.shape[0]
-        self.query = np.concatenate(qcodes[:m]) if m else np.zeros(0, dtype=np.intp)
-        self.doc = np.concatenate(dcodes[:m])
-        self.run = np.repeat(np.arange(m), sizes)
+        # codes as int32 where they fit: the row arrays are most of fuse's memory
+        self.query = _narrow(np.concatenate(qcodes[:m]) if m else np.zeros(0, dtype=np.intp))
+        doc = np.concatenate(dcodes[:m])
+        self.run = np.repeat(np.arange(m, dtype=np.int32), sizes)
         self.score = np.concatenate([r.score for r in objs])
-        self.pair, self.pairs = _pair_codes(self.query.astype(np.int64) * nd + self.doc,
-                                            nq * nd)
+        pair, self.pairs = _pair_codes(self.query.astype(np.int64) * nd + doc, nq * nd)
+        self.pair = _narrow(pair)
+        del doc, pair
         # duplicates: one (query, document) twice in one run
-        per_run = np.bincount(self.pair * m + self.run, minlength=self.pairs.shape[0] * m)
+        per_run = np.bincount(self.pair.astype(np.int64) * m + self.run,
+                              minlength=self.pairs.shape[0] * m)
         if per_run.size and per_run.max() > 1:
             first = int(np.argmax(per_run > 1))
             p, r = divmod(first, m)
@@ -207,7 +217,7 @@ class _Prepared:
             self.qrels_q = np.unique(qq)
             rel = qrels.rel >= 1
             self.qrels_rel_key = np.unique(qq[rel].astype(np.int64) * nd + qd[rel])
-        self.order = _sort_rows(self.run * nq + self.query, m * nq, self.score)
+        self.order = _sort_rows(self.run.astype(np.intp) * nq + self.query, m * nq, self.score)
 
     def rows(self, depth=None):
         """Row arrays (run, query, pair, score) sorted by (run, query, -score), cut at
