@@ -248,6 +248,13 @@ def _ranking(run, query, score, nq):
 
 
 def _fuse_prepared(func, prep, method, norm, w, params, ties, depth, name):
+    # the row arrays of _fused_scores are freed before the output's strings are made
+    upair, fused = _fused_scores(prep, method, norm, w, params, ties, depth)
+    return _as_run(prep, upair, fused, name)
+
+
+def _fused_scores(prep, method, norm, w, params, ties, depth):
+    """``(pairs, fused score of each pair)``."""
     run, query, pair, score = prep.rows(depth=depth)
     nq, nd, m = prep.nq, prep.nd, prep.m
     starts, seg_id, pos, n, tie = _ranking(run, query, score, nq)
@@ -298,7 +305,7 @@ def _fuse_prepared(func, prep, method, norm, w, params, ties, depth, name):
                 n_queries=nq, run_query_len=run_len)
     kernel = KERNELS[method.name]
     fused = kernel(rows, w, params) if model is None else kernel(rows, w, params, model)
-    return _as_run(prep, upair, fused, name)
+    return upair, fused
 
 
 def _train(prep, method, params, run, query, pair, upair, pos, n):
@@ -326,8 +333,8 @@ def _train(prep, method, params, run, query, pair, upair, pos, n):
 def _as_run(prep, upair, fused, name):
     from .io import Run
 
-    q = (upair // prep.nd).astype(np.intp)
-    d = (upair % prep.nd).astype(np.intp)
+    q = _narrow(upair // prep.nd)
+    d = _narrow(upair % prep.nd)
     from ._grouping import segmented_argsort_desc
 
     # pairs are sorted by (query, doc): sort each query's by fused score, ties by doc
