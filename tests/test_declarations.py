@@ -456,6 +456,7 @@ _CALLED_FROM_OUTSIDE = {
     "metrics_markdown": "generates docs/metric_families.md's table (the tests compare them)",
     "judged_metrics_markdown": "generates docs/metric_families.md's table (the tests compare)",
     "measures_markdown": "generates docs/trec_eval.md's table (the tests compare them)",
+    "methods_markdown": "generates docs/fusion.md's table of methods (the tests compare them)",
 }
 
 
