@@ -38,6 +38,7 @@ _LAZY = {
     "make_ranking_scorer": "._scorer", "plot": ".plot",
     "pool": "._pool", "judging": ".judging",
     "diversity": ".diversity", "beyond": ".beyond",   # issue 29
+    "fuse": ".fusion", "fusion": ".fusion",
 }
 
 
@@ -76,6 +77,7 @@ __all__ = [
     "err_score",
     "evaluate",
     "gauc_score",
+    "fuse",
     "get_scorer",
     "get_scorer_names",
     "make_ranking_scorer",

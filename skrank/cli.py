@@ -2,7 +2,8 @@
 
 ``skrank evaluate QRELS RUN -m ndcg@10 -m map`` prints trec_eval's layout
 (``measure<TAB>qid|all<TAB>value``); ``skrank demo`` tunes rankers end to end (:mod:`skrank._demo`);
-``skrank compare QRELS RUN1 RUN2 ...`` tests whether runs differ (:func:`skrank.compare`).
+``skrank compare QRELS RUN1 RUN2 ...`` tests whether runs differ (:func:`skrank.compare`);
+``skrank fuse RUN1 RUN2 ... -m rrf`` fuses runs (:func:`skrank.fuse`).
 """
 
 import argparse
@@ -81,6 +82,7 @@ class _Parser(argparse.ArgumentParser):
 _COMMAND_HELP = {
     "demo": "tune rankers end to end on synthetic (or your) data and plot them",
     "compare": "compare TREC runs: paired significance tests, intervals, effect sizes",
+    "fuse": "fuse TREC runs (RRF, CombSUM, weighted sums, ...) into one TREC run",
 }
 
 
@@ -186,7 +188,8 @@ def _build_parser(command=None):
                     help="compare scores as 32-bit floats, as pytrec_eval (trec_eval 10 "
                          "reads doubles)")
 
-    for name, build in (("demo", _demo_parser), ("compare", _add_compare_parser)):
+    for name, build in (("demo", _demo_parser), ("compare", _add_compare_parser),
+                        ("fuse", _fuse_parser)):
         if command is None or command == name:
             build(sub)
         else:
@@ -578,6 +581,12 @@ def _demo_parser(sub):
     return add_parser(sub)
 
 
+def _fuse_parser(sub):
+    from ._fusion_cli import add_parser
+
+    return add_parser(sub)
+
+
 def _demo(args, out):
     from ._demo import run
 
@@ -702,6 +711,10 @@ def main(argv=None, out=None):
                     _evaluate(args, out)
                 elif args.command == "compare":
                     _compare(args, out)
+                elif args.command == "fuse":
+                    from ._fusion_cli import run as _fuse
+
+                    _fuse(args, out, _read_file)
                 else:
                     _demo(args, out)
             finally:

@@ -463,6 +463,7 @@ _CALLED_FROM_OUTSIDE = {
     "judged_metrics_markdown": "generates docs/metric_families.md's table (the tests compare)",
     "scorer_names_markdown": "generates docs/tuning.md's table (tests/test_safety_nets.py)",
     "measures_markdown": "generates docs/trec_eval.md's table (the tests compare them)",
+    "methods_markdown": "generates docs/fusion.md's table of methods (the tests compare them)",
 }
 
 

@@ -1,0 +1,185 @@
+"""skrank.fuse against ranx.fuse (warm), interleaved; printed, never asserted.
+
+    python benchmarks/bench_fusion.py                   # 2 runs x 2,000 queries x 1,000 docs
+    python benchmarks/bench_fusion.py --smoke           # tiny sizes, values checked
+    python benchmarks/bench_fusion.py --no-ranx         # skrank alone (every method)
+    python benchmarks/bench_fusion.py --memory          # skrank's peak extra memory (tracemalloc)
+
+Inputs: each run returns ``--docs`` documents per query out of a pool of 3x as
+many, with distinct random scores; the runs overlap partly.  Load time is
+excluded on both sides (``skrank.io.Run`` and ``ranx.Run`` built beforehand).
+ranx compiles each method with numba on its first call: every method is called
+once before timing (minutes the first time, seconds once numba's cache is on
+disk).  Each round times every (tool, method) once, round ``r`` starting at case
+``r`` (rotated), and each case reports the median of its rounds, so a change of
+machine load moves both sides of a ratio alike.  Before timing, the fused
+scores of both tools are compared (1e-9, relative) on the methods and
+normalisation ranx defines; a mismatch exits with status 1.
+
+The issue's target (issue 28): every unsupervised method at least 20x faster
+than ranx's warm fuse on 2 x 2,000 x 1,000.
+"""
+
+import argparse
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+import skrank
+from skrank.fusion import METHODS
+from skrank.io import Run
+
+PARAMS = {"gmnz": {"gamma": 0.5}, "rbc": {"phi": 0.8}, "logn_isr": {"sigma": 0.01}}
+# ranx's Condorcet sorts with a Python comparator: minutes at full size
+DEFAULT_METHODS = ("rrf", "wsum", "sum", "mnz", "anz", "max", "min", "med", "isr", "rbc",
+                   "bordafuse", "mixed", "wmnz")
+
+
+def make_runs(n_runs, n_queries, n_docs, seed=0):
+    rng = np.random.default_rng(seed)
+    pool = 3 * n_docs
+    qid = np.repeat(np.array([f"q{i}" for i in range(n_queries)]), n_docs)
+    names = np.array([f"doc{j}" for j in range(pool)])
+    runs = []
+    for _ in range(n_runs):
+        docs = rng.permuted(np.tile(np.arange(pool), (n_queries, 1)), axis=1)[:, :n_docs]
+        runs.append(Run(qid=qid, docno=names[docs.ravel()],
+                        score=rng.permutation(n_queries * n_docs) / (n_queries * n_docs)))
+    return runs
+
+
+def to_ranx(runs):
+    import ranx
+
+    out = []
+    for run in runs:
+        d = {}
+        for q, doc, s in zip(run.qid.tolist(), run.docno.tolist(), run.score.tolist()):
+            d.setdefault(q, {})[doc] = s
+        out.append(ranx.Run(d))
+    return out
+
+
+def _ranx_call(method, n_runs):
+    import ranx
+
+    params = dict(PARAMS.get(method, {}))
+    if next(m for m in METHODS if m.name == method).weighted and method != "rrf":
+        params["weights"] = [1.0] * n_runs
+
+    def call(runs):
+        return ranx.fuse(runs, norm="min-max", method=method, params=params)
+    return call
+
+
+def _skrank_call(method):
+    params = dict(PARAMS.get(method, {}))
+
+    def call(runs):
+        return skrank.fuse(runs, method=method, norm="min-max", **params)
+    return call
+
+
+def check_values(runs, ranx_runs, methods, n_checked=50):
+    """Mismatches of the fused scores on the first ``n_checked`` queries (every call also
+    warms ranx up)."""
+    bad = []
+    for method in methods:
+        got = _skrank_call(method)(runs)
+        expected = _ranx_call(method, len(runs))(ranx_runs)
+        queries = sorted(set(got.qid[:1].tolist()) | set(expected.keys()))[:n_checked]
+        keep = np.isin(got.qid, queries)
+        ours = {}
+        for q, d, s in zip(got.qid[keep].tolist(), got.docno[keep].tolist(),
+                           got.score[keep].tolist()):
+            ours.setdefault(q, {})[d] = s
+        for q in queries:
+            theirs = dict(expected[q])
+            if set(theirs) != set(ours.get(q, {})):
+                bad.append((method, q, "documents differ"))
+                continue
+            for d, s in theirs.items():
+                if not np.isclose(ours[q][d], s, rtol=1e-9, atol=1e-12):
+                    bad.append((method, q, d, ours[q][d], s))
+                    break
+    return bad
+
+
+def interleaved(cases, runs_by_tool, rounds):
+    times = {key: [] for key, _, _ in cases}
+    for r in range(rounds):
+        for i in range(len(cases)):
+            key, tool, call = cases[(i + r) % len(cases)]
+            start = time.perf_counter()
+            call(runs_by_tool[tool])
+            times[key].append(time.perf_counter() - start)
+    return {key: float(np.median(v)) for key, v in times.items()}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--queries", type=int, default=2000)
+    parser.add_argument("--docs", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--methods", default=",".join(DEFAULT_METHODS))
+    parser.add_argument("--no-ranx", action="store_true")
+    parser.add_argument("--memory", action="store_true")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.queries, args.docs, args.rounds = 50, 40, 2
+    methods = [m for m in args.methods.split(",") if m]
+    runs = make_runs(args.runs, args.queries, args.docs)
+    n_rows = sum(len(r) for r in runs)
+    print(f"{args.runs} runs x {args.queries} queries x {args.docs} documents "
+          f"({n_rows:,} rows); median of {args.rounds} interleaved rounds")
+    if args.memory:
+        inputs = sum(r.qid.nbytes + r.docno.nbytes + r.score.nbytes + r.rank.nbytes
+                     + r.tag.nbytes for r in runs)
+        for method in methods:
+            tracemalloc.start()
+            _skrank_call(method)(runs)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            print(f"{method:<12} peak extra memory {peak / 2**20:8.1f} MiB = "
+                  f"{peak / inputs:.2f}x the inputs ({inputs / 2**20:.1f} MiB)")
+        return 0
+    cases = [(("skrank", m), "skrank", _skrank_call(m)) for m in methods]
+    by_tool = {"skrank": runs}
+    if not args.no_ranx:
+        try:
+            import ranx  # noqa: F401
+        except ImportError:
+            print("ranx is not installed: skrank alone")
+            args.no_ranx = True
+    if not args.no_ranx:
+        start = time.perf_counter()
+        by_tool["ranx"] = to_ranx(runs)
+        print(f"ranx.Run from dicts (excluded): {time.perf_counter() - start:.1f} s")
+        start = time.perf_counter()
+        bad = check_values(runs, by_tool["ranx"], methods)  # also warms ranx (numba)
+        print(f"value check and ranx warm-up (compilation): {time.perf_counter() - start:.1f} s")
+        if bad:
+            for item in bad:
+                print("MISMATCH", item)
+            return 1
+        cases += [(("ranx", m), "ranx", _ranx_call(m, args.runs)) for m in methods]
+    else:
+        for _, _, call in cases:
+            call(runs)  # warm-up
+    times = interleaved(cases, by_tool, args.rounds)
+    print(f"{'method':<12}{'skrank s':>10}{'ranx s':>10}{'ratio':>8}")
+    for m in methods:
+        ours = times[("skrank", m)]
+        theirs = times.get(("ranx", m))
+        ratio = f"{theirs / ours:7.1f}x" if theirs else ""
+        theirs_text = f"{theirs:10.3f}" if theirs else f"{'':>10}"
+        print(f"{m:<12}{ours:10.3f}{theirs_text}{ratio:>8}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
