@@ -1,0 +1,48 @@
+"""Sharp edges met by using skrank from outside, turn three (issue 25).
+
+One test group per item of the issue; each failed on the code before its fix.
+"""
+
+import numpy as np
+import pytest
+
+import skrank
+
+# --------------------------------------------------------------------------------------
+# Wrong numbers: ERR on the array-API path sums log(1 - R) within each query.
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-5), (np.float64, 1e-12)])
+def test_err_device_matches_numpy_on_a_million_rows(dtype, rtol):
+    """The continuation probability of a row is a product over the rows above it in
+    its query only: a cumulative sum over the whole call made its error grow with the
+    call's size (2.6e-2 in float32 at 1M rows)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    rng = np.random.default_rng(25)
+    n_queries, size = 50_000, 20  # 1,000,000 rows
+    qid = np.repeat(np.arange(n_queries), size)
+    y_true = rng.integers(0, 5, qid.size).astype(dtype)
+    y_score = rng.random(qid.size).astype(dtype)
+    expected = skrank.per_query_scores("err@10", y_true, y_score, qid=qid).score
+    got = skrank.per_query_scores("err@10", torch.asarray(y_true), torch.asarray(y_score),
+                                  qid=torch.asarray(qid)).score.numpy()
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol)
+
+
+def test_log_factorial_table_matches_gammaln_on_a_long_query():
+    """Tie averages of hit rate and MRR on a 60,000-document query use log(n!): a running
+    sum of logs drifted by 1e-11 from scipy's gammaln, which the NumPy path uses."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    n = 60_000
+    y_true = np.zeros(n)
+    y_true[[5, 7, 30_000]] = 1
+    y_score = np.zeros(n)
+    y_score[:3] = 1.0  # a tie group of 3 at the top, one of 59,997 below
+    for metric in ("mrr", "hit_rate@10", "hit_rate@30000", "mrr@20000"):
+        expected = skrank.per_query_scores(metric, y_true, y_score, qid=np.zeros(n)).score
+        got = skrank.per_query_scores(metric, torch.asarray(y_true), torch.asarray(y_score),
+                                      qid=torch.zeros(n)).score.numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
