@@ -457,10 +457,13 @@ def check_options(func, *, test="randomization", correction="holm", queries="sam
 # --------------------------------------------------------------------------------------
 
 
-def _tolerance(observed):
+def _tolerance(observed, scale):
     # Resampled statistics equal to the observed one up to rounding count as
-    # "at least as extreme" (as in scipy.stats.permutation_test).
-    return np.abs(observed) * (100 * np.finfo(np.float64).eps)
+    # "at least as extreme" (as in scipy.stats.permutation_test).  The rounding of a
+    # sum is relative to its terms (``scale``: the sum of their magnitudes), not to the
+    # sum: a mean difference that is zero in decimal is 1e-17 or so in floats, and
+    # relative to itself every sign flip's rounding looked more extreme.
+    return np.maximum(np.abs(observed), scale) * (100 * np.finfo(np.float64).eps)
 
 
 def _batches(total, n):
@@ -478,7 +481,7 @@ def _randomization_p(diffs, n_resamples, rng):
     """
     n = diffs.shape[0]
     total = diffs.sum(axis=0)
-    threshold = np.abs(total) - _tolerance(total)
+    threshold = np.abs(total) - _tolerance(total, np.abs(diffs).sum(axis=0))
     exact = n < 63 and 2 ** n <= n_resamples
     n_draws = 2 ** n if exact else n_resamples
     n_bytes = (n + 7) // 8
@@ -557,7 +560,8 @@ def _tukey_p(values, n_resamples, rng):
     n_metrics, n_systems, n = values.shape
     means = values.mean(axis=2)
     observed = np.abs(means[:, :, None] - means[:, None, :])
-    threshold = observed - _tolerance(observed)
+    scale = np.abs(values).mean(axis=2).max(axis=1)[:, None, None]
+    threshold = observed - _tolerance(observed, scale)
     extreme = np.zeros(observed.shape, dtype=np.int64)
     n_perms = math.factorial(n_systems)
     if n * n_perms * n_systems * n_metrics <= _TUKEY_TABLE_CELLS:
@@ -765,7 +769,7 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
         drawn = None if exact else n_resamples
     elif test == "bootstrap":
         shifted = np.abs(dist - mean_diff)
-        threshold = np.abs(mean_diff) - _tolerance(mean_diff)
+        threshold = np.abs(mean_diff) - _tolerance(mean_diff, np.abs(diffs).mean(axis=0))
         p_raw = ((shifted >= threshold).sum(axis=0) + 1) / (n_resamples + 1)
         drawn = n_resamples
     else:

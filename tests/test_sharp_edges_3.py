@@ -46,3 +46,42 @@ def test_log_factorial_table_matches_gammaln_on_a_long_query():
         got = skrank.per_query_scores(metric, torch.asarray(y_true), torch.asarray(y_score),
                                       qid=torch.zeros(n)).score.numpy()
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+
+
+# --------------------------------------------------------------------------------------
+# Wrong numbers: compare's exact randomization test and rounding noise.
+# --------------------------------------------------------------------------------------
+
+
+def _exact_randomization_p(a, b):
+    """Every sign flip of the differences, in exact rational arithmetic."""
+    import itertools
+    from fractions import Fraction
+
+    diffs = [Fraction(str(y)) - Fraction(str(x)) for x, y in zip(a, b)]
+    observed = abs(sum(diffs))
+    flips = list(itertools.product((1, -1), repeat=len(diffs)))
+    extreme = sum(abs(sum(s * d for s, d in zip(signs, diffs))) >= observed for signs in flips)
+    return extreme / len(flips)
+
+
+def test_exact_randomization_p_with_a_mean_difference_zero_in_decimal():
+    a = {"q0": 0, "q1": .8, "q2": .4, "q3": 0}
+    b = {"q0": .2, "q1": .4, "q2": 0, "q3": .6}
+    result = skrank.compare({"A": a, "B": b})
+    assert result.exact
+    assert result.pairs[0].p_value == 1.0 == _exact_randomization_p(a.values(), b.values())
+    # the shift bootstrap sees no difference either
+    assert skrank.compare({"A": a, "B": b}, test="bootstrap", random_state=0).pairs[0].p_value == 1.0
+
+
+def test_exact_randomization_p_matches_enumeration_in_rationals():
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        n = int(rng.integers(3, 9))
+        a = np.round(rng.integers(0, 11, n) / 10, 1)
+        b = np.round(rng.integers(0, 11, n) / 10, 1)
+        qids = [f"q{i}" for i in range(n)]
+        result = skrank.compare({"A": dict(zip(qids, a)), "B": dict(zip(qids, b))})
+        assert result.exact
+        assert result.pairs[0].p_value == pytest.approx(_exact_randomization_p(a, b), abs=1e-15)
