@@ -92,7 +92,7 @@ class Evaluation:
 
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
              ties=None, no_relevant="zero", threshold=None, qrels=None, run=None,
-             missing_queries="skip", exclude=None, unjudged_queries="skip",
+             missing_queries=None, exclude=None, unjudged_queries=None,
              ignore_identical_ids=False, judged=None, sample_weight=None):
     """Evaluate several metrics at once, sharing one grouping and sorting pass.
 
@@ -355,8 +355,8 @@ def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
         run = drop_identical_ids(run)
     if check_coverage:
         check_query_coverage("evaluate", qrels, run, missing_queries, unjudged_queries)
-    if missing_queries == "raise":
-        missing_queries = "skip"  # none is missing: both give the same rows
+    if missing_queries in ("raise", None):
+        missing_queries = "skip"  # none is missing / the default: both give the same rows
     joined = join(qrels, run, missing_queries=missing_queries, func="evaluate",
                   columns=("score",), tie_order=_tie_order(ties))
     rows = flat_rows(joined)
@@ -391,7 +391,7 @@ def _trec_table(value, name):
 
 
 def _evaluate_stream(qrels, run, *, block_bytes, metrics, ties=None, no_relevant="zero",
-                     threshold=None, missing_queries="skip"):
+                     threshold=None, missing_queries=None):
     """:func:`evaluate` of a qrels table and a run read one block of whole queries at
     a time (``run``: a path or a binary file; the command line's ``--stream`` with
     skrank's names).  Each block is joined and executed as ``evaluate(qrels=,
@@ -432,7 +432,7 @@ def _evaluate_stream(qrels, run, *, block_bytes, metrics, ties=None, no_relevant
     # The policies for queries on one side only, on the whole run's queries.
     ranked = decode(np.unique(np.concatenate(done)))
     check_query_coverage(func, SimpleNamespace(qid=decode(index.qids)),
-                         SimpleNamespace(qid=ranked), missing_queries, "skip")
+                         SimpleNamespace(qid=ranked), missing_queries, None)
     missing = np.flatnonzero(~seen)
     if missing_queries == "zero" and missing.shape[0]:
         evaluate_block(index.subset(missing), empty_run_table(), "zero")

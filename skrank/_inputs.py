@@ -375,9 +375,10 @@ def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
     """Apply the policies for queries on one side only; warn with their counts.
 
     ``missing_queries``: queries of the qrels without any row in the run
-    (``"skip"``: left out, ``"zero"``: empty rankings, ``"raise"``).
-    ``unjudged_queries``: queries of the run absent from the qrels (``"skip"``:
-    left out, ``"raise"``).
+    (``"skip"``: left out, ``"zero"``: empty rankings, ``"raise"``; None: ``"skip"``
+    with a warning).  ``unjudged_queries``: queries of the run absent from the qrels
+    (``"skip"``: left out, ``"raise"``; None: ``"skip"`` with a warning).  Only the
+    default (None) warns: an explicit choice was made knowing of such queries.
     """
     from .io._containers import factorize_ids
     from .io._tokenize import decode
@@ -419,12 +420,13 @@ def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queri
         if missing_queries == "raise":
             raise ValueError(f"{head}. Pass missing_queries='zero' to count them as empty "
                              f"rankings (trec_eval -c) or 'skip' to leave them out.")
-        done = ("left out of the means (missing_queries='skip', trec_eval's default without -c)"
-                if missing_queries == "skip" else
-                f"counted as {'an empty ranking' if n_missing == 1 else 'empty rankings'} "
-                "(missing_queries='zero', trec_eval -c)")
         they = "it is" if n_missing == 1 else "they are"
-        warnings.warn(f"{head}; {they} {done}.", UserWarning, stacklevel=caller_stacklevel())
+        if missing_queries is None:  # the default decided: say what it did
+            warnings.warn(f"{head}; {they} left out of the means (trec_eval's default "
+                          f"without -c). Pass missing_queries='skip' to leave them out "
+                          f"without this warning, 'zero' to count them as empty rankings "
+                          f"(trec_eval -c) or 'raise'.", UserWarning,
+                          stacklevel=caller_stacklevel())
     if n_unjudged:
         head = (f"{func}: {n_unjudged} of the {ranked[0]} queries of run "
                 f"{'has' if n_unjudged == 1 else 'have'} no ground truth in qrels "
@@ -432,8 +434,10 @@ def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queri
         if unjudged_queries == "raise":
             raise ValueError(f"{head}. Pass unjudged_queries='skip' to leave them out.")
         they = "it is" if n_unjudged == 1 else "they are"
-        warnings.warn(f"{head}; {they} left out (unjudged_queries='skip').",
-                      UserWarning, stacklevel=caller_stacklevel())
+        if unjudged_queries is None:  # the default decided
+            warnings.warn(f"{head}; {they} left out. Pass unjudged_queries='skip' to leave "
+                          f"them out without this warning, or 'raise'.",
+                          UserWarning, stacklevel=caller_stacklevel())
 
 
 # --------------------------------------------------------------------------

@@ -498,21 +498,25 @@ EVALUATE_THRESHOLD = THRESHOLD.replace(
     valid=(None, 1, 2, 0.5), invalid=(np.nan, np.inf, "1", True, [1]))
 
 MISSING_QUERIES = Param(
-    "missing_queries", (Options(("skip", "zero", "raise")),), default="skip",
+    "missing_queries", (NoneValue("'skip', with a warning"), Options(("skip", "zero", "raise"))),
+    default=None,
     description="Queries of ``qrels`` without any row in ``run`` (users or questions\n"
                 "the system returned nothing for) are left out of the means\n"
-                "(trec_eval's default), count as empty rankings, i.e. 0 for every\n"
-                "metric (``trec_eval -c``; a recommender that returns nothing for a\n"
-                "user is usually meant to score 0 there), or raise an error.  Whatever\n"
-                "the choice, a warning says how many there are.",
-    valid=("skip", "zero", "raise"), invalid=("bogus", None, True, "Skip"))
+                "(``\"skip\"``, trec_eval's default), count as empty rankings, i.e. 0\n"
+                "for every metric (``\"zero\"``, ``trec_eval -c``; a recommender that\n"
+                "returns nothing for a user is usually meant to score 0 there), or\n"
+                "raise an error (``\"raise\"``).  None (the default) is ``\"skip\"``\n"
+                "with a warning giving their count; an explicit choice is silent.",
+    valid=(None, "skip", "zero", "raise"), invalid=("bogus", True, "Skip"))
 
 UNJUDGED_QUERIES = Param(
-    "unjudged_queries", (Options(("skip", "raise")),), default="skip",
-    description="Queries of ``run`` absent from ``qrels`` are left out (with a warning\n"
-                "giving their count) or raise an error (trec_eval 10 refuses such a\n"
-                "run unless ``-c``).",
-    valid=("skip", "raise"), invalid=("zero", None, "bogus"))
+    "unjudged_queries", (NoneValue("'skip', with a warning"), Options(("skip", "raise"))),
+    default=None,
+    description="Queries of ``run`` absent from ``qrels`` are left out (``\"skip\"``)\n"
+                "or raise an error (``\"raise\"``; trec_eval 10 refuses such a run\n"
+                "unless ``-c``).  None (the default) is ``\"skip\"`` with a warning\n"
+                "giving their count; an explicit choice is silent.",
+    valid=(None, "skip", "raise"), invalid=("zero", "bogus"))
 
 IGNORE_IDENTICAL_IDS = Param(
     "ignore_identical_ids", (Boolean(),), default=False,

@@ -338,7 +338,7 @@ def _evaluate(args, out):
 
     options = dict(metrics=metrics or ["map"], ties=args.ties, threshold=args.threshold,
                    no_relevant=args.no_relevant,
-                   missing_queries="zero" if args.complete else "skip")
+                   missing_queries="zero" if args.complete else None)
     res = _evaluate_stream_skrank(args, options, check_grades) if _streaming(args) else None
     if res is None:
         qrels, run = _read_inputs(args, common_queries=True, tables=True)
@@ -540,7 +540,7 @@ def _compare(args, out):
     results = {name: evaluate(qrels=qrels, metrics=metrics,
                               run=_read_file(path, "run", lambda p: io._read.read_run_table(
                                   p, compact=True)),
-                              missing_queries="zero" if args.complete else "skip")
+                              missing_queries="zero" if args.complete else None)
                for name, path in zip(names, args.runs)}
     if not args.common_queries:
         first, *others = (set(r.qid.tolist()) for r in results.values())

@@ -85,3 +85,32 @@ def test_exact_randomization_p_matches_enumeration_in_rationals():
         result = skrank.compare({"A": dict(zip(qids, a)), "B": dict(zip(qids, b))})
         assert result.exact
         assert result.pairs[0].p_value == pytest.approx(_exact_randomization_p(a, b), abs=1e-15)
+
+
+# --------------------------------------------------------------------------------------
+# Item 4: warn when the default decided, not when the user did.
+# --------------------------------------------------------------------------------------
+
+QRELS = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}}
+RUN_MISSING = {"q1": {"a": 0.9, "b": 0.1}}
+RUN_UNJUDGED = {"q1": {"a": 0.9, "b": 0.1}, "q2": {"c": 0.3}, "q9": {"z": 0.2}}
+
+
+@pytest.mark.parametrize("option, run, choices", [
+    ("missing_queries", RUN_MISSING, ("skip", "zero")),
+    ("unjudged_queries", RUN_UNJUDGED, ("skip",)),
+])
+def test_coverage_warns_only_when_the_default_decided(option, run, choices):
+    import warnings
+
+    with pytest.warns(UserWarning, match=f"{option}="):
+        default = skrank.evaluate(qrels=QRELS, run=run, metrics=["ndcg"])
+    for choice in choices:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            chosen = skrank.evaluate(qrels=QRELS, run=run, metrics=["ndcg"], **{option: choice})
+        if choice == "skip":
+            assert chosen.mean == default.mean
+    if option == "missing_queries":  # the choice still does what it says
+        assert chosen.mean["ndcg"] == pytest.approx(0.5)  # q1 1, q2 0
+        assert default.mean["ndcg"] == pytest.approx(1.0)
