@@ -272,11 +272,15 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved, host_check):
         mask = xp.asarray(retrieved if _is_foreign(retrieved) else np.asarray(retrieved),
                           device=device)
         ok = mask.dtype == xp.bool and mask.ndim == 1 and mask.shape[0] == labels.shape[0]
-    if ok:  # both finiteness checks in one transfer
-        scored = xp.isfinite(scores) if mask is None else xp.isfinite(scores) | ~mask
+    if ok:  # both checks in one transfer: finite labels, scores not NaN (inf is ranked)
+        scored = ~xp.isnan(scores) if mask is None else ~xp.isnan(scores) | ~mask
         ok = bool(xp.all(xp.isfinite(labels)) & xp.all(scored))
     if not ok:
         _fail_on_host(func, y_true, y_score, qid, retrieved, host_check)
+    if bool(xp.any(xp.isinf(scores))):  # dense ranks keep every order and tie
+        ranks = xp.unique_inverse(scores).inverse_indices
+        exact = scores.dtype if scores.shape[0] < 2 ** 24 else xp.float64
+        scores = xp.astype(ranks, exact)
     if _is_foreign(qid) and xp.isdtype(qid.dtype, "real floating") \
             and bool(xp.any(xp.isnan(qid))):
         from ._grouping import check_no_missing_qid

@@ -627,6 +627,10 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
     if scores.dtype.kind not in "iufb":
         scores = _as_numeric(func, "y_score", scores)
     shape = scores.shape
+    if scores.size and np.isinf([scores.min(), scores.max()]).any():  # NaN: below
+        from ._validation import orderable_scores
+
+        scores = orderable_scores(func, "y_score", scores)  # ranks keep the order
     if shape[0] == 0 or shape[1] == 0:
         raise ValueError(f"{func}: y_score must hold at least one query with one document. "
                          f"Got shape {shape} instead.")
@@ -656,11 +660,12 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
     for r0 in range(0, n_users, step):
         r1 = min(r0 + step, n_users)
         block = scores[r0:r1].astype(np.float64, copy=True)
-        finite = np.isfinite(block)
+        finite = ~np.isnan(block)
         if not finite.all():
             bad = np.flatnonzero(~finite)[0]
             raise ValueError(
-                f"{func}: y_score must contain only finite numbers. Got {float(block.flat[bad])!r} "
+                f"{func}: y_score must not contain NaN (a score must have a place in the "
+                f"order; infinite scores are ranked). Got {float(block.flat[bad])!r} "
                 f"at row {r0 + bad // n_items}, column {bad % n_items} instead.")
         excl.mask_block(block, r0, r1)
         low = floor[r0:r1].copy()

@@ -88,15 +88,19 @@ def test_1d_and_2d_mixed(spec):
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=spec_id)
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
-@pytest.mark.parametrize("where", ["y_true", "y_score"])
+@pytest.mark.parametrize("bad, where", [(np.nan, "y_true"), (np.inf, "y_true"),
+                                        (-np.inf, "y_true"), (np.nan, "y_score")],
+                         ids=["nan-y_true", "inf-y_true", "-inf-y_true", "nan-y_score"])
 def test_non_finite_values(spec, bad, where):
+    # (infinite scores are ranked: tests/test_sharp_edges_3.py)
     y, s = list(Y), list(S)
     (y if where == "y_true" else s)[1] = bad
     params = ok_params(spec)
     shown = re.escape(repr(float(bad)))
     message = (rf"{where} must contain only finite numbers\. Got 1 non-finite value\(s\), "
-               rf"the first being (?:np\.float64\()?{shown}\)?, instead\.")
+               rf"the first being (?:np\.float64\()?{shown}\)?, instead\." if where == "y_true"
+               else r"y_score must not contain NaN .* Got 1 NaN value\(s\), the first at "
+                    r"position 1, instead\.")
     check_raises(spec, ValueError, message, y, s, qid=Q, **params)
     check_raises(spec, ValueError, message, [y], [s], **params)  # 2-D
 

@@ -114,3 +114,76 @@ def test_coverage_warns_only_when_the_default_decided(option, run, choices):
     if option == "missing_queries":  # the choice still does what it says
         assert chosen.mean["ndcg"] == pytest.approx(0.5)  # q1 1, q2 0
         assert default.mean["ndcg"] == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------------------------
+# Item 3: infinite scores are orderable; NaN stays an error.
+# --------------------------------------------------------------------------------------
+
+METRIC_NAMES = ["ndcg@3", "ndcg_exp", "map", "mrr", "rbp", "precision@2",
+                "recall@2", "hit_rate@1", "r_precision", "dcg@2", "cg@2"]
+
+
+def _with_infinities(rng, n):
+    """Scores with -inf, +inf and ties among them, and the same order in finite numbers."""
+    finite = rng.integers(0, 4, n).astype(float)
+    kind = rng.integers(0, 3, n)  # 0: -inf, 1: finite, 2: +inf
+    infinite = np.where(kind == 0, -np.inf, np.where(kind == 2, np.inf, finite))
+    ordered = np.where(kind == 0, -10.0, np.where(kind == 2, 10.0, finite))
+    return infinite, ordered
+
+
+def test_infinite_scores_rank_as_the_same_order_in_finite_numbers():
+    rng = np.random.default_rng(7)
+    qid = np.repeat(np.arange(30), 6)
+    y_true = rng.integers(0, 3, qid.size)
+    infinite, ordered = _with_infinities(rng, qid.size)
+    before = infinite.copy()
+    for ties in ("average", "pessimistic", "optimistic", "stable"):
+        got = skrank.evaluate(y_true, infinite, qid=qid, metrics=METRIC_NAMES, ties=ties)
+        expected = skrank.evaluate(y_true, ordered, qid=qid, metrics=METRIC_NAMES, ties=ties)
+        for name in METRIC_NAMES:
+            np.testing.assert_array_equal(got.per_query[name], expected.per_query[name])
+    np.testing.assert_array_equal(infinite, before)  # the input is not changed
+    # 2-D, and a metric function directly
+    assert skrank.ndcg_score(y_true.reshape(30, 6), infinite.reshape(30, 6), k=3) == \
+        skrank.ndcg_score(y_true.reshape(30, 6), ordered.reshape(30, 6), k=3)
+    # retrieved: unretrieved rows' scores are ignored
+    retrieved = rng.random(qid.size) < 0.8
+    assert skrank.map_score(y_true, infinite, qid=qid, retrieved=retrieved) == \
+        skrank.map_score(y_true, ordered, qid=qid, retrieved=retrieved)
+
+
+def test_infinite_scores_in_a_recommender_matrix_and_with_exclude():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(8)
+    y_true = sp.csr_array((rng.random((20, 15)) < 0.2).astype(float))
+    infinite, ordered = _with_infinities(rng, 300)
+    infinite, ordered = infinite.reshape(20, 15), ordered.reshape(20, 15)
+    exclude = sp.csr_array(rng.random((20, 15)) < 0.1)
+    for kwargs in ({}, {"exclude": exclude}):
+        got = skrank.evaluate(y_true, infinite, metrics=["ndcg@5", "recall@5"], **kwargs)
+        expected = skrank.evaluate(y_true, ordered, metrics=["ndcg@5", "recall@5"], **kwargs)
+        assert got.mean == expected.mean
+
+
+def test_infinite_scores_on_the_array_api_path():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    rng = np.random.default_rng(9)
+    qid = np.repeat(np.arange(20), 5)
+    y_true = rng.integers(0, 3, qid.size).astype(float)
+    infinite, ordered = _with_infinities(rng, qid.size)
+    for metric in ("ndcg@3", "err@3", "map", "mrr"):
+        got = skrank.per_query_scores(metric, torch.asarray(y_true), torch.asarray(infinite),
+                                      qid=torch.asarray(qid)).score.numpy()
+        expected = skrank.per_query_scores(metric, y_true, ordered, qid=qid).score
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_nan_scores_stay_an_error():
+    with pytest.raises(ValueError, match="y_score must not contain NaN"):
+        skrank.ndcg_score([1, 0], [np.nan, 0.5], qid=[0, 0])
+    with pytest.raises(ValueError, match="y_score must not contain NaN"):
+        skrank.ndcg_score([[1, 0]], [[np.nan, -np.inf]])
