@@ -16,6 +16,8 @@ from ._grouping import factorize_qid
 from ._scorer import qid_from_X, warn_if_qid_is_a_feature
 from ._validation import InvalidParameterError, as_qid_array, check_k
 
+__all__ = ["DropQid", "QueryKFold", "QueryShuffleSplit", "cross_val_evaluate"]
+
 
 def _resolve_qid(cls, X, groups, qid):
     if qid is None:
