@@ -40,8 +40,9 @@ def add_parser(sub):
             "QueryKFold cross-validation, then refitted. The held-out queries give each "
             "ranker's metrics with confidence intervals and a paired test (skrank.compare) "
             "of the best ranker against the runner-up. A figure shows metric@k curves and "
-            "the per-query differences (needs matplotlib). Takes about a minute with the "
-            "defaults and every ranker installed (less without XGBoost and LightGBM)."),
+            "the per-query differences (needs matplotlib). Takes about 20 s of CPU with "
+            "the defaults and every ranker installed (as docs/demo.md measures; less without "
+            "XGBoost and LightGBM)."),
     )
     demo.prog = "skrank demo"
     demo.add_argument("--data", metavar="PATH", default=None,

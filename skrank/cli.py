@@ -580,6 +580,16 @@ def _print_warnings(command, caught):
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
+def _in_command_terms(message, command):
+    """The Python function's wording of an unknown metric name, in the command's terms:
+    where the names are listed (``--help``), and the judged metrics, which the qrels
+    always judge here (no ``judged=`` argument)."""
+    from ._names import NAMES_LISTED
+
+    message = message.replace(NAMES_LISTED, f"'skrank {command} --help' lists them")
+    return message.replace("With judged=, also ", "Also (judged by the qrels) ")
+
+
 def main(argv=None, out=None):
     """Entry point of the ``skrank`` command; returns the exit status."""
     out = sys.stdout if out is None else out
@@ -609,6 +619,7 @@ def main(argv=None, out=None):
         # A check that names the command itself, or the Python function of that name.
         for named in (prefix, f"{args.command}: "):
             message = message[len(named):] if message.startswith(named) else message
+        message = _in_command_terms(message, args.command)
         sys.stderr.write(f"{prefix}error: {message}\n")
         return 2
     return 0

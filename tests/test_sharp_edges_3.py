@@ -258,3 +258,54 @@ def test_a_page_that_runs_as_written_names_the_packages_beyond_skrank_it_needs(p
                 and f"needs {package}" not in code:
             missing.append(page.name)
     assert missing == []
+
+
+# --------------------------------------------------------------------------------------
+# Item 9: the command line's messages.
+# --------------------------------------------------------------------------------------
+
+
+def _cli(*argv):
+    import io as _io
+    from contextlib import redirect_stderr
+
+    from skrank.cli import main
+
+    err, out = _io.StringIO(), _io.StringIO()
+    with redirect_stderr(err):
+        status = main(list(argv), out=out)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_cli_run_line_short_of_a_field_gives_the_field_count(tmp_path):
+    (tmp_path / "q").write_text("1 0 d1 1\n1 0 d2 0\n")
+    (tmp_path / "r").write_text("1 Q0 d1 1 0.5 tag\n1 Q0 d2 2\n")
+    status, _, err = _cli("evaluate", str(tmp_path / "q"), str(tmp_path / "r"))
+    assert status == 2
+    assert "r:2: expected 'qid Q0 docno rank score tag', got '1 Q0 d2 2' " \
+           "(4 fields, expected at least 6)" in err
+    (tmp_path / "q").write_text("1 0 d1\n")
+    status, _, err = _cli("evaluate", str(tmp_path / "q"), str(tmp_path / "r"))
+    assert "q:1: expected 'qid iter docno rel', got '1 0 d1' (3 fields, expected 4)" in err
+
+
+def test_cli_unknown_metric_speaks_of_the_command_not_of_python(tmp_path):
+    (tmp_path / "q").write_text("1 0 d1 1\n")
+    (tmp_path / "r").write_text("1 Q0 d1 1 0.5 tag\n")
+    status, _, err = _cli("evaluate", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "ndgc@10")
+    assert status == 2 and "Did you mean 'ndcg@10'?" in err
+    assert "get_scorer_names" not in err and "judged=" not in err
+    assert "'skrank evaluate --help' lists them" in err
+    assert "Also (judged by the qrels) bpref, infap, judged@<k>" in err
+
+
+def test_demo_help_states_the_measured_time(capsys):
+    import re
+    from pathlib import Path
+
+    with pytest.raises(SystemExit):
+        _cli("demo", "--help")
+    shown = " ".join(capsys.readouterr().out.split())
+    measured = (Path(__file__).resolve().parent.parent / "docs" / "demo.md").read_text()
+    seconds = re.search(r"It takes about (\d+) s of CPU", measured)[1]
+    assert f"about {seconds} s of CPU" in shown and "minute" not in shown
