@@ -309,3 +309,25 @@ def test_demo_help_states_the_measured_time(capsys):
     measured = (Path(__file__).resolve().parent.parent / "docs" / "demo.md").read_text()
     seconds = re.search(r"It takes about (\d+) s of CPU", measured)[1]
     assert f"about {seconds} s of CPU" in shown and "minute" not in shown
+
+
+# --------------------------------------------------------------------------------------
+# Item 8: `skrank demo --data FILE` names the file, the line and what to do.
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1 1:0.5 2:0.3\n0 1:0.1 2:0.9\n", "data.txt:1: no 'qid:' field, so the queries are unknown"),
+    ("1 qid:1 1:0.5\n0 qid:1 1:0.1\n", "data.txt: the demo needs at least 4 queries"),
+    ("hello world\n", "data.txt:1: 'hello world': not an SVMlight / LETOR line"),
+    ("1 qid:1 1:0.5\n0 qid:1 1:abc\n", "data.txt:2: '0 qid:1 1:abc': not an SVMlight / LETOR line"),
+    ("\n", "data.txt: no data line (an empty file)"),
+])
+def test_demo_data_errors_name_the_file_and_line(tmp_path, text, expected):
+    path = tmp_path / "data.txt"
+    path.write_text(text)
+    status, _, err = _cli("demo", "--data", str(path), "--quiet", "--no-plot")
+    assert status == 2
+    assert expected in err
+    assert "label qid:ID" in err or "--data out" in err  # what to do
+    assert "zero-size array" not in err and "n_samples" not in err
