@@ -25,10 +25,23 @@ def _resolve_qid(cls, X, groups, qid):
     if qid is None:
         qid = qid_from_X(X)
     if qid is None:
+        import sklearn
+
+        if not sklearn.get_config().get("enable_metadata_routing", False):
+            # A qid given to GridSearchCV.fit or cross_validate(params=) reaches the
+            # estimator's fit only while routing is off: the splitter never sees it.
+            raise ValueError(
+                f"{cls}: query ids are required, and metadata routing is off, so a qid "
+                f"passed to a search's fit(X, y, qid=qid) or to cross_validate(..., "
+                f"params={{'qid': qid}}) does not reach the splitter. Either enable "
+                f"metadata routing, sklearn.set_config(enable_metadata_routing=True) (the "
+                f"scorer then gets the ids too), pass X as a pandas DataFrame with a 'qid' "
+                f"column, or pass groups=qid (it reaches the splitter, not a ranking scorer)."
+            )
         raise ValueError(
-            f"{cls}: query ids are required. Pass qid=... (routed: enable metadata "
-            f"routing and call fit(X, y, qid=qid)), groups=qid, or X as a pandas DataFrame "
-            f"with a 'qid' column."
+            f"{cls}: query ids are required. Pass qid=... (routed: call fit(X, y, "
+            f"qid=qid) or cross_validate(..., params={{'qid': qid}})), groups=qid, or X as "
+            f"a pandas DataFrame with a 'qid' column."
         )
     qid = as_qid_array(qid)
     # scikit-learn's own row count: sparse matrices and arrays (whose len() is

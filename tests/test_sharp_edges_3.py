@@ -331,3 +331,76 @@ def test_demo_data_errors_name_the_file_and_line(tmp_path, text, expected):
     assert expected in err
     assert "label qid:ID" in err or "--data out" in err  # what to do
     assert "zero-size array" not in err and "n_samples" not in err
+
+
+# --------------------------------------------------------------------------------------
+# Items 7 and 10: routing off, qid passed; what the README says happens.
+# --------------------------------------------------------------------------------------
+
+
+def _ranking_data():
+    from skrank.datasets import make_ranking
+
+    return make_ranking(n_queries=12, random_state=0)
+
+
+def test_routing_off_with_qid_passed_says_routing_is_off():
+    import sklearn
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import GridSearchCV, cross_validate
+
+    from skrank.model_selection import QueryKFold
+
+    X, y, qid = _ranking_data()
+    with sklearn.config_context(enable_metadata_routing=False):
+        for call in (
+            lambda: GridSearchCV(Ridge(), {"alpha": [1.0]}, scoring="ndcg@10",
+                                 cv=QueryKFold(3)).fit(X, y, qid=qid),
+            lambda: cross_validate(Ridge(), X, y, scoring="ndcg@10", cv=QueryKFold(3),
+                                   params={"qid": qid}),
+        ):
+            with pytest.raises(ValueError, match=r"metadata routing is off, so a qid passed "
+                                                 r".* does not reach the splitter.*"
+                                                 r"enable_metadata_routing=True"):
+                call()
+    with sklearn.config_context(enable_metadata_routing=True):  # routed: no such message
+        with pytest.raises(ValueError, match=r"query ids are required\. Pass qid="):
+            QueryKFold(3).split(X, y).__next__()
+
+
+def test_routing_off_direct_fit_with_qid_still_works():
+    pytest.importorskip("lightgbm")
+    import sklearn
+
+    from skrank.rankers import QueryLGBMRanker
+
+    X, y, qid = _ranking_data()
+    with sklearn.config_context(enable_metadata_routing=False):
+        model = QueryLGBMRanker(n_estimators=3, verbose=-1).fit(X, y, qid=qid)
+    assert model.predict(X).shape == y.shape
+
+
+def test_readme_describes_numpy_X_without_routing():
+    """The README said NaN with one warning per fit; QueryKFold raises at once (NaN only
+    with groups=qid)."""
+    import warnings
+    from pathlib import Path
+
+    import sklearn
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import GridSearchCV
+
+    from skrank.model_selection import QueryKFold
+
+    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    assert "`QueryKFold` stops the search at once with a `ValueError`" in readme
+    X, y, qid = _ranking_data()
+    with sklearn.config_context(enable_metadata_routing=False):
+        search = GridSearchCV(Ridge(), {"alpha": [1.0, 2.0]}, scoring="ndcg@10", cv=QueryKFold(3))
+        with pytest.raises(ValueError, match="metadata routing is off"):
+            search.fit(X, y)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search.fit(X, y, groups=qid)
+    assert np.isnan(search.cv_results_["mean_test_score"]).all()
+    assert len(caught) == 2 * 3 + 1  # one per fit: 2 candidates x 3 folds, and the summary
