@@ -404,3 +404,14 @@ def test_readme_describes_numpy_X_without_routing():
             search.fit(X, y, groups=qid)
     assert np.isnan(search.cv_results_["mean_test_score"]).all()
     assert len(caught) == 2 * 3 + 1  # one per fit: 2 candidates x 3 folds, and the summary
+
+
+def test_docs_do_not_call_rbp_binary_only():
+    """rbp_score has gain='binary' (default), 'linear' (ranx's graded RBP) and 'trec'."""
+    import re
+
+    for page in _pages():
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        assert not re.search(r"`rbp_score` is binary[;,.]", text), page.name
+    assert skrank.rbp_score([2, 1], [0.9, 0.1], qid=[0, 0], p=0.5, gain="linear") == \
+        pytest.approx(0.5 * (2 + 0.5 * 1))
