@@ -419,7 +419,8 @@ def _figure(args, result, out):
         PerQueryDisplay.from_predictions(result.y_test, best.y_score, qid=result.qid_test,
                                          baseline_score=runner.y_score, metric=SCORING,
                                          name=best.name, baseline_name=runner.name,
-                                         random_state=args.seed, ax=right)
+                                         random_state=args.seed, ax=right,
+                                         comparison=result.comparison)  # the report's p
     else:
         only = result.rankers[0]
         PerQueryDisplay.from_predictions(result.y_test, only.y_score, qid=result.qid_test,

@@ -415,3 +415,104 @@ def test_docs_do_not_call_rbp_binary_only():
         assert not re.search(r"`rbp_score` is binary[;,.]", text), page.name
     assert skrank.rbp_score([2, 1], [0.9, 0.1], qid=[0, 0], p=0.5, gain="linear") == \
         pytest.approx(0.5 * (2 + 0.5 * 1))
+
+
+# --------------------------------------------------------------------------------------
+# Item 1: intervals consistent with the correction, labelled with what they cover.
+# --------------------------------------------------------------------------------------
+
+
+def _systems(n_queries=40, shifts=(0.0, 0.03, 0.05, 0.09), seed=0):
+    rng = np.random.default_rng(seed)
+    q = [f"q{i}" for i in range(n_queries)]
+    base = rng.random(n_queries) * 0.5
+    return {f"s{j}": dict(zip(q, base + shift + rng.normal(0, 0.1, n_queries)))
+            for j, shift in enumerate(shifts)}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bonferroni_t_intervals_exclude_zero_exactly_when_the_verdict_is_significant(seed):
+    from scipy import stats
+
+    systems = _systems(seed=seed)
+    result = skrank.compare(systems, test="t", correction="bonferroni")
+    m = len(result.pairs)
+    assert m == 6 and result.interval_level == pytest.approx(1 - 0.05 / m)
+    for pair in result.pairs:
+        a = np.array(list(systems[pair.system_a].values()))
+        b = np.array(list(systems[pair.system_b].values()))
+        d = b - a
+        low, high = stats.t.interval(1 - 0.05 / m, d.size - 1, loc=d.mean(),
+                                     scale=d.std(ddof=1) / np.sqrt(d.size))
+        assert (pair.ci_low, pair.ci_high) == pytest.approx((low, high), rel=1e-12)
+        assert (pair.ci_low > 0 or pair.ci_high < 0) == pair.significant
+    # Holm rejects at least what Bonferroni does: an interval excluding 0 is never
+    # beside "no significant difference".
+    holm = skrank.compare(systems, test="t", correction="holm")
+    for pair in holm.pairs:
+        if pair.ci_low > 0 or pair.ci_high < 0:
+            assert pair.significant
+
+
+def test_tukey_intervals_agree_with_the_tukey_verdicts():
+    systems = _systems(seed=3)
+    result = skrank.compare(systems, correction="tukey", random_state=0, n_resamples=20_000)
+    for pair in result.pairs:
+        half = (pair.ci_high - pair.ci_low) / 2
+        assert pair.ci_low + half == pytest.approx(pair.difference)
+        if abs(abs(pair.difference) - half) > 0.002:  # away from the boundary
+            assert (pair.ci_low > 0 or pair.ci_high < 0) == pair.significant
+    widths = {round(p.ci_high - p.ci_low, 12) for p in result.pairs}
+    assert len(widths) == 1  # Tukey: one half-width for every pair of a metric
+    assert "Tukey HSD" in result.coverage
+
+
+def test_intervals_are_labelled_with_what_they_cover():
+    systems = _systems()
+    holm = skrank.compare(systems, random_state=0)  # correction="holm" by default
+    assert holm.coverage == "95% simultaneous over 6 comparisons (Bonferroni: each at 99.17%)"
+    assert holm.coverage in repr(holm) and holm.to_dict()["coverage"] == holm.coverage
+    alone = skrank.compare(systems, random_state=0, simultaneous=False)
+    none = skrank.compare(systems, random_state=0, correction=None)
+    assert alone.coverage == none.coverage == "95% per comparison (not simultaneous)"
+    for p, q, r in zip(holm.pairs, alone.pairs, none.pairs):
+        assert (q.ci_low, q.ci_high) == (r.ci_low, r.ci_high)
+        assert p.ci_low <= q.ci_low and p.ci_high >= q.ci_high  # simultaneous: wider
+    fdr = skrank.compare(systems, random_state=0, correction="fdr_bh")
+    n_significant = sum(p.significant for p in fdr.pairs)
+    assert fdr.interval_level == pytest.approx(1 - max(n_significant, 1) * 0.05 / 6)
+    two = skrank.compare({k: systems[k] for k in ("s0", "s1")}, random_state=0)
+    assert two.coverage == "95% (a single comparison)" and two.interval_level == 0.95
+    with pytest.raises(skrank.InvalidParameterError, match="simultaneous must be None"):
+        skrank.compare(systems, simultaneous="yes")
+
+
+def test_per_query_display_says_whether_its_p_value_is_corrected_and_agrees_with_the_table():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skrank.datasets import make_ranking
+    from skrank.plot import PerQueryDisplay
+
+    X, y, qid = make_ranking(n_queries=40, random_state=1)
+    rng = np.random.default_rng(1)
+    scores = {f"s{i}": X[:, i] + rng.normal(0, 0.5, y.size) for i in range(4)}
+    results = {n: skrank.evaluate(y, s, qid=qid, metrics=["ndcg@10"]) for n, s in scores.items()}
+    table = skrank.compare(results, random_state=0)
+    pair = table.pairs[0]
+    display = PerQueryDisplay.from_predictions(
+        y, scores[pair.system_b], qid=qid, baseline_score=scores[pair.system_a],
+        metric="ndcg@10", name=pair.system_b, baseline_name=pair.system_a, comparison=table)
+    title = display.ax_.get_title()
+    assert display.p_value == pair.p_adjusted
+    assert f"p = {pair.p_adjusted:.2g}, randomization, holm-corrected over 6 comparisons" in title
+    assert ("not significant" not in title) == pair.significant
+    alone = PerQueryDisplay.from_predictions(
+        y, scores[pair.system_b], qid=qid, baseline_score=scores[pair.system_a],
+        metric="ndcg@10", name=pair.system_b, baseline_name=pair.system_a, random_state=0)
+    assert ", uncorrected (" in alone.ax_.get_title()
+    with pytest.raises(skrank.InvalidParameterError, match="comparison must be a skrank.compare"):
+        PerQueryDisplay.from_predictions(
+            y, scores["s0"], qid=qid, baseline_score=scores["s1"], metric="ndcg@5",
+            name="s0", baseline_name="s1", comparison=table)
