@@ -179,7 +179,8 @@ def _add_compare_parser(sub):
                           "name); default: all pairs")
     cmp.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     cmp.add_argument("--confidence", type=float, default=0.95,
-                     help="confidence level of the intervals (0.95)")
+                     help="confidence level of the intervals, of all of them together "
+                          "(simultaneous) when a correction is applied (0.95)")
     cmp.add_argument("--interval", choices=list(INTERVALS), default=None,
                      help="interval method (default: t with --test t, else bca)")
     cmp.add_argument("--n-resamples", type=int, default=10_000, metavar="B",
