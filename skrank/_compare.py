@@ -146,6 +146,11 @@ class Comparison:
     coverage : str
         What the intervals cover, in words, e.g. ``"95% simultaneous over 6
         comparisons (Bonferroni: each at 99.17%)"``.
+    n_no_relevant : int or None
+        Paired queries without a relevant document (known when the results
+        are :class:`~skrank.Evaluation` objects; None otherwise).  Every
+        system scores them alike (0 by default), so they count as ties in
+        ``wins/ties/losses`` and pull the differences towards 0.
     """
 
     systems: list
@@ -164,6 +169,7 @@ class Comparison:
     exact: bool
     interval_level: float = None
     coverage: str = ""
+    n_no_relevant: object = None
 
     @property
     def n_queries(self):
@@ -196,7 +202,7 @@ class Comparison:
             "correction": self.correction, "interval": self.interval, "alpha": self.alpha,
             "confidence": self.confidence, "n_resamples": self.n_resamples,
             "exact": self.exact, "interval_level": self.interval_level,
-            "coverage": self.coverage,
+            "coverage": self.coverage, "n_no_relevant": self.n_no_relevant,
             "means": {m: {s: plain(v) for s, v in row.items()} for m, row in self.means.items()},
             "pairs": [{**{c: plain(getattr(p, c)) for c in _COLUMNS}, "verdict": p.verdict}
                       for p in self.pairs],
@@ -264,6 +270,9 @@ class Comparison:
         dropped = {s: n for s, n in self.n_dropped.items() if n}
         if dropped:
             head += f"; queries left out: {dropped}"
+        if self.n_no_relevant:
+            head += (f"\n{self.n_no_relevant} of the {self.n_queries} queries have no relevant "
+                     f"document: scored alike by every system, they count as ties in W/T/L")
         table = [("metric", "B vs A", "mean A", "mean B", "diff", "interval", "d", "W/T/L",
                   "p", "p adj", "verdict")]
         for p in self.pairs:
@@ -278,6 +287,20 @@ class Comparison:
         return head + "\n" + "\n".join(lines)
 
     __str__ = __repr__
+
+
+def _no_relevant_among(results, qid):
+    """How many of the paired queries ``qid`` have no relevant document, by the counts of
+    the results that are Evaluations (None when none is)."""
+    missing, known = np.zeros(0, dtype=qid.dtype), False
+    for result in results.values():
+        num_rel = getattr(result, "counts", None) and result.counts.get("num_rel")
+        if num_rel is None or not hasattr(result, "qid"):
+            continue
+        known = True
+        ids = np.asarray(result.qid)[np.asarray(num_rel) == 0]
+        missing = np.union1d(missing, ids.astype(qid.dtype, copy=False))
+    return int(np.isin(qid, missing).sum()) if known else None
 
 
 def _letter(i):
@@ -856,4 +879,5 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
                       means=means, qid=qid, n_dropped=n_dropped, test=test,
                       correction=correction, interval=interval, alpha=alpha,
                       confidence=confidence, n_resamples=drawn, exact=exact,
-                      interval_level=float(level), coverage=coverage)
+                      interval_level=float(level), coverage=coverage,
+                      n_no_relevant=_no_relevant_among(results, qid))

@@ -359,6 +359,11 @@ def _report(args, result, out):
 
     out.write(f"\nHeld-out queries: {n_test} queries, {result.y_test.size:,} documents; "
               f"mean [95% bootstrap confidence interval]\n")
+    missing = result.rankers[0].evaluation.n_no_relevant if result.rankers else 0
+    if missing:
+        out.write(f"{missing} of the {n_test} queries have no relevant document: each metric "
+                  f"scores them 0 (no_relevant='zero'); LightGBM and XGBoost score them 1 "
+                  f"(no_relevant='one'), which raises every mean.\n")
     rows = [("ranker",) + METRICS]
     for r in result.rankers:
         rows.append((r.name,) + tuple(

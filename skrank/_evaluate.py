@@ -51,6 +51,14 @@ class Evaluation:
     def metrics(self):
         return list(self.mean)
 
+    @property
+    def n_no_relevant(self):
+        """Queries without a relevant document (``num_rel == 0``): their values come from
+        each metric's ``no_relevant`` policy (0 by default, 1 in LightGBM's and XGBoost's
+        convention, left out with ``"skip"``), which can move a mean a long way."""
+        num_rel = self.counts.get("num_rel") if self.counts else None
+        return 0 if num_rel is None else int((to_numpy(num_rel) == 0).sum())
+
     def to_pandas(self):
         """Per-query values as a DataFrame indexed by qid (needs pandas)."""
         try:
@@ -87,7 +95,10 @@ class Evaluation:
 
     def __repr__(self):
         means = ", ".join(f"{name}={value:.4f}" for name, value in self.mean.items())
-        return f"Evaluation(n_queries={self.qid.shape[0]}, {means})"
+        # queries without a relevant document weigh on every mean: say how many
+        missing = self.n_no_relevant
+        shown = f"n_no_relevant={missing}, " if missing else ""
+        return f"Evaluation(n_queries={self.qid.shape[0]}, {shown}{means})"
 
 
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,

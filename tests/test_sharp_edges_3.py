@@ -516,3 +516,94 @@ def test_per_query_display_says_whether_its_p_value_is_corrected_and_agrees_with
         PerQueryDisplay.from_predictions(
             y, scores["s0"], qid=qid, baseline_score=scores["s1"], metric="ndcg@5",
             name="s0", baseline_name="s1", comparison=table)
+
+
+# --------------------------------------------------------------------------------------
+# Item 2: queries without a relevant document are counted wherever a mean is shown.
+# --------------------------------------------------------------------------------------
+
+
+def _with_unanswerable_queries():
+    qid = np.repeat(np.arange(6), 4)
+    y = np.tile([1, 0, 0, 0], 6)
+    y[qid >= 4] = 0  # queries 4 and 5: nothing relevant
+    rng = np.random.default_rng(2)
+    return y, qid, rng.random(qid.size), rng.random(qid.size)
+
+
+def test_evaluation_repr_counts_queries_without_a_relevant_document():
+    y, qid, a, _ = _with_unanswerable_queries()
+    res = skrank.evaluate(y, a, qid=qid, metrics=["ndcg@10"])
+    assert res.n_no_relevant == 2 == int((res.counts["num_rel"] == 0).sum())
+    assert repr(res).startswith("Evaluation(n_queries=6, n_no_relevant=2, ndcg@10=")
+    one = skrank.evaluate(y, a, qid=qid, metrics=["ndcg@10"], no_relevant="one")
+    assert one.mean["ndcg@10"] - res.mean["ndcg@10"] == pytest.approx(2 / 6)
+    full = skrank.evaluate(y[qid < 4], a[qid < 4], qid=qid[qid < 4], metrics=["ndcg@10"])
+    assert "n_no_relevant" not in repr(full)
+
+
+def test_compare_says_how_many_ties_are_queries_without_a_relevant_document():
+    y, qid, a, b = _with_unanswerable_queries()
+    results = {name: skrank.evaluate(y, s, qid=qid, metrics=["ndcg@10"])
+               for name, s in (("A", a), ("B", b))}
+    result = skrank.compare(results)
+    assert result.n_no_relevant == 2
+    assert result.pairs[0].ties >= 2
+    assert "2 of the 6 queries have no relevant document" in repr(result)
+    plain = skrank.compare({n: (r.qid, r.per_query["ndcg@10"]) for n, r in results.items()})
+    assert plain.n_no_relevant is None
+
+
+def test_demo_reports_queries_without_a_relevant_document(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    from skrank.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=16, random_state=0)
+    y = np.where(qid % 4 == 0, 0, y)  # a quarter of the queries: nothing relevant
+    path = tmp_path / "letor.txt"
+    dump_svmlight_file(X, y, str(path), query_id=qid)
+    status, out, _ = _cli("demo", "--data", str(path), "--rankers", "ridge", "--folds", "2",
+                          "--no-plot", "-q")
+    assert status == 0
+    import re
+
+    found = re.search(r"(\d+) of the (\d+) queries have no relevant document", out)
+    assert found and int(found[1]) >= 1
+    assert "no_relevant='one'" in out
+
+
+def test_readme_lightgbm_and_xgboost_ndcg_equivalence():
+    from pathlib import Path
+
+    from sklearn.datasets import load_svmlight_file
+
+    from _ltr_data import ltr_path
+
+    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    assert ('`ndcg_score(..., k=10, gain="exponential", no_relevant="one", ties="stable")`'
+            in readme)
+    _, y, qid = load_svmlight_file(str(ltr_path("letor_mq2008_fold1", "test.txt")),
+                                   query_id=True)
+    num_rel = np.bincount(np.unique(qid, return_inverse=True)[1], weights=y > 0)
+    assert ((num_rel == 0).sum(), num_rel.size) == (51, 156)
+    assert "51 of the 156 queries of MQ2008's fold-1 test split" in readme
+    lightgbm = pytest.importorskip("lightgbm")
+    train = ltr_path("lightgbm_lambdarank", "rank.train.svmlight")
+    test = ltr_path("lightgbm_lambdarank", "rank.test.svmlight")
+    X, y, qid = load_svmlight_file(str(train), query_id=True)
+    Xt, yt, qt = load_svmlight_file(str(test), query_id=True)
+    yt = np.where(np.isin(qt, np.unique(qt)[::3]), 0, yt)  # some queries without relevant docs
+    sizes = np.unique(qid, return_counts=True)[1]
+    sizes_t = np.unique(qt, return_counts=True)[1]
+    model = lightgbm.LGBMRanker(n_estimators=5, num_leaves=4, verbose=-1, min_child_samples=50)
+    model.fit(X, y, group=sizes, eval_set=[(Xt, yt)], eval_group=[sizes_t], eval_at=[10])
+    theirs = model.evals_result_["valid_0"]["ndcg@10"][-1]
+    scores = model.predict(Xt)
+    assert np.unique(scores).size < scores.size  # tied predictions
+    ours = skrank.ndcg_score(yt, scores, qid=qt, k=10, gain="exponential", no_relevant="one",
+                             ties="stable")
+    assert ours == pytest.approx(theirs, abs=1e-12)
+    name = "ndcg_exp(no_relevant=one, ties=stable)@10"  # the scorer name the README gives
+    assert skrank.evaluate(yt, scores, qid=qt, metrics=[name]).mean[name] == \
+        pytest.approx(theirs, abs=1e-12)
