@@ -130,6 +130,11 @@ def judged_columns(func, calls, prepared):
             out.append(_bpref(r))
         elif call.metric == "infap":
             out.append(_k_infap(r, ()))
+        elif params.get("convention", "trec_eval") == "ir_measures":
+            k = params["k"]
+            depth = np.minimum(r.num_ret, k).astype(np.float64)
+            in_qrels = r.count(r.rel != NONPOOL, k).astype(np.float64)
+            out.append(np.divide(in_qrels, depth, out=np.zeros_like(depth), where=depth > 0))
         else:
             k = params["k"]
             out.append(r.count(r.rel >= 0, k) / float(k))
@@ -206,13 +211,18 @@ def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
 
 
 def judged_at_k_score(y_true, y_score, *, qid=None, judged=None, k, ties="pessimistic",
-                      sample_weight=None):
-    """Share of the top k documents that were judged (ir_measures' ``Judged@k``).
+                      convention="trec_eval", sample_weight=None):
+    """Share of the top k documents that were judged.
 
-    ``judged@k = #judged in the top k / k`` (a ranking shorter than k is
-    filled with unjudged documents); on rankings of at least k documents,
-    ``1 - judged@k`` is trec_eval's ``unj_k``.  RAG and dense-retrieval
-    evaluations watch it: a low value means the other numbers rest on guesses.
+    By default (``convention="trec_eval"``) ``judged@k = #judged in the top k
+    / k``: a ranking shorter than k is filled with unjudged documents, a
+    negative label (trec_eval's -1) is not judged, and ``1 - judged@k`` is
+    trec_eval's ``unj_k``.  ``convention="ir_measures"`` is ir_measures'
+    ``Judged@k``: any document of the qrels (-1 included) counts as judged, and
+    the share is of ``min(k, number of ranked documents)`` (on a ranking of 2
+    judged documents, judged@5 is 0.4 by default and 1.0 in ir_measures'
+    convention).  RAG and dense-retrieval evaluations watch it: a low value
+    means the other numbers rest on guesses.
 
     Parameters
     ----------
@@ -228,6 +238,10 @@ def judged_at_k_score(y_true, y_score, *, qid=None, judged=None, k, ties="pessim
     >>> judged_at_k_score([1, 0, 0], [3, 2, 1], qid=[0] * 3, k=2,
     ...                   judged=[True, False, True])
     0.5
+    >>> judged_at_k_score([1, 0], [2, 1], qid=[0] * 2, k=5)        # 2 judged of 5 places
+    0.4
+    >>> judged_at_k_score([1, 0], [2, 1], qid=[0] * 2, k=5, convention="ir_measures")
+    1.0
     """
     return _score("judged", locals())
 
@@ -240,7 +254,8 @@ JUDGED_SPECS = MappingProxyType({spec.name: spec for spec in (
     JudgedSpec("infap", infap_score, "inferred average precision",
                params=(P.THRESHOLD, _TIES), trec_names={"infAP": {}}),
     JudgedSpec("judged", judged_at_k_score, "share of the top k that was judged",
-               params=(P.K_REQUIRED, _TIES), after_options=(P.SAMPLE_WEIGHT,)),
+               params=(P.K_REQUIRED, _TIES, P.JUDGED_CONVENTION),
+               after_options=(P.SAMPLE_WEIGHT,)),
 )})
 
 for _spec in JUDGED_SPECS.values():

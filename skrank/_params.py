@@ -438,9 +438,21 @@ AFTER_OPTIONS = (RETRIEVED, EXCLUDE, SAMPLE_WEIGHT)
 ARRAY_ARGUMENTS = frozenset(p.name for p in (*POSITIONAL, *BEFORE_OPTIONS, *AFTER_OPTIONS,
                                                JUDGED))
 
+#: judged@k's two conventions: trec_eval's (1 - unj_k) and ir_measures' Judged@k.
+JUDGED_CONVENTION = Param(
+    "convention", (Options(("trec_eval", "ir_measures")),), default="trec_eval",
+    description='``"trec_eval"``: the judged documents (``judged=True`` and a label\n'
+                ">= 0) among the top k, divided by k (``1 - unj_k`` of trec_eval; a\n"
+                "ranking shorter than k is filled with unjudged documents; a negative\n"
+                'label, trec_eval\'s -1, is in the pool but not judged).  ``"ir_measures"``:\n'
+                "ir_measures' ``Judged@k``: every document of the qrels (``judged=True``,\n"
+                "any label, -1 included) among the top k, divided by ``min(k, number of\n"
+                "ranked documents)``.",
+    valid=("trec_eval", "ir_measures"), invalid=("bogus", None, "k"))
+
 #: Every option declared here, by name (a metric may vary one, e.g. RBP's gain).
 OPTIONS = {p.name: p for p in (K, GAIN, LOG_BASE, P, THRESHOLD, DENOMINATOR, MAX_GRADE, TIES,
-                               NO_RELEVANT)}
+                               NO_RELEVANT, JUDGED_CONVENTION)}
 
 
 # ---------------------------------------------------------------------------

@@ -607,3 +607,83 @@ def test_readme_lightgbm_and_xgboost_ndcg_equivalence():
     name = "ndcg_exp(no_relevant=one, ties=stable)@10"  # the scorer name the README gives
     assert skrank.evaluate(yt, scores, qid=qt, metrics=[name]).mean[name] == \
         pytest.approx(theirs, abs=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# judged@k: trec_eval's convention by default, ir_measures' as a parameter.
+# --------------------------------------------------------------------------------------
+
+
+def _random_pool(seed):
+    """qrels (labels -1, 0, 1, 2) and a run with unjudged documents and short rankings."""
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(12):
+        docs = [f"d{i}" for i in range(int(rng.integers(1, 15)))]
+        judged = [d for d in docs if rng.random() < 0.6]
+        qrels[f"q{q}"] = {d: int(rng.integers(-1, 3)) for d in judged}
+        if not qrels[f"q{q}"]:
+            qrels[f"q{q}"] = {"dz": 1}
+        ranked = [d for d in docs if rng.random() < 0.8] or docs[:1]
+        run[f"q{q}"] = {d: float(rng.integers(0, 1000)) for d in ranked}  # distinct enough
+    return qrels, run
+
+
+def _arrays(qrels, run):
+    y_true, y_score, qid, judged = [], [], [], []
+    for q, docs in run.items():
+        for d, s in docs.items():
+            y_true.append(qrels[q].get(d, 0))
+            y_score.append(s)
+            qid.append(q)
+            judged.append(d in qrels[q])
+    return (np.array(y_true), np.array(y_score), np.array(qid), np.array(judged))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("k", [1, 3, 10, 20])
+def test_judged_at_k_conventions_against_ir_measures(seed, k):
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels, run = _random_pool(seed)
+    run = {q: {d: s + i * 1e-3 for i, (d, s) in enumerate(docs.items())}
+           for q, docs in run.items()}  # no tied scores: one order for both
+    y_true, y_score, qid, judged = _arrays(qrels, run)
+    expected = {m.query_id: m.value for m in
+                ir_measures.iter_calc([ir_measures.Judged @ k], qrels, run)}
+    got = skrank.per_query_scores(f"judged(convention=ir_measures)@{k}", y_true, y_score,
+                                  qid=qid, judged=judged)
+    assert dict(zip(got.qid.tolist(), got.score.tolist())) == pytest.approx(expected, abs=1e-12)
+    # the default: judged (label >= 0) in the top k over k, by the definition
+    default = skrank.per_query_scores(f"judged@{k}", y_true, y_score, qid=qid, judged=judged)
+    for q, value in zip(default.qid.tolist(), default.score.tolist()):
+        top = sorted(run[q], key=lambda d: -run[q][d])[:k]
+        assert value == pytest.approx(sum(qrels[q].get(d, -1) >= 0 for d in top) / k)
+
+
+def test_judged_metrics_tie_policies_are_the_orders_the_docs_name():
+    """bpref and judged@k: pessimistic/optimistic are the lowest/highest value over every
+    order of the tied documents (brute force); infAP: not a bound (the docs' example)."""
+    import itertools
+
+    rng = np.random.default_rng(4)
+    for _ in range(8):
+        n = 5
+        y = rng.integers(-1, 3, n)
+        judged = rng.random(n) < 0.8
+        s = rng.integers(0, 2, n).astype(float)  # two tie groups
+        for metric in ("bpref", "judged@3"):
+            values = set()
+            for perm in set(itertools.permutations(range(n))):
+                perm = list(perm)
+                values.add(round(float(skrank.per_query_scores(
+                    metric, y[perm], s[perm], qid=np.zeros(n), judged=judged[perm],
+                    ties="stable").score[0]), 12))
+            low = skrank.per_query_scores(metric, y, s, qid=np.zeros(n), judged=judged,
+                                          ties="pessimistic").score[0]
+            high = skrank.per_query_scores(metric, y, s, qid=np.zeros(n), judged=judged,
+                                           ties="optimistic").score[0]
+            assert (round(low, 12), round(high, 12)) == (min(values), max(values))
+    tied = dict(y_true=[0, 1, 1, -1], y_score=[1, 0, 0, 0], qid=[0] * 4,
+                judged=[False, True, True, True])
+    assert skrank.infap_score(**tied, ties="pessimistic") > \
+        skrank.infap_score(**tied, ties="optimistic")
