@@ -337,7 +337,7 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
         from ._validation import InvalidParameterError, _describe
         raise InvalidParameterError(f"{func}: cv must be None, an int >= 2 or a splitter such "
                                     f"as QueryKFold(5). Got {_describe(cv)} instead.")
-    codes, _, _ = factorize_qid(func, qid)
+    codes, qids, _ = factorize_qid(func, qid)
     try:
         takes_qid = "qid" in inspect.signature(estimator.fit).parameters
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
@@ -356,6 +356,18 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
             raise ValueError(f"{func}: each query must be in at most one test fold; "
                              f"{type(cv).__name__} puts some rows in several. Use a "
                              f"partition such as QueryKFold.")
+        cut = np.isin(codes[test], codes[train])
+        if cut.any():  # a row-wise splitter (KFold): the model saw the query it ranks
+            first = codes[test][cut][0]
+            in_train = int((codes[train] == first).sum())
+            raise ValueError(
+                f"{func}: each query must be whole in a split, but {type(cv).__name__} puts "
+                f"{int(np.unique(codes[test][cut]).size)} queries in both the training and "
+                f"the test rows of a split (query {qids[first]!r}: {in_train} rows in "
+                f"training, {int((codes[test] == first).sum())} in test), so their test "
+                f"documents are ranked by a model that saw the query, and the metric reads "
+                f"cut rankings. Use a query-aware splitter: QueryKFold, QueryShuffleSplit "
+                f"or GroupKFold (with the ids as groups).")
         # Rankers want each query's rows together, in order of the ids.
         train = train[np.argsort(codes[train], kind="stable")]
         params = {name: (_take_rows(value, train) if getattr(value, "shape", (None,))[0] == n

@@ -687,3 +687,31 @@ def test_judged_metrics_tie_policies_are_the_orders_the_docs_name():
                 judged=[False, True, True, True])
     assert skrank.infap_score(**tied, ties="pessimistic") > \
         skrank.infap_score(**tied, ties="optimistic")
+
+
+# --------------------------------------------------------------------------------------
+# Item 6: row-wise cross-validation cuts queries.
+# --------------------------------------------------------------------------------------
+
+
+def test_cross_val_evaluate_refuses_a_splitter_that_cuts_queries():
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import GroupKFold, KFold
+
+    from skrank.model_selection import QueryKFold, cross_val_evaluate
+
+    X, y, qid = _ranking_data()
+    with pytest.raises(ValueError, match=r"each query must be whole in a split, but KFold puts "
+                                         r"\d+ queries in both the training and the test rows"):
+        cross_val_evaluate(Ridge(), X, y, qid=qid, cv=KFold(3, shuffle=True, random_state=0))
+    whole = cross_val_evaluate(Ridge(), X, y, qid=qid, cv=QueryKFold(3))
+    grouped = cross_val_evaluate(Ridge(), X, y, qid=qid, cv=GroupKFold(3))
+    assert whole.qid.size == grouped.qid.size == np.unique(qid).size
+
+
+def test_tuning_guide_shows_row_wise_and_query_aware_cv_side_by_side():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "tuning.md").read_text()
+    assert '"KFold": KFold(5, shuffle=True' in text and '"QueryKFold": QueryKFold(5)' in text
+    assert "cross_val_evaluate` refuses" in " ".join(text.split())
