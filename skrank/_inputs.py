@@ -328,8 +328,32 @@ def as_qrels(func, value, name="qrels"):
     if is_frame(value):
         return qrels_from_frame(value, func=func, name=name)
     if isinstance(value, Mapping):
-        return qrels_from_mapping(value, func=func, name=name)
+        qrels = qrels_from_mapping(value, func=func, name=name)
+        return _with_empty_queries(qrels, value)
     raise TypeError(f"{func}: {name} must be {_QRELS_FORMS}. Got {_describe(value)} instead.")
+
+
+#: The document of a placeholder row: no TREC file or whitespace-split line has an empty id.
+_NO_DOCUMENT = ""
+
+
+def _with_empty_queries(qrels, mapping):
+    """A query listed with an empty set of documents (``{"q2": set()}``: judged, nothing
+    relevant) is a query of the ground truth, as a TREC qrels query whose lines are all 0:
+    it is kept with one placeholder row of grade 0 (a document no run ranks), so that it
+    scores as the ``no_relevant`` policy says (0 by default) instead of being dropped."""
+    try:
+        empty = [str(q) for q, docs in mapping.items() if hasattr(docs, "__len__")
+                 and len(docs) == 0]
+    except TypeError:  # pragma: no cover - _flatten has already refused odd values
+        return qrels
+    if not empty:
+        return qrels
+    from .io import Qrels
+
+    return Qrels(qid=np.concatenate([qrels.qid, np.array(empty)]),
+                 docno=np.concatenate([qrels.docno, np.full(len(empty), _NO_DOCUMENT)]),
+                 rel=np.concatenate([qrels.rel, np.zeros(len(empty), dtype=qrels.rel.dtype)]))
 
 
 def as_run(func, value, name="run"):
