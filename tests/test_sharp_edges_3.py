@@ -715,3 +715,63 @@ def test_tuning_guide_shows_row_wise_and_query_aware_cv_side_by_side():
     text = (Path(__file__).resolve().parent.parent / "docs" / "tuning.md").read_text()
     assert '"KFold": KFold(5, shuffle=True' in text and '"QueryKFold": QueryKFold(5)' in text
     assert "cross_val_evaluate` refuses" in " ".join(text.split())
+
+
+# --------------------------------------------------------------------------------------
+# Item 5: one documented rule per label case (docs/metrics.md "Labels: the rules"),
+# checked for every metric.
+# --------------------------------------------------------------------------------------
+
+SCORES = [3.0, 2.0, 1.0]
+
+
+def _value(name, y, **options):
+    spec = skrank.METRICS[name]
+    if "k" in spec.parameters and spec.parameters["k"] is not None and name == "precision":
+        options.setdefault("k", 2)
+    if name == "err":
+        options.setdefault("max_grade", 4)
+    return spec.function(y, SCORES, qid=[0, 0, 0], **options)
+
+
+@pytest.mark.parametrize("name", list(skrank.METRICS))
+def test_negative_label_rule_per_metric(name):
+    spec = skrank.METRICS[name]
+    y = [-1.0, 1.0, 0.0]
+    if spec.labels in ("nonnegative", "graded"):
+        with pytest.raises(ValueError, match="y_true must"):
+            _value(name, y)
+    elif "threshold" in spec.parameters:  # binary: below the threshold, non-relevant
+        assert _value(name, y) == _value(name, [0.0, 1.0, 0.0])
+    else:  # CG, DCG with linear gain: the label is the gain
+        discounts = [1.0, 1 / np.log2(3), 0.5] if name == "dcg" else [1.0, 1.0, 1.0]
+        assert _value(name, y) == pytest.approx(-1.0 * discounts[0] + 1.0 * discounts[1])
+    if "gain" in spec.parameters and name != "rbp":
+        with pytest.raises(ValueError, match="non-negative for gain='exponential'"):
+            _value(name, y, gain="exponential")
+    # qrels: trec_eval's -1 is non-relevant with gain 0 for every metric
+    metric = {"precision": "precision@2", "err": "err"}.get(name, name)
+    qrels = {"q": {"a": -1, "b": 1, "c": 0}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    zero = {"q": {"a": 0, "b": 1, "c": 0}}
+    assert skrank.evaluate(qrels=qrels, run=run, metrics=[metric]).mean == \
+        skrank.evaluate(qrels=zero, run=run, metrics=[metric]).mean
+
+
+@pytest.mark.parametrize("name", [n for n, s in skrank.METRICS.items()
+                                  if "threshold" in s.parameters])
+def test_fractional_label_rule_per_binary_metric(name):
+    assert _value(name, [0.5, 1.0, 0.0]) == _value(name, [0.0, 1.0, 0.0])  # below 1
+    assert _value(name, [0.5, 1.0, 0.0], threshold=0.5) == _value(name, [1.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("name", list(skrank.METRICS))
+def test_a_query_without_relevant_document_follows_no_relevant_per_metric(name):
+    metric = {"precision": "precision@2"}.get(name, name)
+    run = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 2.0, "d": 1.0}}
+    listed_empty = skrank.evaluate(qrels={"q1": {"a": 1}, "q2": set()}, run=run,
+                                   metrics=[metric])
+    all_zero = skrank.evaluate(qrels={"q1": {"a": 1}, "q2": {"c": 0}}, run=run, metrics=[metric])
+    assert listed_empty.qid.tolist() == all_zero.qid.tolist() == ["q1", "q2"]
+    assert listed_empty.mean == all_zero.mean
+    assert listed_empty.n_no_relevant == 1
