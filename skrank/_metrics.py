@@ -149,8 +149,9 @@ _RETURNS = """score : float
     :func:`skrank.per_query_scores` for the per-query values and their
     query ids."""
 
-_LABEL_NOTES = {"any": "", "nonnegative": "Labels must be non-negative.",
-                "graded": "Labels must lie in ``[0, max_grade]``."}
+_NEGATIVE = "A negative label is a non-relevant document of gain 0 (trec_eval's -1)."
+_LABEL_NOTES = {"any": _NEGATIVE, "nonnegative": _NEGATIVE,
+                "graded": "Labels must be at most ``max_grade``. " + _NEGATIVE}
 
 
 class Declared:

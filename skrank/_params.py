@@ -362,10 +362,12 @@ P = Param(
     valid=(0.5, 0.9, np.float32(0.5)), invalid=(0, 1, 1.5, -0.2, np.nan, "0.5", None, True))
 
 THRESHOLD = Param(
-    "threshold", (Interval(Real),), default=1,
+    "threshold", (Interval(Real, 0, None, closed="neither"),), default=1,
     description="A document is relevant when its label is ``>= threshold``\n"
-                "(trec_eval's ``-l``).",
-    valid=(1, 2, 0.5, np.int64(1)), invalid=(np.nan, np.inf, -np.inf, "1", None, True, [1]))
+                "(trec_eval's ``-l``); positive, so that a label of 0 (or a negative\n"
+                "one) is never relevant.",
+    valid=(1, 2, 0.5, np.int64(1)),
+    invalid=(0, -1, np.nan, np.inf, -np.inf, "1", None, True, [1]))
 
 DENOMINATOR = Param(
     "denominator", (Options(("k", "min")),), default="k",
@@ -504,10 +506,11 @@ EVALUATE_NO_RELEVANT = NO_RELEVANT.replace(
                 "take it and do not set their own (see :func:`skrank.ndcg_score`).")
 
 EVALUATE_THRESHOLD = THRESHOLD.replace(
-    constraints=(NoneValue("each metric's default of 1"), Interval(Real)), default=None,
+    constraints=(NoneValue("each metric's default of 1"),
+                 Interval(Real, 0, None, closed="neither")), default=None,
     description="Relevance threshold for every binary metric (trec_eval ``-l``); None\n"
                 "keeps each metric's default of 1.  The DCG family keeps graded gains.",
-    valid=(None, 1, 2, 0.5), invalid=(np.nan, np.inf, "1", True, [1]))
+    valid=(None, 1, 2, 0.5), invalid=(0, -1, np.nan, np.inf, "1", True, [1]))
 
 MISSING_QUERIES = Param(
     "missing_queries", (NoneValue("'skip', with a warning"), Options(("skip", "zero", "raise"))),

@@ -728,26 +728,29 @@ def _value(name, y, **options):
 
 @pytest.mark.parametrize("name", list(skrank.METRICS))
 def test_negative_label_rule_per_metric(name):
+    """Every metric, arrays and qrels alike: a negative label is a non-relevant document of
+    gain 0 (ndcg refused it, map took it as non-relevant, dcg summed it as a gain)."""
     spec = skrank.METRICS[name]
-    y = [-1.0, 1.0, 0.0]
-    if spec.labels in ("nonnegative", "graded"):
-        with pytest.raises(ValueError, match="y_true must"):
-            _value(name, y)
-    elif "threshold" in spec.parameters:  # binary: below the threshold, non-relevant
-        assert _value(name, y) == _value(name, [0.0, 1.0, 0.0])
-    else:  # CG, DCG with linear gain: the label is the gain
-        discounts = [1.0, 1 / np.log2(3), 0.5] if name == "dcg" else [1.0, 1.0, 1.0]
-        assert _value(name, y) == pytest.approx(-1.0 * discounts[0] + 1.0 * discounts[1])
+    y, zero = [-1.0, 1.0, 0.0], [0.0, 1.0, 0.0]
+    assert _value(name, y) == _value(name, zero)
+    assert _value(name, [-3.0, 2.0, -0.5]) == _value(name, [0.0, 2.0, 0.0])
     if "gain" in spec.parameters and name != "rbp":
-        with pytest.raises(ValueError, match="non-negative for gain='exponential'"):
-            _value(name, y, gain="exponential")
-    # qrels: trec_eval's -1 is non-relevant with gain 0 for every metric
+        assert _value(name, y, gain="exponential") == _value(name, zero, gain="exponential")
+    if "threshold" in spec.parameters:
+        with pytest.raises(skrank.InvalidParameterError, match="threshold must be"):
+            _value(name, y, threshold=0)
     metric = {"precision": "precision@2", "err": "err"}.get(name, name)
     qrels = {"q": {"a": -1, "b": 1, "c": 0}}
     run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
-    zero = {"q": {"a": 0, "b": 1, "c": 0}}
+    zero_qrels = {"q": {"a": 0, "b": 1, "c": 0}}
     assert skrank.evaluate(qrels=qrels, run=run, metrics=[metric]).mean == \
-        skrank.evaluate(qrels=zero, run=run, metrics=[metric]).mean
+        skrank.evaluate(qrels=zero_qrels, run=run, metrics=[metric]).mean
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    kwargs = {"max_grade": 4} if name == "err" else ({"k": 2} if name == "precision" else {})
+    on_device = spec.function(torch.asarray(np.array(y)), torch.asarray(np.array(SCORES)),
+                              qid=torch.zeros(3), **kwargs)
+    assert on_device == pytest.approx(_value(name, zero), rel=1e-12)
 
 
 @pytest.mark.parametrize("name", [n for n, s in skrank.METRICS.items()
