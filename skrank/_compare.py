@@ -30,6 +30,7 @@ class _LazyStats:
 
 stats = _LazyStats()
 
+from . import _simultaneous as S
 from ._grouping import factorize_qid
 from ._validation import InvalidParameterError, _describe, check_choice, check_k, check_real
 
@@ -145,6 +146,17 @@ class Comparison:
     exact : bool
         Whether the p-values are exact (the randomization test enumerates
         all 2**n_queries sign vectors when that is at most ``n_resamples``).
+    interval_level : float
+        The level each interval was computed at (``confidence`` when the
+        intervals are per comparison; higher when they are simultaneous).
+    coverage : str
+        What the intervals cover, in words, e.g. ``"95% simultaneous over 6
+        comparisons (Bonferroni: each at 99.17%)"``.
+    n_no_relevant : int or None
+        Paired queries without a relevant document (known when the results
+        are :class:`~skrank.Evaluation` objects; None otherwise).  Every
+        system scores them alike (0 by default), so they count as ties in
+        ``wins/ties/losses`` and pull the differences towards 0.
     """
 
     systems: list
@@ -161,6 +173,9 @@ class Comparison:
     confidence: float
     n_resamples: object
     exact: bool
+    interval_level: float = None
+    coverage: str = ""
+    n_no_relevant: object = None
 
     @property
     def n_queries(self):
@@ -192,7 +207,8 @@ class Comparison:
             "n_dropped": dict(self.n_dropped), "test": self.test,
             "correction": self.correction, "interval": self.interval, "alpha": self.alpha,
             "confidence": self.confidence, "n_resamples": self.n_resamples,
-            "exact": self.exact,
+            "exact": self.exact, "interval_level": self.interval_level,
+            "coverage": self.coverage, "n_no_relevant": self.n_no_relevant,
             "means": {m: {s: plain(v) for s, v in row.items()} for m, row in self.means.items()},
             "pairs": [{**{c: plain(getattr(p, c)) for c in _COLUMNS}, "verdict": p.verdict}
                       for p in self.pairs],
@@ -255,10 +271,14 @@ class Comparison:
         how = f"test={self.test!r}" + (" (exact)" if self.exact else "")
         head = (f"Comparison of {len(self.systems)} systems on {self.n_queries} queries: {how}, "
                 f"correction={self.correction!r}, alpha={self.alpha:g}, "
-                f"{100 * self.confidence:g}% {self.interval} intervals")
+                f"{self.interval if self.coverage.find('Tukey') < 0 else 'Tukey'} intervals: "
+                f"{self.coverage or f'{100 * self.confidence:g}%'}")
         dropped = {s: n for s, n in self.n_dropped.items() if n}
         if dropped:
             head += f"; queries left out: {dropped}"
+        if self.n_no_relevant:
+            head += (f"\n{self.n_no_relevant} of the {self.n_queries} queries have no relevant "
+                     f"document: scored alike by every system, they count as ties in W/T/L")
         table = [("metric", "B vs A", "mean A", "mean B", "diff", "interval", "d", "W/T/L",
                   "p", "p adj", "verdict")]
         for p in self.pairs:
@@ -273,6 +293,20 @@ class Comparison:
         return head + "\n" + "\n".join(lines)
 
     __str__ = __repr__
+
+
+def _no_relevant_among(results, qid):
+    """How many of the paired queries ``qid`` have no relevant document, by the counts of
+    the results that are Evaluations (None when none is)."""
+    missing, known = np.zeros(0, dtype=qid.dtype), False
+    for result in results.values():
+        num_rel = getattr(result, "counts", None) and result.counts.get("num_rel")
+        if num_rel is None or not hasattr(result, "qid"):
+            continue
+        known = True
+        ids = np.asarray(result.qid)[np.asarray(num_rel) == 0]
+        missing = np.union1d(missing, ids.astype(qid.dtype, copy=False))
+    return int(np.isin(qid, missing).sum()) if known else None
 
 
 def _letter(i):
@@ -465,10 +499,13 @@ def check_options(func, *, test="randomization", correction="holm", queries="sam
 # --------------------------------------------------------------------------------------
 
 
-def _tolerance(observed):
+def _tolerance(observed, scale):
     # Resampled statistics equal to the observed one up to rounding count as
-    # "at least as extreme" (as in scipy.stats.permutation_test).
-    return np.abs(observed) * (100 * np.finfo(np.float64).eps)
+    # "at least as extreme" (as in scipy.stats.permutation_test).  The rounding of a
+    # sum is relative to its terms (``scale``: the sum of their magnitudes), not to the
+    # sum: a mean difference that is zero in decimal is 1e-17 or so in floats, and
+    # relative to itself every sign flip's rounding looked more extreme.
+    return np.maximum(np.abs(observed), scale) * (100 * np.finfo(np.float64).eps)
 
 
 def _batches(total, n):
@@ -486,7 +523,7 @@ def _randomization_p(diffs, n_resamples, rng):
     """
     n = diffs.shape[0]
     total = diffs.sum(axis=0)
-    threshold = np.abs(total) - _tolerance(total)
+    threshold = np.abs(total) - _tolerance(total, np.abs(diffs).sum(axis=0))
     exact = n < 63 and 2 ** n <= n_resamples
     n_draws = 2 ** n if exact else n_resamples
     n_bytes = (n + 7) // 8
@@ -565,8 +602,10 @@ def _tukey_p(values, n_resamples, rng):
     n_metrics, n_systems, n = values.shape
     means = values.mean(axis=2)
     observed = np.abs(means[:, :, None] - means[:, None, :])
-    threshold = observed - _tolerance(observed)
+    scale = np.abs(values).mean(axis=2).max(axis=1)[:, None, None]
+    threshold = observed - _tolerance(observed, scale)
     extreme = np.zeros(observed.shape, dtype=np.int64)
+    spreads = []  # the null distribution of the range, for Tukey's intervals
     n_perms = math.factorial(n_systems)
     if n * n_perms * n_systems * n_metrics <= _TUKEY_TABLE_CELLS:
         # Every permutation of every query's row, precomputed: a resample then
@@ -580,16 +619,20 @@ def _tukey_p(values, n_resamples, rng):
             permuted = np.take(rows, picks, axis=0).mean(axis=1)  # (size, metrics, systems)
             spread = permuted.max(axis=2) - permuted.min(axis=2)
             extreme += (spread[:, :, None, None] >= threshold[None]).sum(axis=0)
+            spreads.append(spread)
     else:
         flat = values.transpose(0, 2, 1).reshape(n_metrics, n * n_systems)  # query-major
         offsets = (np.arange(n) * n_systems)[None, :, None]
         for size in _batches(n_resamples, n * n_systems):
             index = rng.random((size, n, n_systems)).argsort(axis=2) + offsets
+            batch = np.empty((size, n_metrics))
             for m in range(n_metrics):
                 permuted = np.take(flat[m], index).mean(axis=1)  # (size, systems)
                 spread = permuted.max(axis=1) - permuted.min(axis=1)
                 extreme[m] += (spread[:, None, None] >= threshold[m][None]).sum(axis=0)
-    return (extreme + 1) / (n_resamples + 1)
+                batch[:, m] = spread
+            spreads.append(batch)
+    return (extreme + 1) / (n_resamples + 1), np.concatenate(spreads)
 
 
 # --------------------------------------------------------------------------------------
@@ -660,7 +703,7 @@ def _analytic_p(test, diffs, b_values, a_values):
 
 def compare(results, *, metrics=None, baseline=None, test="randomization", n_resamples=10_000,
             correction="holm", alpha=0.05, confidence=0.95, interval=None, queries="same",
-            random_state=None):
+            random_state=None, simultaneous=None):
     """Compare systems on per-query values: paired tests, intervals, effect sizes.
 
     Every system is evaluated on the same queries; query by query, the
@@ -710,7 +753,8 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
         Significance level of the verdicts: ``significant`` is
         ``p_adjusted <= alpha``.
     confidence : float in (0, 1), default=0.95
-        Level of the confidence intervals of the mean differences.
+        Level of the confidence intervals of the mean differences: of each
+        interval alone, or of all of them together when ``simultaneous``.
     interval : {"bca", "percentile", "t"} or None, default=None
         Interval method: BCa or percentile bootstrap (``n_resamples``
         resamples of the queries), or Student's t-interval.  None: ``"t"``
@@ -721,6 +765,16 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
         the number left out of each is in ``n_dropped``.
     random_state : int, numpy Generator or RandomState, or None, default=None
         Seed of the resampling; an int makes results reproducible.
+    simultaneous : bool or None, default=None
+        Whether the intervals go with the correction, so that an interval
+        excluding 0 and the corrected verdict do not contradict each other:
+        Bonferroni's simultaneous intervals for ``"bonferroni"`` and
+        ``"holm"`` (each at level ``1 - (1 - confidence) / m`` over the
+        ``m`` comparisons), Benjamini-Yekutieli's false-coverage-rate
+        intervals for ``"fdr_bh"``, Tukey's simultaneous intervals (from the
+        randomized HSD's range distribution) for ``"tukey"``.  None: True
+        whenever a correction is applied.  False: every interval at level
+        ``confidence`` alone.  ``result.coverage`` says which.
 
     Returns
     -------
@@ -748,6 +802,7 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
     test, n_resamples, alpha, confidence, interval, rng = check_options(
         func, test=test, correction=correction, queries=queries, n_resamples=n_resamples,
         alpha=alpha, confidence=confidence, interval=interval, random_state=random_state)
+    simultaneous = S.check_simultaneous(func, simultaneous, correction)
     systems, metrics, qid, values, n_dropped = _collect(func, results, metrics, queries)
     if baseline is not None:
         if str(baseline) not in systems:
@@ -780,24 +835,11 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
         drawn = None if exact else n_resamples
     elif test == "bootstrap":
         shifted = np.abs(dist - mean_diff)
-        threshold = np.abs(mean_diff) - _tolerance(mean_diff)
+        threshold = np.abs(mean_diff) - _tolerance(mean_diff, np.abs(diffs).mean(axis=0))
         p_raw = ((shifted >= threshold).sum(axis=0) + 1) / (n_resamples + 1)
         drawn = n_resamples
     else:
         p_raw = _analytic_p(test, diffs, b_values, a_values)
-
-    sd = diffs.std(axis=0, ddof=1)
-    constant = sd == 0
-    if interval == "t":
-        low, high = stats.t.interval(confidence, n - 1, loc=mean_diff,
-                                     scale=np.where(constant, 1.0, sd) / math.sqrt(n))
-    else:
-        low, high = _bootstrap_interval(diffs, dist, confidence, interval)
-    low = np.where(constant, mean_diff, low)
-    high = np.where(constant, mean_diff, high)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        effect = np.where(constant, np.sign(mean_diff) * np.inf, mean_diff / np.where(constant, 1, sd))
-    effect = np.where(constant & (mean_diff == 0), 0.0, effect)
 
     if correction is None:
         p_adj = p_raw.copy()
@@ -808,8 +850,30 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
     elif correction == "fdr_bh":
         p_adj = _fdr_bh(p_raw)
     else:
-        tukey = _tukey_p(values, n_resamples, rng)
+        tukey, spreads = _tukey_p(values, n_resamples, rng)
         p_adj = np.minimum(tukey[:, ia, ib].reshape(-1) * len(metrics), 1.0)
+
+    # Intervals consistent with the correction (see skrank/_simultaneous.py).
+    level = S.interval_level(confidence, correction, simultaneous, p_raw.shape[0],
+                             int((p_adj <= alpha).sum()))
+    coverage = S.coverage_label(confidence, correction, simultaneous, level, p_raw.shape[0],
+                                len(metrics))
+    sd = diffs.std(axis=0, ddof=1)
+    constant = sd == 0
+    if simultaneous and correction == "tukey":
+        half = S.tukey_half_widths(spreads, confidence, len(metrics))
+        half = np.repeat(half, len(pairs))  # columns: metric-major, then pair
+        low, high = mean_diff - half, mean_diff + half
+    elif interval == "t":
+        low, high = stats.t.interval(level, n - 1, loc=mean_diff,
+                                     scale=np.where(constant, 1.0, sd) / math.sqrt(n))
+    else:
+        low, high = _bootstrap_interval(diffs, dist, level, interval)
+    low = np.where(constant, mean_diff, low)
+    high = np.where(constant, mean_diff, high)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect = np.where(constant, np.sign(mean_diff) * np.inf, mean_diff / np.where(constant, 1, sd))
+    effect = np.where(constant & (mean_diff == 0), 0.0, effect)
 
     wins = (diffs > 0).sum(axis=0)
     losses = (diffs < 0).sum(axis=0)
@@ -829,4 +893,6 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
     return Comparison(systems=systems, metrics=metrics, baseline=baseline, pairs=rows,
                       means=means, qid=qid, n_dropped=n_dropped, test=test,
                       correction=correction, interval=interval, alpha=alpha,
-                      confidence=confidence, n_resamples=drawn, exact=exact)
+                      confidence=confidence, n_resamples=drawn, exact=exact,
+                      interval_level=float(level), coverage=coverage,
+                      n_no_relevant=_no_relevant_among(results, qid))

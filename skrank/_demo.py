@@ -40,8 +40,9 @@ def add_parser(sub):
             "QueryKFold cross-validation, then refitted. The held-out queries give each "
             "ranker's metrics with confidence intervals and a paired test (skrank.compare) "
             "of the best ranker against the runner-up. A figure shows metric@k curves and "
-            "the per-query differences (needs matplotlib). Takes about a minute with the "
-            "defaults and every ranker installed (less without XGBoost and LightGBM)."),
+            "the per-query differences (needs matplotlib). Takes about 20 s of CPU with "
+            "the defaults and every ranker installed (as docs/demo.md measures; less without "
+            "XGBoost and LightGBM)."),
     )
     demo.prog = "skrank demo"
     demo.add_argument("--data", metavar="PATH", default=None,
@@ -153,21 +154,80 @@ def _load(args):
                 f"{args.queries} queries, {y.size:,} documents, {X.shape[1]} features, "
                 f"grades 0-4")
         return X, y, qid, desc
-    from sklearn.datasets import load_svmlight_file
-
-    try:
-        X, y, qid = load_svmlight_file(args.data, query_id=True)
-    except ValueError as exc:  # a TREC run or any other text: say what --data reads
-        raise ValueError(f"--data {args.data}: not an svmlight/LETOR file ('label qid:Q "
-                         f"1:v 2:v ...' per line) ({exc})") from None
+    X, y, qid = _load_svmlight(args.data)
     # The tree learners here want dense input; LETOR features are dense anyway.
     X = X.toarray()
     order = np.argsort(qid, kind="stable")
     X, y, qid = X[order], y[order], qid[order]
     n_queries = np.unique(qid).size
+    if n_queries < 4:
+        raise ValueError(
+            f"{args.data}: the demo needs at least 4 queries (it holds queries out for "
+            f"testing and cross-validates on the others). Got {n_queries} "
+            f"(qid {', '.join(map(str, np.unique(qid)[:3]))}) in {y.size:,} lines instead. "
+            f"Pass a file with more queries, or leave --data out for synthetic data.")
     desc = (f"{args.data}: {n_queries} queries, {y.size:,} documents, {X.shape[1]} features, "
             f"labels {y.min():g}-{y.max():g}")
     return X, y, qid, desc
+
+
+_SVMLIGHT_FORMAT = ("each line 'label qid:ID 1:value 2:value ...' (SVMlight / LETOR, as "
+                    "MQ2008's files)")
+
+
+def _load_svmlight(path):
+    """scikit-learn's reader, with messages that name the file, the line and the fix."""
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, y, qid = load_svmlight_file(path, query_id=True)
+    except OSError:
+        raise
+    except (ValueError, TypeError) as exc:
+        where = _first_bad_svmlight_line(path)
+        raise ValueError(f"{path}{where}: not an SVMlight / LETOR line ({exc}). The demo "
+                         f"reads {_SVMLIGHT_FORMAT}.") from None
+    if y.size == 0:
+        raise ValueError(f"{path}: no data line (an empty file). The demo reads "
+                         f"{_SVMLIGHT_FORMAT}.")
+    if qid.size != y.size or not _has_qid(path):
+        raise ValueError(f"{path}:1: no 'qid:' field, so the queries are unknown. The demo "
+                         f"reads {_SVMLIGHT_FORMAT}; add each line's query id after its "
+                         f"label.")
+    return X, y, qid
+
+
+def _has_qid(path):
+    with open(path, "rb") as f:
+        for line in f:
+            data = line.split(b"#", 1)[0].split()
+            if data:
+                return len(data) > 1 and data[1].startswith(b"qid:")
+    return False
+
+
+def _first_bad_svmlight_line(path):
+    """``":N: 'text'"`` for the first line that is not ``label [qid:ID] idx:value ...``
+    (read only once the file failed to load), or ""."""
+    def number(text):
+        try:
+            float(text)
+        except ValueError:
+            return False
+        return True
+
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            data = line.split(b"#", 1)[0].split()
+            if not data:
+                continue
+            pairs = [token.partition(b":") for token in data[1:]]
+            if not number(data[0]) or not all(sep and number(value) and (key == b"qid" or
+                                                                        key.isdigit())
+                                              for key, sep, value in pairs):
+                shown = line.decode("utf-8", "replace").strip()
+                return f":{n}: {shown[:60] + ('...' if len(shown) > 60 else '')!r}"
+    return ""
 
 
 def _params_text(params):
@@ -299,6 +359,11 @@ def _report(args, result, out):
 
     out.write(f"\nHeld-out queries: {n_test} queries, {result.y_test.size:,} documents; "
               f"mean [95% bootstrap confidence interval]\n")
+    missing = result.rankers[0].evaluation.n_no_relevant if result.rankers else 0
+    if missing:
+        out.write(f"{missing} of the {n_test} queries have no relevant document: each metric "
+                  f"scores them 0 (no_relevant='zero'); LightGBM and XGBoost score them 1 "
+                  f"(no_relevant='one'), which raises every mean.\n")
     rows = [("ranker",) + METRICS]
     for r in result.rankers:
         rows.append((r.name,) + tuple(
@@ -359,7 +424,8 @@ def _figure(args, result, out):
         PerQueryDisplay.from_predictions(result.y_test, best.y_score, qid=result.qid_test,
                                          baseline_score=runner.y_score, metric=SCORING,
                                          name=best.name, baseline_name=runner.name,
-                                         random_state=args.seed, ax=right)
+                                         random_state=args.seed, ax=right,
+                                         comparison=result.comparison)  # the report's p
     else:
         only = result.rankers[0]
         PerQueryDisplay.from_predictions(result.y_test, only.y_score, qid=result.qid_test,

@@ -195,7 +195,8 @@ def expected_reciprocal_rank(ranking, labels, max_grade, k):
     stop = xp.pow(2.0, labels - max_grade) - 2.0 ** (-max_grade)  # (2^rel - 1) / 2^max_grade
     certain = stop >= 1.0
     log_continue = xp.log1p(-xp.where(certain, xp.zeros_like(stop), stop))
-    before = segment_cumsum_exclusive(xp, log_continue, ranking.query, ranking.offsets)
+    before = A.segment_cumsum_exclusive_local(xp, log_continue, ranking.position,
+                                              ranking.max_kept)
     blocked = segment_cumsum_exclusive(xp, xp.astype(certain, xp.int64), ranking.query,
                                        ranking.offsets) > 0
     terms = xp.where(blocked, xp.zeros_like(stop), stop * xp.exp(before)) / \

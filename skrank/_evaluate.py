@@ -56,6 +56,14 @@ class Evaluation:
     def metrics(self):
         return list(self.mean)
 
+    @property
+    def n_no_relevant(self):
+        """Queries without a relevant document (``num_rel == 0``): their values come from
+        each metric's ``no_relevant`` policy (0 by default, 1 in LightGBM's and XGBoost's
+        convention, left out with ``"skip"``), which can move a mean a long way."""
+        num_rel = self.counts.get("num_rel") if self.counts else None
+        return 0 if num_rel is None else int((to_numpy(num_rel) == 0).sum())
+
     def to_pandas(self):
         """Per-query values as a DataFrame indexed by qid (needs pandas)."""
         try:
@@ -177,12 +185,15 @@ class Evaluation:
 
     def __repr__(self):
         means = ", ".join(f"{name}={value:.4f}" for name, value in self.mean.items())
-        return f"Evaluation(n_queries={self.qid.shape[0]}, {means})"
+        # queries without a relevant document weigh on every mean: say how many
+        missing = self.n_no_relevant
+        shown = f"n_no_relevant={missing}, " if missing else ""
+        return f"Evaluation(n_queries={self.qid.shape[0]}, {shown}{means})"
 
 
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
              ties=None, no_relevant="zero", threshold=None, qrels=None, run=None,
-             missing_queries="skip", exclude=None, unjudged_queries="skip",
+             missing_queries=None, exclude=None, unjudged_queries=None,
              ignore_identical_ids=False, judged=None, sample_weight=None):
     """Evaluate several metrics at once, sharing one grouping and sorting pass.
 
@@ -454,8 +465,8 @@ def _trec_arrays(qrels, run, missing_queries, unjudged_queries="skip",
         run = drop_identical_ids(run)
     if check_coverage:
         check_query_coverage("evaluate", qrels, run, missing_queries, unjudged_queries)
-    if missing_queries == "raise":
-        missing_queries = "skip"  # none is missing: both give the same rows
+    if missing_queries in ("raise", None):
+        missing_queries = "skip"  # none is missing / the default: both give the same rows
     joined = join(qrels, run, missing_queries=missing_queries, func="evaluate",
                   columns=("score",), tie_order=tie_order)
     rows = flat_rows(joined)
@@ -483,7 +494,7 @@ def _trec_table(value, name):
     return run_table(as_run("evaluate", value, name), "evaluate")
 
 
-def _evaluate_stream(qrels, run, *, block_bytes, metrics, options, missing_queries="skip"):
+def _evaluate_stream(qrels, run, *, block_bytes, metrics, options, missing_queries=None):
     """:func:`evaluate` of a qrels table and a run read one block of whole queries at
     a time (``run``: a path or a binary file; the command line's ``--stream`` with
     skrank's names).  Each block is joined and executed as ``evaluate(qrels=,
@@ -522,7 +533,7 @@ def _evaluate_stream(qrels, run, *, block_bytes, metrics, options, missing_queri
     # The policies for queries on one side only, on the whole run's queries.
     ranked = decode(np.unique(np.concatenate(done)))
     check_query_coverage(func, SimpleNamespace(qid=decode(index.qids)),
-                         SimpleNamespace(qid=ranked), missing_queries, "skip")
+                         SimpleNamespace(qid=ranked), missing_queries, None)
     missing = np.flatnonzero(~seen)
     if missing_queries == "zero" and missing.shape[0]:
         evaluate_block(index.subset(missing), empty_run_table(), "zero")

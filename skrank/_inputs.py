@@ -353,8 +353,32 @@ def as_qrels(func, value, name="qrels"):
     if is_frame(value):
         return qrels_from_frame(value, func=func, name=name)
     if isinstance(value, Mapping):
-        return qrels_from_mapping(value, func=func, name=name)
+        qrels = qrels_from_mapping(value, func=func, name=name)
+        return _with_empty_queries(qrels, value)
     raise TypeError(f"{func}: {name} must be {_QRELS_FORMS}. Got {_describe(value)} instead.")
+
+
+#: The document of a placeholder row: no TREC file or whitespace-split line has an empty id.
+_NO_DOCUMENT = ""
+
+
+def _with_empty_queries(qrels, mapping):
+    """A query listed with an empty set of documents (``{"q2": set()}``: judged, nothing
+    relevant) is a query of the ground truth, as a TREC qrels query whose lines are all 0:
+    it is kept with one placeholder row of grade 0 (a document no run ranks), so that it
+    scores as the ``no_relevant`` policy says (0 by default) instead of being dropped."""
+    try:
+        empty = [str(q) for q, docs in mapping.items() if hasattr(docs, "__len__")
+                 and len(docs) == 0]
+    except TypeError:  # pragma: no cover - _flatten has already refused odd values
+        return qrels
+    if not empty:
+        return qrels
+    from .io import Qrels
+
+    return Qrels(qid=np.concatenate([qrels.qid, np.array(empty)]),
+                 docno=np.concatenate([qrels.docno, np.full(len(empty), _NO_DOCUMENT)]),
+                 rel=np.concatenate([qrels.rel, np.zeros(len(empty), dtype=qrels.rel.dtype)]))
 
 
 def as_run(func, value, name="run"):
@@ -400,9 +424,10 @@ def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
     """Apply the policies for queries on one side only; warn with their counts.
 
     ``missing_queries``: queries of the qrels without any row in the run
-    (``"skip"``: left out, ``"zero"``: empty rankings, ``"raise"``).
-    ``unjudged_queries``: queries of the run absent from the qrels (``"skip"``:
-    left out, ``"raise"``).
+    (``"skip"``: left out, ``"zero"``: empty rankings, ``"raise"``; None: ``"skip"``
+    with a warning).  ``unjudged_queries``: queries of the run absent from the qrels
+    (``"skip"``: left out, ``"raise"``; None: ``"skip"`` with a warning).  Only the
+    default (None) warns: an explicit choice was made knowing of such queries.
     """
     from .io._containers import factorize_ids
     from .io._tokenize import decode
@@ -444,12 +469,13 @@ def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queri
         if missing_queries == "raise":
             raise ValueError(f"{head}. Pass missing_queries='zero' to count them as empty "
                              f"rankings (trec_eval -c) or 'skip' to leave them out.")
-        done = ("left out of the means (missing_queries='skip', trec_eval's default without -c)"
-                if missing_queries == "skip" else
-                f"counted as {'an empty ranking' if n_missing == 1 else 'empty rankings'} "
-                "(missing_queries='zero', trec_eval -c)")
         they = "it is" if n_missing == 1 else "they are"
-        warnings.warn(f"{head}; {they} {done}.", UserWarning, stacklevel=caller_stacklevel())
+        if missing_queries is None:  # the default decided: say what it did
+            warnings.warn(f"{head}; {they} left out of the means (trec_eval's default "
+                          f"without -c). Pass missing_queries='skip' to leave them out "
+                          f"without this warning, 'zero' to count them as empty rankings "
+                          f"(trec_eval -c) or 'raise'.", UserWarning,
+                          stacklevel=caller_stacklevel())
     if n_unjudged:
         head = (f"{func}: {n_unjudged} of the {ranked[0]} queries of run "
                 f"{'has' if n_unjudged == 1 else 'have'} no ground truth in qrels "
@@ -457,8 +483,10 @@ def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queri
         if unjudged_queries == "raise":
             raise ValueError(f"{head}. Pass unjudged_queries='skip' to leave them out.")
         they = "it is" if n_unjudged == 1 else "they are"
-        warnings.warn(f"{head}; {they} left out (unjudged_queries='skip').",
-                      UserWarning, stacklevel=caller_stacklevel())
+        if unjudged_queries is None:  # the default decided
+            warnings.warn(f"{head}; {they} left out. Pass unjudged_queries='skip' to leave "
+                          f"them out without this warning, or 'raise'.",
+                          UserWarning, stacklevel=caller_stacklevel())
 
 
 # --------------------------------------------------------------------------
@@ -649,6 +677,10 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
     if scores.dtype.kind not in "iufb":
         scores = _as_numeric(func, "y_score", scores)
     shape = scores.shape
+    if scores.size and np.isinf([scores.min(), scores.max()]).any():  # NaN: below
+        from ._validation import orderable_scores
+
+        scores = orderable_scores(func, "y_score", scores)  # ranks keep the order
     if shape[0] == 0 or shape[1] == 0:
         raise ValueError(f"{func}: y_score must hold at least one query with one document. "
                          f"Got shape {shape} instead.")
@@ -678,11 +710,12 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
     for r0 in range(0, n_users, step):
         r1 = min(r0 + step, n_users)
         block = scores[r0:r1].astype(np.float64, copy=True)
-        finite = np.isfinite(block)
+        finite = ~np.isnan(block)
         if not finite.all():
             bad = np.flatnonzero(~finite)[0]
             raise ValueError(
-                f"{func}: y_score must contain only finite numbers. Got {float(block.flat[bad])!r} "
+                f"{func}: y_score must not contain NaN (a score must have a place in the "
+                f"order; infinite scores are ranked). Got {float(block.flat[bad])!r} "
                 f"at row {r0 + bad // n_items}, column {bad % n_items} instead.")
         excl.mask_block(block, r0, r1)
         low = floor[r0:r1].copy()

@@ -51,8 +51,12 @@ def infap_kernel(r):
     return _k_infap(r, ())
 
 
-def judged_at_k_kernel(r, *, k):
-    return r.count(r.rel >= 0, k) / float(k)
+def judged_at_k_kernel(r, *, k, convention="trec_eval"):
+    if convention == "ir_measures":  # any qrels entry (-1 too), over the ranked depth
+        depth = np.minimum(r.num_ret, k).astype(np.float64)
+        in_qrels = r.count(r.rel != NONPOOL, k).astype(np.float64)
+        return np.divide(in_qrels, depth, out=np.zeros_like(depth), where=depth > 0)
+    return r.count(r.rel >= 0, k) / float(k)   # trec_eval's 1 - unj_k
 
 
 def _check_judged(func, judged, n):
@@ -191,13 +195,18 @@ def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pe
 
 
 def judged_at_k_score(y_true, y_score, *, qid=None, judged=None, k, ties="pessimistic",
-                      sample_weight=None):
-    """Share of the top k documents that were judged (ir_measures' ``Judged@k``).
+                      convention="trec_eval", sample_weight=None):
+    """Share of the top k documents that were judged.
 
-    ``judged@k = #judged in the top k / k`` (a ranking shorter than k is
-    filled with unjudged documents); on rankings of at least k documents,
-    ``1 - judged@k`` is trec_eval's ``unj_k``.  RAG and dense-retrieval
-    evaluations watch it: a low value means the other numbers rest on guesses.
+    By default (``convention="trec_eval"``) ``judged@k = #judged in the top k
+    / k``: a ranking shorter than k is filled with unjudged documents, a
+    negative label (trec_eval's -1) is not judged, and ``1 - judged@k`` is
+    trec_eval's ``unj_k``.  ``convention="ir_measures"`` is ir_measures'
+    ``Judged@k``: any document of the qrels (-1 included) counts as judged, and
+    the share is of ``min(k, number of ranked documents)`` (on a ranking of 2
+    judged documents, judged@5 is 0.4 by default and 1.0 in ir_measures'
+    convention).  RAG and dense-retrieval evaluations watch it: a low value
+    means the other numbers rest on guesses.
 
     Parameters
     ----------
@@ -213,5 +222,9 @@ def judged_at_k_score(y_true, y_score, *, qid=None, judged=None, k, ties="pessim
     >>> judged_at_k_score([1, 0, 0], [3, 2, 1], qid=[0] * 3, k=2,
     ...                   judged=[True, False, True])
     0.5
+    >>> judged_at_k_score([1, 0], [2, 1], qid=[0] * 2, k=5)        # 2 judged of 5 places
+    0.4
+    >>> judged_at_k_score([1, 0], [2, 1], qid=[0] * 2, k=5, convention="ir_measures")
+    1.0
     """
     return _score("judged", locals())

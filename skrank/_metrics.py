@@ -150,8 +150,9 @@ _RETURNS = """score : float
     :func:`skrank.per_query_scores` for the per-query values and their
     query ids."""
 
-_LABEL_NOTES = {"any": "", "nonnegative": "Labels must be non-negative.",
-                "graded": "Labels must lie in ``[0, max_grade]``."}
+_NEGATIVE = "A negative label is a non-relevant document of gain 0 (trec_eval's -1)."
+_LABEL_NOTES = {"any": _NEGATIVE, "nonnegative": _NEGATIVE,
+                "graded": "Labels must be at most ``max_grade``. " + _NEGATIVE}
 
 
 class Declared:
@@ -780,7 +781,8 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
                params=(P.THRESHOLD, J.TIES), variants={"infap": {}},
                aliases={"infAP": "infap"}, trec_names={"infAP": {}}, **_JUDGED),
     MetricSpec("judged", J.judged_at_k_score, J.judged_at_k_kernel,
-               "share of the top k that was judged", params=(P.K_REQUIRED, J.TIES),
+               "share of the top k that was judged",
+               params=(P.K_REQUIRED, J.TIES, P.JUDGED_CONVENTION),
                variants={"judged": {}}, **{**_JUDGED, "after_options": (P.SAMPLE_WEIGHT,)}),
 )})
 

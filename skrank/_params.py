@@ -370,10 +370,12 @@ P = Param(
     valid=(0.5, 0.9, np.float32(0.5)), invalid=(0, 1, 1.5, -0.2, np.nan, "0.5", None, True))
 
 THRESHOLD = Param(
-    "threshold", (Interval(Real),), default=1,
+    "threshold", (Interval(Real, 0, None, closed="neither"),), default=1,
     description="A document is relevant when its label is ``>= threshold``\n"
-                "(trec_eval's ``-l``).",
-    valid=(1, 2, 0.5, np.int64(1)), invalid=(np.nan, np.inf, -np.inf, "1", None, True, [1]))
+                "(trec_eval's ``-l``); positive, so that a label of 0 (or a negative\n"
+                "one) is never relevant.",
+    valid=(1, 2, 0.5, np.int64(1)),
+    invalid=(0, -1, np.nan, np.inf, -np.inf, "1", None, True, [1]))
 
 DENOMINATOR = Param(
     "denominator", (Options(("k", "min")),), default="k",
@@ -446,6 +448,18 @@ AFTER_OPTIONS = (RETRIEVED, EXCLUDE, SAMPLE_WEIGHT)
 ARRAY_ARGUMENTS = frozenset(p.name for p in (*POSITIONAL, *BEFORE_OPTIONS, *AFTER_OPTIONS,
                                                JUDGED))
 
+#: judged@k's two conventions: trec_eval's (1 - unj_k) and ir_measures' Judged@k.
+JUDGED_CONVENTION = Param(
+    "convention", (Options(("trec_eval", "ir_measures")),), default="trec_eval",
+    description='``"trec_eval"``: the judged documents (``judged=True`` and a label\n'
+                ">= 0) among the top k, divided by k (``1 - unj_k`` of trec_eval; a\n"
+                "ranking shorter than k is filled with unjudged documents; a negative\n"
+                'label, trec_eval\'s -1, is in the pool but not judged).  ``"ir_measures"``:\n'
+                "ir_measures' ``Judged@k``: every document of the qrels (``judged=True``,\n"
+                "any label, -1 included) among the top k, divided by ``min(k, number of\n"
+                "ranked documents)``.",
+    valid=("trec_eval", "ir_measures"), invalid=("bogus", None, "k"))
+
 #: Every option declared here, by name (a metric may vary one, e.g. RBP's gain).
 # -- issue 29 (group AUC): its query weighting ------------------------------------------
 WEIGHTING = Param(
@@ -460,7 +474,7 @@ WEIGHTING = Param(
 # -- end issue 29 --------------------------------------------------------------------------
 
 OPTIONS = {p.name: p for p in (K, GAIN, LOG_BASE, P, THRESHOLD, DENOMINATOR, MAX_GRADE, TIES,
-                               NO_RELEVANT, WEIGHTING)}
+                               NO_RELEVANT, WEIGHTING, JUDGED_CONVENTION)}
 
 
 # ---------------------------------------------------------------------------
@@ -512,27 +526,32 @@ EVALUATE_NO_RELEVANT = NO_RELEVANT.replace(
                 "take it and do not set their own (see :func:`skrank.ndcg_score`).")
 
 EVALUATE_THRESHOLD = THRESHOLD.replace(
-    constraints=(NoneValue("each metric's default of 1"), Interval(Real)), default=None,
+    constraints=(NoneValue("each metric's default of 1"),
+                 Interval(Real, 0, None, closed="neither")), default=None,
     description="Relevance threshold for every binary metric (trec_eval ``-l``); None\n"
                 "keeps each metric's default of 1.  The DCG family keeps graded gains.",
-    valid=(None, 1, 2, 0.5), invalid=(np.nan, np.inf, "1", True, [1]))
+    valid=(None, 1, 2, 0.5), invalid=(0, -1, np.nan, np.inf, "1", True, [1]))
 
 MISSING_QUERIES = Param(
-    "missing_queries", (Options(("skip", "zero", "raise")),), default="skip",
+    "missing_queries", (NoneValue("'skip', with a warning"), Options(("skip", "zero", "raise"))),
+    default=None,
     description="Queries of ``qrels`` without any row in ``run`` (users or questions\n"
                 "the system returned nothing for) are left out of the means\n"
-                "(trec_eval's default), count as empty rankings, i.e. 0 for every\n"
-                "metric (``trec_eval -c``; a recommender that returns nothing for a\n"
-                "user is usually meant to score 0 there), or raise an error.  Whatever\n"
-                "the choice, a warning says how many there are.",
-    valid=("skip", "zero", "raise"), invalid=("bogus", None, True, "Skip"))
+                "(``\"skip\"``, trec_eval's default), count as empty rankings, i.e. 0\n"
+                "for every metric (``\"zero\"``, ``trec_eval -c``; a recommender that\n"
+                "returns nothing for a user is usually meant to score 0 there), or\n"
+                "raise an error (``\"raise\"``).  None (the default) is ``\"skip\"``\n"
+                "with a warning giving their count; an explicit choice is silent.",
+    valid=(None, "skip", "zero", "raise"), invalid=("bogus", True, "Skip"))
 
 UNJUDGED_QUERIES = Param(
-    "unjudged_queries", (Options(("skip", "raise")),), default="skip",
-    description="Queries of ``run`` absent from ``qrels`` are left out (with a warning\n"
-                "giving their count) or raise an error (trec_eval 10 refuses such a\n"
-                "run unless ``-c``).",
-    valid=("skip", "raise"), invalid=("zero", None, "bogus"))
+    "unjudged_queries", (NoneValue("'skip', with a warning"), Options(("skip", "raise"))),
+    default=None,
+    description="Queries of ``run`` absent from ``qrels`` are left out (``\"skip\"``)\n"
+                "or raise an error (``\"raise\"``; trec_eval 10 refuses such a run\n"
+                "unless ``-c``).  None (the default) is ``\"skip\"`` with a warning\n"
+                "giving their count; an explicit choice is silent.",
+    valid=(None, "skip", "raise"), invalid=("zero", "bogus"))
 
 IGNORE_IDENTICAL_IDS = Param(
     "ignore_identical_ids", (Boolean(),), default=False,

@@ -21,7 +21,7 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
-from ._array_api import value_range
+from ._array_api import namespace, value_range
 from ._aggregate import apply_no_relevant, mean_over_queries, query_weights
 from ._grouping import Depth, rank_queries
 from ._inputs import is_matrix_form, matrix_arrays
@@ -407,8 +407,10 @@ def prepare(p, y_true, y_score, qid=None, retrieved=None, exclude=None, sample_w
 
     ``inputs``: the extra arrays that metrics declare, by name (``{"judged": mask}``),
     checked by the executor of the metrics that read them.
-    ``negative_is_unjudged``: negative labels (trec_eval's "unjudged in pool")
-    have gain 0 and are never relevant for the metrics of the table.
+    Labels follow one rule for every metric of the table, in arrays as in qrels: a
+    negative label (trec_eval's -1, "in the pool, not judged") is a non-relevant
+    document of gain 0 (the judged metrics read the labels as given, -1 as unjudged).
+    ``negative_is_unjudged`` is kept for the callers that name the rule.
     """
     func = p.func
     n_users = n_ranked = None
@@ -419,8 +421,13 @@ def prepare(p, y_true, y_score, qid=None, retrieved=None, exclude=None, sample_w
             func, y_true, y_score, qid, retrieved, exclude, p.depth)
     arrays = check_ranking_arrays(func, y_true, y_score, qid, retrieved)
     gain_arrays = arrays
-    if negative_is_unjudged:
-        gain_arrays = (np.maximum(arrays[0], 0.0), *arrays[1:])
+    labels = arrays[0]
+    if labels.shape[0] and value_range(labels, "min") < 0:  # the rule above
+        if isinstance(labels, np.ndarray):
+            gain_arrays = (np.maximum(labels, 0.0), *arrays[1:])
+        else:
+            xp = namespace(labels)
+            gain_arrays = (xp.where(labels < 0, xp.zeros_like(labels), labels), *arrays[1:])
     if check_labels:
         p.check_labels(gain_arrays[0])
     weights = weights_of_queries(func, sample_weight, arrays[2], arrays[3], n_users)

@@ -170,6 +170,31 @@ def check_grade_range(func, name, arr):
         )
 
 
+def orderable_scores(func, name, arr, where=None):
+    """``arr`` with its infinite scores replaced by dense ranks (every order and tie kept:
+    ``-inf`` below every finite score, ``+inf`` above, equal infinities tied), a new array
+    when there are any; NaN (among the rows ``where`` selects) is an error, as it has no
+    place in an order.  Recommender code masks seen items with ``-np.inf``; trec_eval ranks
+    infinite scores too."""
+    values = arr if where is None else arr[where]
+    nan = np.isnan(values)
+    if nan.any():
+        raise ValueError(
+            f"{func}: {name} must not contain NaN (a score must have a place in the "
+            f"order; infinite scores are ranked). Got {int(nan.sum())} NaN value(s), the "
+            f"first at position {int(np.flatnonzero(nan)[0])}, instead. Give those documents "
+            f"a score, e.g. -np.inf to rank them last, or leave them out.")
+    if np.isfinite(values).all():
+        return arr
+    out = np.array(arr, dtype=np.float64)
+    if where is None:
+        out.reshape(-1)[:] = np.unique(out, return_inverse=True)[1].reshape(-1)
+    else:
+        out[where] = np.unique(values, return_inverse=True)[1].reshape(-1)
+        out[~where] = 0.0  # ignored (not retrieved)
+    return out
+
+
 def _check_length(func, names_arrays):
     lengths = [(name, arr.shape[0]) for name, arr in names_arrays if arr is not None]
     if len({n for _, n in lengths}) > 1:
@@ -413,7 +438,7 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):
             )
         _check_finite(func, "y_true", y_true)
         check_grade_range(func, "y_true", y_true)
-        _check_finite(func, "y_score", y_score)
+        y_score = orderable_scores(func, "y_score", y_score)
         return y_true.ravel(), y_score.ravel(), None, y_true.shape, None
 
     if qid is None:
@@ -436,7 +461,7 @@ def check_ranking_arrays(func, y_true, y_score, qid, retrieved=None):
     retrieved = check_retrieved(func, retrieved, y_true.shape[0])
     _check_finite(func, "y_true", y_true)
     check_grade_range(func, "y_true", y_true)
-    _check_finite(func, "y_score", y_score, where=retrieved)
+    y_score = orderable_scores(func, "y_score", y_score, where=retrieved)
     return y_true, y_score, qid, None, retrieved
 
 

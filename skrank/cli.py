@@ -255,7 +255,8 @@ def _add_compare_parser(sub):
                           "name); default: all pairs")
     cmp.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     cmp.add_argument("--confidence", type=float, default=0.95,
-                     help="confidence level of the intervals (0.95)")
+                     help="confidence level of the intervals, of all of them together "
+                          "(simultaneous) when a correction is applied (0.95)")
     cmp.add_argument("--interval", choices=list(INTERVALS), default=None,
                      help="interval method (default: t with --test t, else bca)")
     cmp.add_argument("--n-resamples", type=int, default=10_000, metavar="B",
@@ -442,7 +443,7 @@ def _evaluate(args, out):
                 f"Pass --max-grade {top:g} or more.")
 
     options = dict(metrics=metrics or ["map"], options=resolved,
-                   missing_queries="zero" if args.complete else "skip")
+                   missing_queries="zero" if args.complete else None)
     res = _evaluate_stream_skrank(args, options, check_grades) if _streaming(args) else None
     if res is None:
         qrels, run = _read_inputs(args, common_queries=True, tables=True)
@@ -656,7 +657,7 @@ def _compare(args, out):
     results = {name: evaluate(qrels=qrels, metrics=metrics,
                               run=_read_file(path, "run", lambda p: io._read.read_run_table(
                                   p, compact=True)),
-                              missing_queries="zero" if args.complete else "skip")
+                              missing_queries="zero" if args.complete else None)
                for name, path in zip(names, args.runs)}
     if not args.common_queries:
         first, *others = (set(r.qid.tolist()) for r in results.values())
@@ -696,6 +697,16 @@ def _print_warnings(command, caught):
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
+def _in_command_terms(message, command):
+    """The Python function's wording of an unknown metric name, in the command's terms:
+    where the names are listed (``--help``), and the judged metrics, which the qrels
+    always judge here (no ``judged=`` argument)."""
+    from ._names import NAMES_LISTED
+
+    message = message.replace(NAMES_LISTED, f"'skrank {command} --help' lists them")
+    return message.replace("With judged=, also ", "Also (judged by the qrels) ")
+
+
 def main(argv=None, out=None):
     """Entry point of the ``skrank`` command; returns the exit status."""
     out = sys.stdout if out is None else out
@@ -729,6 +740,7 @@ def main(argv=None, out=None):
         # A check that names the command itself, or the Python function of that name.
         for named in (prefix, f"{args.command}: "):
             message = message[len(named):] if message.startswith(named) else message
+        message = _in_command_terms(message, args.command)
         sys.stderr.write(f"{prefix}error: {message}\n")
         return 2
     return 0

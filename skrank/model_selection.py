@@ -27,10 +27,23 @@ def _resolve_qid(cls, X, groups, qid):
     if qid is None:
         qid = qid_from_X(X)
     if qid is None:
+        import sklearn
+
+        if not sklearn.get_config().get("enable_metadata_routing", False):
+            # A qid given to GridSearchCV.fit or cross_validate(params=) reaches the
+            # estimator's fit only while routing is off: the splitter never sees it.
+            raise ValueError(
+                f"{cls}: query ids are required, and metadata routing is off, so a qid "
+                f"passed to a search's fit(X, y, qid=qid) or to cross_validate(..., "
+                f"params={{'qid': qid}}) does not reach the splitter. Either enable "
+                f"metadata routing, sklearn.set_config(enable_metadata_routing=True) (the "
+                f"scorer then gets the ids too), pass X as a pandas DataFrame with a 'qid' "
+                f"column, or pass groups=qid (it reaches the splitter, not a ranking scorer)."
+            )
         raise ValueError(
-            f"{cls}: query ids are required. Pass qid=... (routed: enable metadata "
-            f"routing and call fit(X, y, qid=qid)), groups=qid, or X as a pandas DataFrame "
-            f"with a 'qid' column."
+            f"{cls}: query ids are required. Pass qid=... (routed: call fit(X, y, "
+            f"qid=qid) or cross_validate(..., params={{'qid': qid}})), groups=qid, or X as "
+            f"a pandas DataFrame with a 'qid' column."
         )
     qid = as_qid_array(qid)
     # scikit-learn's own row count: sparse matrices and arrays (whose len() is
@@ -421,7 +434,7 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
     if fit_params is not None and not isinstance(fit_params, dict):
         raise InvalidParameterError(f"{func}: fit_params must be None or a dict of further "
                                     f"arguments of fit. Got {_describe(fit_params)} instead.")
-    codes, _, _ = factorize_qid(func, qid)
+    codes, qids, _ = factorize_qid(func, qid)
     try:
         takes_qid = "qid" in inspect.signature(estimator.fit).parameters
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
@@ -443,6 +456,18 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
             raise ValueError(f"{func}: each query must be in at most one test fold; "
                              f"{type(cv).__name__} puts some rows in several. Use a "
                              f"partition such as QueryKFold.")
+        cut = np.isin(codes[test], codes[train])
+        if cut.any():  # a row-wise splitter (KFold): the model saw the query it ranks
+            first = codes[test][cut][0]
+            in_train = int((codes[train] == first).sum())
+            raise ValueError(
+                f"{func}: each query must be whole in a split, but {type(cv).__name__} puts "
+                f"{int(np.unique(codes[test][cut]).size)} queries in both the training and "
+                f"the test rows of a split (query {str(qids[first])!r}: {in_train} rows in "
+                f"training, {int((codes[test] == first).sum())} in test), so their test "
+                f"documents are ranked by a model that saw the query, and the metric reads "
+                f"cut rankings. Use a query-aware splitter: QueryKFold, QueryShuffleSplit "
+                f"or GroupKFold (with the ids as groups).")
         # A test query is held out whole: none of its rows trains or is left out.
         in_test = np.bincount(codes[test], minlength=n_queries)
         cut = (in_test > 0) & (in_test < query_sizes)

@@ -346,6 +346,10 @@ class PerQueryDisplay:
         Significance level of the test.
     min_difference : float, default=0.0
         Differences with an absolute value below this count as ties.
+    p_label : str, default="uncorrected"
+        What the p-value is, shown in the title beside it: ``"uncorrected"``
+        (this comparison alone), or the correction it carries when it comes
+        from a :class:`~skrank.Comparison` of several comparisons.
 
     Attributes
     ----------
@@ -368,7 +372,8 @@ class PerQueryDisplay:
     """
 
     def __init__(self, *, qid, values, metric, name, baseline_name=None, p_value=None,
-                 alpha=0.05, min_difference=0.0):
+                 alpha=0.05, min_difference=0.0, p_label="uncorrected"):
+        self.p_label = p_label
         self.qid = np.asarray(qid)
         self.values = np.asarray(values)
         if self.qid.ndim != 1 or self.values.shape != self.qid.shape:
@@ -385,7 +390,8 @@ class PerQueryDisplay:
     @classmethod
     def from_predictions(cls, y_true, y_score, *, qid, baseline_score=None, metric="ndcg@10",
                          name=None, baseline_name=None, alpha=0.05, min_difference=0.0,
-                         n_resamples=10_000, random_state=None, ax=None, **kwargs):
+                         n_resamples=10_000, random_state=None, comparison=None, ax=None,
+                         **kwargs):
         """Compute per-query values (or differences to a baseline) and plot them.
 
         Parameters
@@ -405,6 +411,12 @@ class PerQueryDisplay:
             Differences with an absolute value below this are drawn as ties.
         n_resamples : int, default=10000
             Sign flips of the randomization test (exact when 2**n_queries is smaller).
+        comparison : Comparison, default=None
+            A :func:`skrank.compare` result holding this pair (``metric``,
+            ``name`` and ``baseline_name`` as its metric and systems): the title
+            then shows that table's corrected p-value, test and alpha, so that
+            figure and table agree.  None: this pair's own randomization test,
+            titled "uncorrected".
         random_state : int, numpy Generator or None, default=None
         ax : matplotlib Axes, default=None
         **kwargs
@@ -436,15 +448,18 @@ class PerQueryDisplay:
         a, b = per_query[name], per_query[baseline_name]
         keep = ~(np.isnan(a) | np.isnan(b))
         a, b, qids = a[keep], b[keep], qids[keep]
-        pair = compare({baseline_name: (qids, b), name: (qids, a)}, baseline=baseline_name,
-                       test="randomization", n_resamples=n_resamples, correction=None,
-                       random_state=random_state).pairs[0]
-        p_value = pair.p_value
+        if comparison is None:
+            pair = compare({baseline_name: (qids, b), name: (qids, a)}, baseline=baseline_name,
+                           test="randomization", n_resamples=n_resamples, correction=None,
+                           random_state=random_state).pairs[0]
+            p_value, p_label = pair.p_value, "uncorrected"
+        else:
+            p_value, p_label, alpha = _corrected_p(func, comparison, metric, name, baseline_name)
         diff = a - b
         order = np.argsort(-diff, kind="stable")
         display = cls(qid=qids[order], values=diff[order], metric=metric, name=name,
                       baseline_name=baseline_name, p_value=p_value, alpha=alpha,
-                      min_difference=min_difference)
+                      min_difference=min_difference, p_label=p_label)
         return display.plot(ax=ax, **kwargs)
 
     @classmethod
@@ -540,10 +555,13 @@ class PerQueryDisplay:
                 ax.legend(handles=handles, fontsize="small", loc="upper right")
             ax.set_ylabel(f"{self.metric} difference")
             mean = float(np.mean(self.values)) if n else float("nan")
-            verdict = ("significant" if self.p_value is not None and self.p_value < self.alpha
+            # compare's rule (p <= alpha), so that the figure agrees with its table
+            verdict = ("significant" if self.p_value is not None and self.p_value <= self.alpha
                        else "not significant")
+            test = ("paired randomization test" if self.p_label == "uncorrected"
+                    else "paired test")
             default_title = (f"{self.name} − {self.baseline_name}\nmean {mean:+.3f}, "
-                             f"paired randomization test p = {self.p_value:.2g} "
+                             f"{test} p = {self.p_value:.2g}, {self.p_label} "
                              f"({verdict} at {self.alpha:g})")
         ax.set_xlabel(f"queries ({n}), sorted" if n else "queries")
         ax.set_xlim(-0.5, max(n, 1) - 0.5)
@@ -716,3 +734,23 @@ def _cycle_colors(n):
 
     cycle = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
     return [cycle[i % len(cycle)] for i in range(n)]
+
+
+def _corrected_p(func, comparison, metric, name, baseline_name):
+    """``(p_adjusted, label, alpha)`` of the pair ``name`` vs ``baseline_name`` on ``metric``
+    in a :class:`~skrank.Comparison`, the label naming its test and correction."""
+    pairs = [p for p in getattr(comparison, "pairs", ()) if p.metric == metric
+             and {p.system_a, p.system_b} == {name, baseline_name}]
+    if not pairs:
+        raise InvalidParameterError(
+            f"{func}: comparison must be a skrank.compare result holding metric {metric!r} "
+            f"for systems {name!r} and {baseline_name!r}. Got "
+            f"{_describe(comparison) if not hasattr(comparison, 'pairs') else 'none such'} "
+            f"instead.")
+    pair = pairs[0]
+    n = len(comparison.pairs)
+    if comparison.correction is None or n == 1:
+        label = f"{comparison.test}, uncorrected"
+    else:
+        label = f"{comparison.test}, {comparison.correction}-corrected over {n} comparisons"
+    return pair.p_adjusted, label, comparison.alpha

@@ -463,6 +463,9 @@ def ref_mean(metric, y_true, y_score, qid, *, retrieved=None, ties="average",
     if no_relevant not in NO_RELEVANT_POLICIES:
         raise ValueError(f"no_relevant must be one of {NO_RELEVANT_POLICIES}, got {no_relevant!r}")
     y_true = list(y_true)
+    if metric not in ("bpref", "infap", "judged"):
+        # skrank's label rule: a negative label is a non-relevant document of gain 0
+        y_true = [max(label, 0) for label in y_true]
     y_score = list(y_score)
     qid = list(qid)
     n = len(y_true)

@@ -319,7 +319,8 @@ def test_invalid_input_gives_the_numpy_paths_error(ns):
         ((y_true, y_score), dict(qid=qid)),  # a NaN score
         ((y_true, y_score[:2]), dict(qid=qid)),  # lengths differ
         ((y_true, np.nan_to_num(y_score)), dict(qid=None)),  # 1-D without qid
-        ((y_true - 3.0, np.nan_to_num(y_score)), dict(qid=qid)),  # negative labels for nDCG
+        ((y_true * np.nan, np.nan_to_num(y_score)), dict(qid=qid)),  # NaN labels
+        # (negative labels are non-relevant documents: no error, issue 25)
         ((y_true, np.nan_to_num(y_score)), dict(qid=qid, retrieved=np.array([1, 0, 1]))),
         ((y_true, np.nan_to_num(y_score)), dict(qid=np.array([1.0, np.nan, 2.0]))),
     ]

@@ -88,15 +88,19 @@ def test_1d_and_2d_mixed(spec):
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=spec_id)
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
-@pytest.mark.parametrize("where", ["y_true", "y_score"])
+@pytest.mark.parametrize("bad, where", [(np.nan, "y_true"), (np.inf, "y_true"),
+                                        (-np.inf, "y_true"), (np.nan, "y_score")],
+                         ids=["nan-y_true", "inf-y_true", "-inf-y_true", "nan-y_score"])
 def test_non_finite_values(spec, bad, where):
+    # (infinite scores are ranked: tests/test_sharp_edges_3.py)
     y, s = list(Y), list(S)
     (y if where == "y_true" else s)[1] = bad
     params = ok_params(spec)
     shown = re.escape(repr(float(bad)))
     message = (rf"{where} must contain only finite numbers\. Got 1 non-finite value\(s\), "
-               rf"the first being (?:np\.float64\()?{shown}\)?, instead\.")
+               rf"the first being (?:np\.float64\()?{shown}\)?, instead\." if where == "y_true"
+               else r"y_score must not contain NaN .* Got 1 NaN value\(s\), the first at "
+                    r"position 1, instead\.")
     check_raises(spec, ValueError, message, y, s, qid=Q, **params)
     check_raises(spec, ValueError, message, [y], [s], **params)  # 2-D
 
@@ -130,22 +134,18 @@ def test_empty_input(spec):
 
 @pytest.mark.parametrize("spec", SPECS, ids=spec_id)
 def test_negative_labels(spec):
+    # One rule for every metric (issue 25): a negative label is a non-relevant document
+    # of gain 0, as trec_eval's -1 in qrels; the value is the oracle's on clipped labels.
     y = [2.0, -1.0, 1.0]
-    if spec.labels == "nonnegative":
-        check_raises(spec, ValueError, rf"y_true must be non-negative for {spec.name}\b.*"
-                     r"Got min\(y_true\) = -1 instead\.", y, S, qid=Q, **ok_params(spec))
-    elif spec.labels == "graded":
-        params = ok_params(spec, max_grade=3)
-        check_raises(spec, ValueError, r"y_true must lie in \[0, max_grade\] = \[0, 3\]\. "
-                     r"Got labels in \[-1, 2\] instead\.", y, S, qid=Q, **params)
-    else:  # any finite label is fine with a linear gain: the value is the oracle's
-        value = spec.function(y, S, qid=Q, **ok_params(spec))
-        assert value == pytest.approx(oracle(spec, y, S, Q, **ok_params(spec))[0],
-                                      rel=1e-12, abs=1e-12)
+    params = ok_params(spec, max_grade=3) if spec.labels == "graded" else ok_params(spec)
+    value = spec.function(y, S, qid=Q, **params)
+    assert value == pytest.approx(spec.function([2.0, 0.0, 1.0], S, qid=Q, **params),
+                                  rel=1e-12, abs=1e-12)
+    assert value == pytest.approx(oracle(spec, y, S, Q, **params)[0], rel=1e-12, abs=1e-12)
     if takes_dcg_gain(spec):
-        check_raises(spec, ValueError, r"y_true must be non-negative for gain='exponential'\. "
-                     r"Got min\(y_true\) = -1 instead\.",
-                     y, S, qid=Q, **ok_params(spec, gain="exponential"))
+        assert spec.function(y, S, qid=Q, **ok_params(spec, gain="exponential")) == \
+            pytest.approx(spec.function([2.0, 0.0, 1.0], S, qid=Q,
+                                        **ok_params(spec, gain="exponential")))
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s.labels == "graded"], ids=spec_id)
@@ -292,12 +292,12 @@ def test_unsupported_tie_average(spec):
 
 
 BAD_REALS = {
-    "threshold": [np.nan, np.inf, -np.inf],
+    "threshold": [0, -1, np.nan, np.inf, -np.inf],
     "p": [0, 1, 1.5, -0.2, np.nan],
     "log_base": [1, 0.5, -2, np.nan, np.inf],
     "max_grade": [0, -1, np.nan, np.inf],
 }
-INTERVALS = {"threshold": r"\(-inf, inf\)", "p": r"\(0, 1\)",
+INTERVALS = {"threshold": r"\(0, inf\)", "p": r"\(0, 1\)",
              "log_base": r"\(1, inf\)", "max_grade": r"\(0, inf\)"}
 
 

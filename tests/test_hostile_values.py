@@ -47,8 +47,9 @@ def test_cross_val_evaluate_refuses_a_split_that_cuts_a_query():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(8, 2)), np.tile([1.0, 0.0], 4)
     qid = np.repeat([1, 2, 3, 4], 2)
-    # KFold(3) puts rows 0-2 in the first test fold: query 2 is cut.
-    with pytest.raises(ValueError, match=r"whole queries.*1 of the 2 rows of query '2'"):
+    # KFold(3) puts rows 0-2 in the first test fold: query 2 is cut (one row trains).
+    with pytest.raises(ValueError, match=r"whole in a split.*query '2': 1 rows in training, "
+                                         r"1 in test"):
         cross_val_evaluate(Ridge(), X, y, qid=qid, cv=KFold(3))
     # A fold that tests part of a query and leaves the rest unused is cut too.
     split = [(np.array([4, 5, 6, 7]), np.array([0, 1, 2]))]

@@ -214,7 +214,8 @@ def test_missing_queries_warn_with_their_count_and_follow_the_policy():
         skip = skrank.evaluate(qrels=qrels, run=partial, metrics=["ndcg", "recall@10"])
     assert [w.filename for w in caught] == [__file__]  # the caller's line, not skrank's
     assert sorted(skip.qid.tolist()) == sorted(partial)
-    with pytest.warns(UserWarning, match="2 of the 10 queries.*counted as empty rankings"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an explicit choice is silent
         zero = skrank.evaluate(qrels=qrels, run=partial, metrics=["ndcg", "recall@10"],
                                missing_queries="zero")
     values = per_query(zero)
@@ -237,7 +238,7 @@ def test_unjudged_queries_warn_or_raise():
     assert_same(res, skrank.evaluate(qrels=qrels, run=run, metrics=["ndcg"]))
     with pytest.raises(ValueError, match="3 of the 9 queries of run have no ground truth"):
         skrank.evaluate(qrels=qrels, run=extra, unjudged_queries="raise")
-    with pytest.raises(ValueError, match="unjudged_queries must be one of"):
+    with pytest.raises(ValueError, match="unjudged_queries must be None .* or one of"):
         skrank.evaluate(qrels=qrels, run=run, unjudged_queries="zero")
 
 
@@ -488,7 +489,7 @@ def test_sparse_inputs_are_never_densified(monkeypatch):
     (dict(y_true=sp.csr_array(np.ones((2, 3))), y_score=sp.csr_array(np.ones((2, 3)))),
      r"y_score must be a dense 2-D array"),
     (dict(y_true=sp.csr_array(np.ones((2, 3))), y_score=np.array([[0, np.nan, 1], [0, 0, 0]])),
-     r"y_score must contain only finite numbers. Got nan at row 0, column 1"),
+     r"y_score must not contain NaN .* Got nan at row 0, column 1"),
     (dict(y_true=sp.csr_array(np.ones((2, 3))), y_score=np.zeros((2, 3)), qid=[0, 1]),
      r"qid must be None"),
     (dict(y_true=sp.csr_array(np.ones((2, 3))), y_score=np.zeros(6)),

@@ -264,7 +264,8 @@ def test_too_few_fields_message(tmp_path):
     with pytest.raises(ValueError) as excinfo:
         read_run(path)
     assert str(excinfo.value) == (
-        f"{path}:4: expected 'qid Q0 docno rank score tag', got '301 Q0 doc1 x'")
+        f"{path}:4: expected 'qid Q0 docno rank score tag', got '301 Q0 doc1 x' "
+        f"(4 fields, expected at least 6)")
 
 
 @pytest.mark.parametrize("line, what", [
@@ -292,7 +293,7 @@ def test_bad_qrels_lines(tmp_path):
         read_qrels(path)
     path = write(tmp_path / "qrels.txt", "1 0 a 1\n1 0 b\n")
     with pytest.raises(ValueError, match=r"qrels.txt:2: expected 'qid iter docno rel', "
-                                         r"got '1 0 b'$"):
+                                         r"got '1 0 b' \(3 fields, expected 4\)$"):
         read_qrels(path)
     path = write(tmp_path / "qrels.txt", "1 0 a 1\n1 0 b 0.5\n")
     with pytest.raises(ValueError, match=r"qrels.txt:2: .*\(rel '0.5' is not an integer\)"):

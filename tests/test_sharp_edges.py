@@ -588,7 +588,7 @@ def test_bad_parameters_raise_invalid_parameter_error(label):
 
 
 @pytest.mark.parametrize("call", [
-    lambda: skrank.ndcg_score([1, -1], [0.1, 0.2], qid=[0, 0]),          # negative labels
+    lambda: skrank.ndcg_score([1, 0], [0.1, np.nan], qid=[0, 0]),        # NaN score
     lambda: skrank.ndcg_score([1, np.nan], [0.1, 0.2], qid=[0, 0]),      # NaN label
     lambda: skrank.ndcg_score([1, 0], [0.1, 0.2, 0.3], qid=[0, 0]),      # lengths
     lambda: skrank.err_score([1, 7], [0.1, 0.2], qid=[0, 0], max_grade=4),   # above the scale

@@ -639,9 +639,10 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
         result = lines.columns(layout.n_fields, exact=layout.exact)
         if isinstance(result, int):
             i = result
-            reason = ""
-            if layout.exact and lines.n_tokens[i] > layout.n_fields:
-                reason = f" ({lines.n_tokens[i]} fields, expected {layout.n_fields})"
+            # the field count, whether too many or too few (a run line short of its score)
+            count = int(lines.n_tokens[i])
+            reason = (f" ({count} field{'s' if count != 1 else ''}, expected "
+                      f"{'' if layout.exact else 'at least '}{layout.n_fields})")
             raise ValueError(f"{name}:{lines.line_number(i)}: expected {layout.fmt!r}, "
                              f"got {lines.text(i)!r}{reason}")
         starts, ends = result
