@@ -4,7 +4,6 @@ import warnings
 
 import numpy as np
 
-from ._params import NO_RELEVANT_POLICIES  # noqa: F401  (declared with the option)
 
 
 def no_relevant_error(func, qids):

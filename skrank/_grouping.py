@@ -42,7 +42,6 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ._params import TIE_POLICIES  # noqa: F401  (declared with the ties option)
 from ._validation import caller_stacklevel, filtered_on_numpy_1
 
 try:
