@@ -25,20 +25,23 @@ import functools
 
 import numpy as np
 
+from . import _device_kernels as DK
 from ._grouping import segmented_sort_desc
 
 
-def _device_form(numpy_kernel):
-    """Hand a ranking of device arrays (:class:`skrank._array_api.DeviceRanking`) to the
-    same kernel of :mod:`skrank._device_kernels`; a NumPy :class:`Ranking` has no ``xp``."""
-    @functools.wraps(numpy_kernel)
-    def kernel(ranking, *args, **kwargs):
-        if getattr(ranking, "xp", None) is None:
-            return numpy_kernel(ranking, *args, **kwargs)
-        from . import _device_kernels
-
-        return getattr(_device_kernels, numpy_kernel.__name__)(ranking, *args, **kwargs)
-    return kernel
+def _device_form(device_kernel):
+    """The NumPy kernel below for a NumPy :class:`Ranking` (which has no ``xp``), and
+    ``device_kernel`` (same closed form, array-API operations) for a ranking of device
+    arrays (:class:`skrank._array_api.DeviceRanking`): one interface for both, so the
+    metric kernels never branch on the namespace."""
+    def with_device_form(numpy_kernel):
+        @functools.wraps(numpy_kernel)
+        def kernel(ranking, *args, **kwargs):
+            if getattr(ranking, "xp", None) is None:
+                return numpy_kernel(ranking, *args, **kwargs)
+            return device_kernel(ranking, *args, **kwargs)
+        return kernel
+    return with_device_form
 
 
 def sum_by_query(query, values, n_queries):
@@ -103,7 +106,7 @@ def _weighted_row_sums(values, weights):
     return total.astype(np.float64, copy=False)
 
 
-@_device_form
+@_device_form(DK.weighted_rank_sum)
 def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     """Expected ``sum(f(row_values[i]) * weight(position_i))`` over ranks < cutoff, per query.
 
@@ -191,7 +194,7 @@ def log_discount(log_base):
     return discount
 
 
-@_device_form
+@_device_form(DK.ideal_dcg)
 def ideal_dcg(ranking, gain, gain_fn, k, discount):
     """DCG@k of each query's documents (retrieved or not) in decreasing order of gain.
 
@@ -230,7 +233,7 @@ def ideal_dcg(ranking, gain, gain_fn, k, discount):
     return sum_by_query(query, gains * discount(position), ranking.n_queries)
 
 
-@_device_form
+@_device_form(DK.hit_rate)
 def hit_rate(ranking, threshold, k):
     """P(at least one relevant document (label >= threshold) within the top k)."""
     nq = ranking.n_queries
@@ -265,7 +268,7 @@ def hit_rate(ranking, threshold, k):
 _DISTINCT_GROUPS_ABOVE = 4
 
 
-@_device_form
+@_device_form(DK.reciprocal_rank)
 def reciprocal_rank(ranking, threshold, k):
     """Expected 1 / rank of the first relevant document (0 beyond the cutoff)."""
     nq = ranking.n_queries
@@ -328,7 +331,7 @@ def _expected_inverse_rank(n, r, s, k):
     return sum_by_query(term_group, terms, n.size)
 
 
-@_device_form
+@_device_form(DK.average_precision_sum)
 def average_precision_sum(ranking, threshold, k):
     """Expected sum over relevant ranks i <= k of precision@i (to be divided by R)."""
     nq = ranking.n_queries
@@ -423,7 +426,7 @@ def _inverse_rank_sums(ranking, k, starts, sizes, positions):
     return sums[pair]
 
 
-@_device_form
+@_device_form(DK.expected_reciprocal_rank)
 def expected_reciprocal_rank(ranking, labels, max_grade, k):
     """ERR (Chapelle et al. 2009) in the ranking's order (no tie averaging)."""
     stop = np.exp2(labels - max_grade) - np.exp2(-max_grade)  # (2^rel - 1) / 2^max_grade
