@@ -151,12 +151,23 @@ def test_examples_of_each_declared_option(name):
             param.validate("f", value)
 
 
-def test_shared_choice_lists_are_the_declarations():
-    from skrank._aggregate import NO_RELEVANT_POLICIES
-    from skrank._grouping import TIE_POLICIES
+def test_the_engine_takes_every_declared_choice():
+    # The engine reads the declared choices, not lists of its own: every tie policy
+    # ranks and every no_relevant policy aggregates (or raises, as declared).
+    from skrank._aggregate import apply_no_relevant
+    from skrank._grouping import rank_queries
+    from skrank._validation import check_ranking_arrays
 
-    assert P.TIES.choices == TIE_POLICIES
-    assert P.NO_RELEVANT.choices == NO_RELEVANT_POLICIES
+    arrays = check_ranking_arrays("f", [1, 0, 0, 0], [0.5, 0.5, 0.2, 0.1], [0, 0, 1, 1])
+    for ties in P.TIES.choices:
+        assert rank_queries("f", *arrays, ties).n_queries == 2
+    qids, values, undefined = np.array([0, 1]), np.array([1.0, 0.0]), np.array([False, True])
+    for policy in P.NO_RELEVANT.choices:
+        if policy == "raise":
+            with pytest.raises(ValueError, match="no relevant"):
+                apply_no_relevant("f", qids, values, undefined, policy)
+        else:
+            apply_no_relevant("f", qids, values, undefined, policy)
     assert P.GAIN.choices == ("linear", "exponential")
 
 
