@@ -9,8 +9,12 @@ from ._metrics import (
     QueryScores,
     cg_score,
     dcg_score,
+    bpref_score,
     err_score,
+    gauc_score,
     hit_rate_score,
+    infap_score,
+    judged_at_k_score,
     map_score,
     mrr_score,
     ndcg_score,
@@ -21,8 +25,6 @@ from ._metrics import (
     recall_at_k_score,
 )
 
-from ._judged import bpref_score, infap_score, judged_at_k_score
-from ._gauc import gauc_score  # issue 29
 from ._evaluate import Evaluation, evaluate
 from ._validation import InvalidParameterError
 from . import datasets  # noqa: F401

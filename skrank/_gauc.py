@@ -20,12 +20,6 @@ from . import _kernels as K
 from ._array_api import as_float, divide_where, minimum
 
 
-def _score(name, arguments):
-    from ._metrics import score   # the table's module imports this one
-
-    return score(name, arguments)
-
-
 def _position(positions):
     return positions * 1.0
 
@@ -47,42 +41,3 @@ def _gauc(ranking, *, func, threshold, weighting):
         return value, ~defined
     weights = n_pos + n_neg if weighting == "size" else n_pos
     return value, ~defined, weights
-
-
-def gauc_score(y_true, y_score, *, qid=None, threshold=1, weighting="uniform",
-               ties="average", no_relevant="zero", retrieved=None, exclude=None,
-               sample_weight=None):
-    """Group AUC: the ROC AUC of each query's ranking, averaged over queries.
-
-    Per query, ``AUC = #{{(positive, negative): positive scored higher}} / (P * N)``
-    with a tied pair counted one half (the Mann-Whitney statistic), where the
-    positives are the ranked documents with label ``>= threshold``.  With the
-    defaults each query's value equals :func:`sklearn.metrics.roc_auc_score`
-    of its rows, and the mean is torchmetrics' ``RetrievalAUROC``; recommender
-    papers (GAUC, Zhu et al. 2017) weigh each user by impressions or clicks
-    (``weighting``).  Judged documents that were not retrieved have no score and
-    take no part.  A query with one class only (no positive or no negative) is
-    undefined and follows ``no_relevant``.
-
-    Parameters
-    ----------
-    {parameters}
-
-    Returns
-    -------
-    {returns}
-
-    Examples
-    --------
-    >>> from skrank import gauc_score
-    >>> y_true = [1, 0, 1, 0, 0, 1, 0, 0]
-    >>> y_score = [0.9, 0.8, 0.6, 0.5, 0.4, 0.4, 0.2, 0.1]
-    >>> qid = [1, 1, 1, 1, 2, 2, 2, 2]
-    >>> # query 1: 0.9 beats 0.8 and 0.5, 0.6 beats 0.5 only -> 3/4;
-    >>> # query 2: the positive ties one negative and beats two -> (2 + 1/2) / 3
-    >>> round(gauc_score(y_true, y_score, qid=qid), 6)   # (3/4 + 5/6) / 2
-    0.791667
-    >>> round(gauc_score(y_true, y_score, qid=qid, weighting="positives"), 6)   # (2*3/4 + 5/6) / 3
-    0.777778
-    """
-    return _score("gauc", locals())

@@ -19,8 +19,11 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from . import _kernels as K
-from . import _judged as J
 from . import _params as P
+from ._gauc import _gauc
+from ._judged import (AFTER_OPTIONS, BEFORE_OPTIONS, LABEL_NOTE, bpref_kernel, infap_kernel,
+                      judged_at_k_kernel, judged_columns)
+from ._judged import TIES as JUDGED_TIES
 from ._array_api import as_float, divide_where, minimum, value_range
 from ._validation import (
     InvalidParameterError,
@@ -155,14 +158,33 @@ _LABEL_NOTES = {"any": _NEGATIVE, "nonnegative": _NEGATIVE,
                 "graded": "Labels must be at most ``max_grade``. " + _NEGATIVE}
 
 
+#: The public functions by name.  They are the faces' (this module's functions, once the
+#: table has its own module) and bind to their declarations when skrank is imported, so
+#: that the declarations never import the functions that call the plan.
+_FUNCTIONS = {}
+
+
+def bind_functions(specs, functions):
+    """Bind each declaration to its public function (found by ``function_name`` in the
+    mapping ``functions``) and fill the function's generated docstring."""
+    for spec in specs:
+        _FUNCTIONS[spec.function_name] = functions[spec.function_name]
+        spec.fill_docstring()
+
+
 class Declared:
     """What a metric's declaration derives from its ``params``: defaults, checks, the
     public function's signature and its generated docstring.  Shared by
     :class:`MetricSpec` (the table :data:`METRICS`).
 
-    A subclass has ``name``, ``function``, ``params``, ``before_options`` and
+    A subclass has ``name``, ``function_name``, ``params``, ``before_options`` and
     ``after_options`` (the array arguments around the options) and ``y_true_note``.
     """
+
+    @property
+    def function(self):
+        """The public function of the metric (bound by :func:`bind_functions`)."""
+        return _FUNCTIONS[self.function_name]
 
     @cached_property
     def parameters(self):
@@ -231,8 +253,10 @@ class MetricSpec(Declared):
     ----------
     name : str
         Canonical name (the scorer-name stem), e.g. ``"ndcg"``.
-    function : callable
-        The public function: ``function(y_true, y_score, *, qid=None, <params>,
+    function_name : str
+        The public function's name; the function itself (``spec.function``) is
+        the faces' and bound by :func:`bind_functions`:
+        ``function(y_true, y_score, *, qid=None, <params>,
         retrieved=None, exclude=None, sample_weight=None)`` (a test checks its
         signature against ``params``); its docstring's Parameters section is
         generated from the declarations.
@@ -290,7 +314,7 @@ class MetricSpec(Declared):
     """
 
     name: str
-    function: Callable
+    function_name: str
     kernel: Callable
     summary: str
     params: tuple = ()
@@ -381,7 +405,7 @@ def score(name, arguments):
     from ._plan import MetricCall, mean
 
     spec = METRICS[name]
-    func = spec.function.__name__
+    func = spec.function_name
     options = {key: value for key, value in arguments.items() if key not in P.ARRAY_ARGUMENTS}
     return mean(func, MetricCall.of(spec, options, func=func), arguments["y_true"],
                 arguments["y_score"], arguments["qid"], arguments.get("retrieved"),
@@ -698,33 +722,162 @@ def rbp_score(y_true, y_score, *, qid=None, k=None, p=0.8, threshold=1, gain="bi
     return score("rbp", locals())
 
 
+def bpref_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
+                retrieved=None, sample_weight=None):
+    """Binary preference (Buckley & Voorhees, 2004), as trec_eval's ``bpref``.
+
+    For each relevant document ranked, the share of the first R judged
+    non-relevant documents ranked above it is a loss:
+    ``bpref = 1/R * sum_r (1 - min(n_r, R) / min(N, R))``, with R the relevant
+    documents, N the judged non-relevant ones and ``n_r`` the judged
+    non-relevant documents ranked above ``r``.  Unjudged documents are ignored.
+
+    Parameters
+    ----------
+    {parameters}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import bpref_score
+    >>> # relevant, unjudged, non-relevant, relevant: the second relevant loses 1/min(1, 2)
+    >>> bpref_score([1, 0, 0, 1], [4, 3, 2, 1], qid=[0] * 4,
+    ...             judged=[True, False, True, True])
+    0.5
+    """
+    return score("bpref", locals())
+
+
+def infap_score(y_true, y_score, *, qid=None, judged=None, threshold=1, ties="pessimistic",
+                retrieved=None, sample_weight=None):
+    """Inferred average precision (Yilmaz & Aslam, 2006), as trec_eval's ``infAP``.
+
+    Average precision estimated from a sample of judged documents: documents
+    outside the pool (``judged=False``) count as non-relevant, those in the
+    pool but not judged (negative labels) are assumed relevant in the same
+    proportion as the judged ones above them.
+
+    Parameters
+    ----------
+    {parameters}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import infap_score
+    >>> round(infap_score([1, 0, 1], [3, 2, 1], qid=[0] * 3), 4)    # = AP when all judged
+    0.8333
+    """
+    return score("infap", locals())
+
+
+def judged_at_k_score(y_true, y_score, *, qid=None, judged=None, k, ties="pessimistic",
+                      convention="trec_eval", sample_weight=None):
+    """Share of the top k documents that were judged.
+
+    By default (``convention="trec_eval"``) ``judged@k = #judged in the top k
+    / k``: a ranking shorter than k is filled with unjudged documents, a
+    negative label (trec_eval's -1) is not judged, and ``1 - judged@k`` is
+    trec_eval's ``unj_k``.  ``convention="ir_measures"`` is ir_measures'
+    ``Judged@k``: any document of the qrels (-1 included) counts as judged, and
+    the share is of ``min(k, number of ranked documents)`` (on a ranking of 2
+    judged documents, judged@5 is 0.4 by default and 1.0 in ir_measures'
+    convention).  RAG and dense-retrieval evaluations watch it: a low value
+    means the other numbers rest on guesses.
+
+    Parameters
+    ----------
+    {parameters}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import judged_at_k_score
+    >>> judged_at_k_score([1, 0, 0], [3, 2, 1], qid=[0] * 3, k=2,
+    ...                   judged=[True, False, True])
+    0.5
+    >>> judged_at_k_score([1, 0], [2, 1], qid=[0] * 2, k=5)        # 2 judged of 5 places
+    0.4
+    >>> judged_at_k_score([1, 0], [2, 1], qid=[0] * 2, k=5, convention="ir_measures")
+    1.0
+    """
+    return score("judged", locals())
+
+
+def gauc_score(y_true, y_score, *, qid=None, threshold=1, weighting="uniform",
+               ties="average", no_relevant="zero", retrieved=None, exclude=None,
+               sample_weight=None):
+    """Group AUC: the ROC AUC of each query's ranking, averaged over queries.
+
+    Per query, ``AUC = #{{(positive, negative): positive scored higher}} / (P * N)``
+    with a tied pair counted one half (the Mann-Whitney statistic), where the
+    positives are the ranked documents with label ``>= threshold``.  With the
+    defaults each query's value equals :func:`sklearn.metrics.roc_auc_score`
+    of its rows, and the mean is torchmetrics' ``RetrievalAUROC``; recommender
+    papers (GAUC, Zhu et al. 2017) weigh each user by impressions or clicks
+    (``weighting``).  Judged documents that were not retrieved have no score and
+    take no part.  A query with one class only (no positive or no negative) is
+    undefined and follows ``no_relevant``.
+
+    Parameters
+    ----------
+    {parameters}
+
+    Returns
+    -------
+    {returns}
+
+    Examples
+    --------
+    >>> from skrank import gauc_score
+    >>> y_true = [1, 0, 1, 0, 0, 1, 0, 0]
+    >>> y_score = [0.9, 0.8, 0.6, 0.5, 0.4, 0.4, 0.2, 0.1]
+    >>> qid = [1, 1, 1, 1, 2, 2, 2, 2]
+    >>> # query 1: 0.9 beats 0.8 and 0.5, 0.6 beats 0.5 only -> 3/4;
+    >>> # query 2: the positive ties one negative and beats two -> (2 + 1/2) / 3
+    >>> round(gauc_score(y_true, y_score, qid=qid), 6)   # (3/4 + 5/6) / 2
+    0.791667
+    >>> round(gauc_score(y_true, y_score, qid=qid, weighting="positives"), 6)   # (2*3/4 + 5/6) / 3
+    0.777778
+    """
+    return score("gauc", locals())
+
+
 # ---------------------------------------------------------------------------
 # The table.  Order here is the order of every list shown to users.
 
-from ._gauc import _gauc, gauc_score  # noqa: E402  (issue 29: a module of its own)
 
 _TIES_EXACT = P.TIES.note("The tie average is exact (McSherry & Najork, 2008).")
 
 #: What bpref, infAP and judged@k declare alike: the extra input ``judged``, the
 #: executor that builds their ranking from it, their array arguments and labels.
-_JUDGED = dict(inputs=("judged",), executor=J.judged_columns,
-               before_options=J.BEFORE_OPTIONS, after_options=J.AFTER_OPTIONS,
-               label_note=J.LABEL_NOTE)
+_JUDGED = dict(inputs=("judged",), executor=judged_columns,
+               before_options=BEFORE_OPTIONS, after_options=AFTER_OPTIONS,
+               label_note=LABEL_NOTE)
 
 METRICS = MappingProxyType({spec.name: spec for spec in (
-    MetricSpec("ndcg", ndcg_score, _ndcg, "normalized discounted cumulative gain",
+    MetricSpec("ndcg", "ndcg_score", _ndcg, "normalized discounted cumulative gain",
                params=(P.K, P.GAIN, P.TIES, P.NO_RELEVANT.note(
                    "A query is undefined when its ideal DCG is 0.")),
                perfect=1.0, variants={"ndcg": {}, "ndcg_exp": {"gain": "exponential"}},
                trec_names={"ndcg": {}, "ndcg_cut": {}}, trec_cut=("ndcg_cut",),
                labels="nonnegative"),
-    MetricSpec("dcg", dcg_score, _dcg, "discounted cumulative gain",
+    MetricSpec("dcg", "dcg_score", _dcg, "discounted cumulative gain",
                params=(P.K, P.GAIN, P.LOG_BASE, P.TIES), bounds=None,
                variants={"dcg": {}, "dcg_exp": {"gain": "exponential"}}),
-    MetricSpec("cg", cg_score, _cg, "cumulative gain",
+    MetricSpec("cg", "cg_score", _cg, "cumulative gain",
                params=(P.K, P.GAIN, P.TIES), bounds=None,
                variants={"cg": {}, "cg_exp": {"gain": "exponential"}}),
-    MetricSpec("map", map_score, _map, "mean average precision",
+    MetricSpec("map", "map_score", _map, "mean average precision",
                params=(P.K, P.THRESHOLD, P.DENOMINATOR.replace(
                    constraints=(P.Options(("R", "min")),), default="R",
                    description="``D`` above.  Only matters with a cutoff ``k``.",
@@ -732,24 +885,24 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
                    _TIES_EXACT, P.NO_RELEVANT),
                perfect=1.0, perfect_with={"denominator": "min"},
                variants={"map": {}}, trec_names={"map": {}, "map_cut": {}}, trec_cut=("map_cut",)),
-    MetricSpec("mrr", mrr_score, _mrr, "mean reciprocal rank",
+    MetricSpec("mrr", "mrr_score", _mrr, "mean reciprocal rank",
                params=(P.K, P.THRESHOLD, _TIES_EXACT, P.NO_RELEVANT), perfect=1.0,
                variants={"mrr": {}}, trec_names={"recip_rank": {}}, reads_to_first_relevant=True),
-    MetricSpec("precision", precision_at_k_score, _precision, "precision at k",
+    MetricSpec("precision", "precision_at_k_score", _precision, "precision at k",
                params=(P.K_REQUIRED, P.THRESHOLD, P.DENOMINATOR, P.TIES),
                variants={"precision": {}}, aliases={"P": "precision"},
                trec_names={"P": {}}, trec_cut=("P",)),
-    MetricSpec("recall", recall_at_k_score, _recall, "recall at k",
+    MetricSpec("recall", "recall_at_k_score", _recall, "recall at k",
                params=(P.K, P.THRESHOLD, P.TIES, P.NO_RELEVANT),
                variants={"recall": {}}, trec_names={"recall": {}}, trec_cut=("recall",)),
-    MetricSpec("hit_rate", hit_rate_score, _hit_rate, "hit rate (success) at k",
+    MetricSpec("hit_rate", "hit_rate_score", _hit_rate, "hit rate (success) at k",
                params=(P.K, P.THRESHOLD, P.TIES, P.NO_RELEVANT), perfect=1.0,
                variants={"hit_rate": {}}, trec_names={"success": {}}, trec_cut=("success",),
                reads_to_first_relevant=True),
-    MetricSpec("r_precision", r_precision_score, _r_precision, "R-precision",
+    MetricSpec("r_precision", "r_precision_score", _r_precision, "R-precision",
                params=(P.THRESHOLD, P.TIES, P.NO_RELEVANT), perfect=1.0,
                variants={"r_precision": {}}, trec_names={"Rprec": {}}),
-    MetricSpec("err", err_score, _err, "expected reciprocal rank",
+    MetricSpec("err", "err_score", _err, "expected reciprocal rank",
                params=(P.K, P.MAX_GRADE, P.TIES.replace(
                    default="pessimistic", supported=("pessimistic", "optimistic", "stable"),
                    unsupported="err has no exact closed-form average over the orderings of "
@@ -758,12 +911,12 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
                    valid=("pessimistic", "optimistic", "stable"),
                    invalid=("average", "bogus", None))),
                variants={"err": {}}, name_defaults={"max_grade": 4}, labels="graded"),
-    MetricSpec("rbp", rbp_score, _rbp, "rank-biased precision",
+    MetricSpec("rbp", "rbp_score", _rbp, "rank-biased precision",
                params=(P.K, P.P, P.THRESHOLD.note('Used by ``gain="binary"`` only.'),
                        P.RBP_GAIN, P.TIES),
                variants={"rbp": {}}, trec_names={"rbp": {"p": 0.9, "gain": "trec"}}),
     # -- issue 29: metrics beyond relevance (kernels and functions in their own modules) --
-    MetricSpec("gauc", gauc_score, _gauc, "group AUC (per-query ROC AUC)",
+    MetricSpec("gauc", "gauc_score", _gauc, "group AUC (per-query ROC AUC)",
                params=(P.THRESHOLD, P.WEIGHTING, P.TIES.note(
                    'With ``"average"`` a tied (positive, negative) pair counts one half, as in '
                    ":func:`sklearn.metrics.roc_auc_score`."),
@@ -774,21 +927,19 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
     # Metrics for incomplete judgements: they read which documents were judged
     # (``inputs``), so they have no scorer names, and their kernels run on trec_eval's
     # ranking of relevance codes that their executor builds (see skrank._judged).
-    MetricSpec("bpref", J.bpref_score, J.bpref_kernel, "binary preference",
-               params=(P.THRESHOLD, J.TIES), variants={"bpref": {}},
+    MetricSpec("bpref", "bpref_score", bpref_kernel, "binary preference",
+               params=(P.THRESHOLD, JUDGED_TIES), variants={"bpref": {}},
                trec_names={"bpref": {}}, **_JUDGED),
-    MetricSpec("infap", J.infap_score, J.infap_kernel, "inferred average precision",
-               params=(P.THRESHOLD, J.TIES), variants={"infap": {}},
+    MetricSpec("infap", "infap_score", infap_kernel, "inferred average precision",
+               params=(P.THRESHOLD, JUDGED_TIES), variants={"infap": {}},
                aliases={"infAP": "infap"}, trec_names={"infAP": {}}, **_JUDGED),
-    MetricSpec("judged", J.judged_at_k_score, J.judged_at_k_kernel,
+    MetricSpec("judged", "judged_at_k_score", judged_at_k_kernel,
                "share of the top k that was judged",
-               params=(P.K_REQUIRED, J.TIES, P.JUDGED_CONVENTION),
+               params=(P.K_REQUIRED, JUDGED_TIES, P.JUDGED_CONVENTION),
                variants={"judged": {}}, **{**_JUDGED, "after_options": (P.SAMPLE_WEIGHT,)}),
 )})
 
-for _spec in METRICS.values():
-    _spec.fill_docstring()
-del _spec
+bind_functions(METRICS.values(), globals())
 
 
 def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclude=None,
@@ -852,7 +1003,7 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
             f"Names with a cutoff and options work too, e.g. 'ndcg_exp@10' or "
             f"'map(denominator=min)@10' ({NAMES_LISTED})."
         ) from None
-    func = spec.function.__name__ if spec.scorer else "per_query_scores"
+    func = spec.function_name if spec.scorer else "per_query_scores"
     call = MetricCall.of(spec, params, func=func)
     column = per_query(func, call, y_true, y_score, qid, retrieved, exclude,
                        inputs={name: inputs[name] for name in spec.inputs})

@@ -375,7 +375,7 @@ def metrics_markdown():
         if spec.perfect_with:
             perfect += " with " + ", ".join(f"`{k}={_show_default(v)}`"
                                             for k, v in spec.perfect_with.items())
-        rows.append(f"| `{spec.function.__name__}` | {', '.join(names)} | "
+        rows.append(f"| `{spec.function_name}` | {', '.join(names)} | "
                     f"{_options_cell(spec)} | {_trec_cell(spec)} | {_values_cell(spec)} | "
                     f"{perfect} |")
     return "\n".join(rows) + "\n"
@@ -410,6 +410,6 @@ def judged_metrics_markdown():
             "|---|---|---|---|---|"]
     for spec in METRICS.values():
         if "judged" in spec.inputs:
-            rows.append(f"| `{spec.function.__name__}` | `{spec.name}{_CUT[spec.k]}` | "
+            rows.append(f"| `{spec.function_name}` | `{spec.name}{_CUT[spec.k]}` | "
                         f"{_options_cell(spec)} | {_trec_cell(spec)} | {_values_cell(spec)} |")
     return "\n".join(rows) + "\n"
