@@ -97,7 +97,7 @@ class Agreement:
 
 
 def _as_judged(func, value, name):
-    from ._inputs import as_qrels
+    from .io._read import as_qrels
 
     q = as_qrels(func, value, name)
     judged = q.rel >= 0

@@ -9,8 +9,9 @@ from . import _plan
 from ._aggregate import renamed_no_relevant_error
 from ._array_api import fill_skipped, to_numpy
 from ._diversity import diversity_request
-from ._inputs import (as_qrels, as_run, check_collection_options, check_query_coverage,
-                      drop_identical_ids, is_dask_frame)
+from ._inputs import is_dask_frame
+from .io._join import check_query_coverage
+from .io._read import as_qrels, as_run, drop_identical_ids
 from ._validation import InvalidParameterError
 
 DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
@@ -18,6 +19,13 @@ DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
 #: The extra arrays evaluate() gives the metrics that declare them (``judged=``, or
 #: which documents the qrels judge): their names are accepted.
 INPUTS = ("judged",)
+
+
+def check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids):
+    """The options about matching a ground truth with predictions (in memory and on Dask)."""
+    for param, value in zip(P.COLLECTION_OPTIONS,
+                            (missing_queries, unjudged_queries, ignore_identical_ids)):
+        param.validate(func, value)
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,7 @@ from itertools import chain
 
 import numpy as np
 
-from ._grouping import _kth_largest_by_row
-from . import _params as P
+from ._grouping import _kth_largest_by_row, factorize_qid
 from ._validation import InvalidParameterError, _as_numeric, _describe, caller_stacklevel
 
 _QRELS_FORMS = ("a Qrels, a path to a TREC qrels file, a DataFrame with columns "
@@ -227,10 +226,9 @@ def _numbers(func, what, values, *, integers, qid, docno):
     return arr
 
 
-def qrels_from_frame(frame, *, query_id="query_id", doc_id="doc_id", relevance="relevance",
-                     func="Qrels.from_frame", name="frame"):
-    """A :class:`~skrank.io.Qrels` from a DataFrame (see ``Qrels.from_frame``)."""
-    from .io import Qrels
+def qrels_columns(frame, *, query_id="query_id", doc_id="doc_id", relevance="relevance",
+                  func="Qrels.from_frame", name="frame"):
+    """``(qid, docno, rel)`` of a DataFrame of judgements (see ``Qrels.from_frame``)."""
     from .io._external import arrow_view
 
     frame = arrow_view(frame)   # pyarrow and Hugging Face tables, without pandas
@@ -245,13 +243,12 @@ def qrels_from_frame(frame, *, query_id="query_id", doc_id="doc_id", relevance="
         rel = _numbers(func, f"{name} column {relevance!r}",
                        _column(func, name, frame, relevance, "relevance"),
                        integers=True, qid=qid, docno=docno)
-    return Qrels(qid=qid, docno=docno, rel=rel)
+    return qid, docno, rel
 
 
-def run_from_frame(frame, *, query_id="query_id", doc_id="doc_id", score="score",
-                   func="Run.from_frame", name="frame"):
-    """A :class:`~skrank.io.Run` from a DataFrame (see ``Run.from_frame``)."""
-    from .io import Run
+def run_columns(frame, *, query_id="query_id", doc_id="doc_id", score="score",
+                func="Run.from_frame", name="frame"):
+    """``(qid, docno, score)`` of a DataFrame of predictions (see ``Run.from_frame``)."""
     from .io._external import arrow_view
 
     frame = arrow_view(frame)
@@ -267,14 +264,29 @@ def run_from_frame(frame, *, query_id="query_id", doc_id="doc_id", score="score"
         values = _numbers(func, f"{name} column {score!r}",
                           _column(func, name, frame, score, "score"),
                           integers=False, qid=qid, docno=docno)
-    return Run(qid=qid, docno=docno, score=values)
+    return qid, docno, values
 
 
 def _scores_from_positions(qid):
     """Strictly decreasing scores in input order within each query (rank 1 highest)."""
-    from .io import _rank_in_query
+    return -rank_in_query(qid).astype(np.float64)
 
-    return -_rank_in_query(qid).astype(np.float64)
+
+def rank_in_query(qid):
+    """1-based position of each row among the rows of its query, in input order."""
+    n = qid.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    codes = factorize_qid("Run", qid)[0]
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = sorted_codes[1:] != sorted_codes[:-1]
+    starts = np.flatnonzero(new)
+    position = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = position + 1
+    return rank
 
 
 def _flatten(func, name, mapping, *, side):
@@ -322,171 +334,18 @@ def _objects(items, n):
     return np.fromiter(items, dtype=object, count=n)
 
 
-def qrels_from_mapping(mapping, *, func="Qrels.from_dict", name="qrels"):
-    """A :class:`~skrank.io.Qrels` from ``{query: {doc: grade}}`` or ``{query: {doc, ...}}``."""
-    from .io import Qrels
-
+def qrels_columns_from_mapping(mapping, *, func="Qrels.from_dict", name="qrels"):
+    """``(qid, docno, rel)`` of ``{query: {doc: grade}}`` or ``{query: {doc, ...}}``."""
     qid, docno, raw = _flatten(func, name, mapping, side="qrels")
     rel = _numbers(func, f"{name} grades", raw, integers=True, qid=qid, docno=docno)
-    return Qrels(qid=qid, docno=docno, rel=rel)
+    return qid, docno, rel
 
 
-def run_from_mapping(mapping, *, func="Run.from_dict", name="run"):
-    """A :class:`~skrank.io.Run` from ``{query: {doc: score}}`` or ``{query: [doc, ...]}``."""
-    from .io import Run
-
+def run_columns_from_mapping(mapping, *, func="Run.from_dict", name="run"):
+    """``(qid, docno, score)`` of ``{query: {doc: score}}`` or ``{query: [doc, ...]}``."""
     qid, docno, raw = _flatten(func, name, mapping, side="run")
     score = _numbers(func, f"{name} scores", raw, integers=False, qid=qid, docno=docno)
-    return Run(qid=qid, docno=docno, score=score)
-
-
-def as_qrels(func, value, name="qrels"):
-    """Any accepted ground-truth form -> :class:`~skrank.io.Qrels`."""
-    import os
-
-    from . import io
-
-    if isinstance(value, io.Qrels):
-        return value
-    if isinstance(value, (str, os.PathLike)) or hasattr(value, "read"):
-        return io.read_qrels(value)
-    if is_frame(value):
-        return qrels_from_frame(value, func=func, name=name)
-    if isinstance(value, Mapping):
-        qrels = qrels_from_mapping(value, func=func, name=name)
-        return _with_empty_queries(qrels, value)
-    raise TypeError(f"{func}: {name} must be {_QRELS_FORMS}. Got {_describe(value)} instead.")
-
-
-#: The document of a placeholder row: no TREC file or whitespace-split line has an empty id.
-_NO_DOCUMENT = ""
-
-
-def _with_empty_queries(qrels, mapping):
-    """A query listed with an empty set of documents (``{"q2": set()}``: judged, nothing
-    relevant) is a query of the ground truth, as a TREC qrels query whose lines are all 0:
-    it is kept with one placeholder row of grade 0 (a document no run ranks), so that it
-    scores as the ``no_relevant`` policy says (0 by default) instead of being dropped."""
-    try:
-        empty = [str(q) for q, docs in mapping.items() if hasattr(docs, "__len__")
-                 and len(docs) == 0]
-    except TypeError:  # pragma: no cover - _flatten has already refused odd values
-        return qrels
-    if not empty:
-        return qrels
-    from .io import Qrels
-
-    return Qrels(qid=np.concatenate([qrels.qid, np.array(empty)]),
-                 docno=np.concatenate([qrels.docno, np.full(len(empty), _NO_DOCUMENT)]),
-                 rel=np.concatenate([qrels.rel, np.zeros(len(empty), dtype=qrels.rel.dtype)]))
-
-
-def as_run(func, value, name="run"):
-    """Any accepted prediction form -> :class:`~skrank.io.Run`."""
-    import os
-
-    from . import io
-
-    if isinstance(value, io.Run):
-        return value
-    if isinstance(value, (str, os.PathLike)) or hasattr(value, "read"):
-        return io.read_run(value)
-    if is_frame(value):
-        return run_from_frame(value, func=func, name=name)
-    if isinstance(value, Mapping):
-        return run_from_mapping(value, func=func, name=name)
-    raise TypeError(f"{func}: {name} must be {_RUN_FORMS}. Got {_describe(value)} instead.")
-
-
-def drop_identical_ids(run):
-    """The run without rows whose document id equals their query id (BEIR's
-    ``ignore_identical_ids``)."""
-    from .io import Run
-    from .io._tokenize import Table
-
-    if isinstance(run, Table):  # a byte table (files read by evaluate)
-        return run.take(np.flatnonzero(run.qid() != run.docno))
-    keep = run.qid != run.docno
-    if keep.all():
-        return run
-    return Run(qid=run.qid[keep], docno=run.docno[keep], score=run.score[keep],
-               rank=run.rank[keep], tag=run.tag[keep])
-
-
-def check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids):
-    """The options about matching a ground truth with predictions (in memory and on Dask)."""
-    for param, value in zip(P.COLLECTION_OPTIONS,
-                            (missing_queries, unjudged_queries, ignore_identical_ids)):
-        param.validate(func, value)
-
-
-def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
-    """Apply the policies for queries on one side only; warn with their counts.
-
-    ``missing_queries``: queries of the qrels without any row in the run
-    (``"skip"``: left out, ``"zero"``: empty rankings, ``"raise"``; None: ``"skip"``
-    with a warning).  ``unjudged_queries``: queries of the run absent from the qrels
-    (``"skip"``: left out, ``"raise"``; None: ``"skip"`` with a warning).  Only the
-    default (None) warns: an explicit choice was made knowing of such queries.
-    """
-    from .io._containers import factorize_ids
-    from .io._tokenize import decode
-
-    # byte tables (files read by evaluate) hold their ids as runs of bytes
-    judged, ranked = (decode(factorize_ids(func, side.qid_runs)[1]) if hasattr(side, "qid_runs")
-                      else factorize_ids(func, side.qid)[1] for side in (qrels, run))
-    missing = judged[~np.isin(judged, ranked)]
-    unjudged = ranked[~np.isin(ranked, judged)]
-    report_query_coverage(func, *((ids.size, ids[:_SHOWN].tolist())
-                                  for ids in (judged, ranked, missing, unjudged)),
-                          missing_queries, unjudged_queries)
-
-
-def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queries,
-                          unjudged_queries):
-    """:func:`check_query_coverage` from counts: each of ``judged``, ``ranked``,
-    ``missing`` and ``unjudged`` is ``(count, first ids)``, the first ids (sorted) at
-    least ``_SHOWN`` of them when there are more (what the messages show); the
-    warnings point at the caller's line outside skrank."""
-    def shown(side):
-        count, ids = side
-        return _shown(ids, count)
-
-    (n_judged, _), (n_missing, _), (n_unjudged, _) = judged, missing, unjudged
-    if n_judged == 0:
-        raise ValueError(f"{func}: qrels must hold at least one judged document. Got none.")
-    if n_missing == n_judged and missing_queries != "zero":
-        raise ValueError(
-            f"{func}: no query of qrels has a prediction in run, so there is nothing to "
-            f"evaluate. Got qrels queries ({shown(judged)}) and run queries "
-            f"({shown(ranked)}). Ids are compared as strings: check that both "
-            f"sides name the queries alike, or pass missing_queries='zero' to score every "
-            f"query 0.")
-    if n_missing:
-        head = (f"{func}: {n_missing} of the {n_judged} queries of qrels "
-                f"{'has' if n_missing == 1 else 'have'} no prediction in run "
-                f"({shown(missing)})")
-        if missing_queries == "raise":
-            raise ValueError(f"{head}. Pass missing_queries='zero' to count them as empty "
-                             f"rankings (trec_eval -c) or 'skip' to leave them out.")
-        they = "it is" if n_missing == 1 else "they are"
-        if missing_queries is None:  # the default decided: say what it did
-            warnings.warn(f"{head}; {they} left out of the means (trec_eval's default "
-                          f"without -c). Pass missing_queries='skip' to leave them out "
-                          f"without this warning, 'zero' to count them as empty rankings "
-                          f"(trec_eval -c) or 'raise'.", UserWarning,
-                          stacklevel=caller_stacklevel())
-    if n_unjudged:
-        head = (f"{func}: {n_unjudged} of the {ranked[0]} queries of run "
-                f"{'has' if n_unjudged == 1 else 'have'} no ground truth in qrels "
-                f"({shown(unjudged)})")
-        if unjudged_queries == "raise":
-            raise ValueError(f"{head}. Pass unjudged_queries='skip' to leave them out.")
-        they = "it is" if n_unjudged == 1 else "they are"
-        if unjudged_queries is None:  # the default decided
-            warnings.warn(f"{head}; {they} left out. Pass unjudged_queries='skip' to leave "
-                          f"them out without this warning, or 'raise'.",
-                          UserWarning, stacklevel=caller_stacklevel())
+    return qid, docno, score
 
 
 # --------------------------------------------------------------------------

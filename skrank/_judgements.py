@@ -186,7 +186,7 @@ def merge_qrels(sources):
     >>> j.to_qrels("llm").rel.tolist()
     [1, 1]
     """
-    from ._inputs import as_qrels
+    from .io._read import as_qrels
 
     func = "merge_qrels"
     if not isinstance(sources, Mapping) or not sources:

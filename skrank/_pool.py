@@ -297,7 +297,7 @@ def _id_kind(value):
 
 def _runs_table(func, runs):
     """Every run as one table: names, and (run index, qid, docno, score) rows."""
-    from ._inputs import as_run
+    from .io._read import as_run
 
     if not isinstance(runs, Mapping) or len(runs) == 0:
         raise InvalidParameterError(
@@ -386,7 +386,7 @@ def pool(runs, *, depth=100, qrels=None, budget=None, order="round_robin"):
     n_runs = len(names)
     judged_q, judged_d = np.zeros(0, dtype=qid.dtype), np.zeros(0, dtype=docno.dtype)
     if qrels is not None:
-        from ._inputs import as_qrels
+        from .io._read import as_qrels
 
         q = as_qrels(func, qrels)
         judged_q, judged_d = q.qid, q.docno

@@ -18,8 +18,10 @@ import numpy as np
 from . import _plan
 from ._evaluate import DEFAULT_METRICS, INPUTS, Evaluation, _collection_values
 from ._aggregate import mean_over_queries
-from ._inputs import (_SHOWN, check_collection_options, ids_as_str, qrels_from_frame,
-                      report_query_coverage, run_from_frame)
+from ._evaluate import check_collection_options
+from ._inputs import _SHOWN, ids_as_str
+from .io._join import report_query_coverage
+from .io._read import qrels_from_frame, run_from_frame
 from ._validation import InvalidParameterError, _describe
 
 __all__ = ["DaskEvaluation", "evaluate"]

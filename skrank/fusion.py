@@ -71,7 +71,7 @@ def _params(func, method, params):
 def _as_runs(func, runs):
     """``[(label, Run)]`` from a list or a dict name -> run, each in any form
     :func:`skrank.evaluate` takes."""
-    from ._inputs import as_run
+    from .io._read import as_run
 
     if isinstance(runs, Mapping):
         items = [(str(k), f"runs[{k!r}]", v) for k, v in runs.items()]
@@ -434,7 +434,7 @@ def fuse(runs, *, method="rrf", norm="default", weights=None, ties="average", de
 
 
 def _training_qrels(func, method, qrels):
-    from ._inputs import as_qrels
+    from .io._read import as_qrels
 
     if method.trained:
         if qrels is None:
@@ -579,7 +579,7 @@ class FusionSearch:
     def fit(self, runs, qrels):
         """Score every combination on the held-out queries of every fold."""
         import skrank
-        from ._inputs import as_qrels
+        from .io._read import as_qrels
 
         func = "FusionSearch.fit"
         m = _method(func, self.method)

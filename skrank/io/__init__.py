@@ -30,7 +30,7 @@ ordering).  The command line evaluates the byte tables of ``_tokenize``
 directly, without str arrays.
 """
 
-from ._containers import Qrels, Run, TrecArrays, _rank_in_query  # noqa: F401 (_inputs)
+from ._containers import Qrels, Run, TrecArrays
 from ._join import join_qrels_run
 from ._read import read_qrels, read_run
 from ._external import official_measures

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._grouping import factorize_qid
+from .._inputs import (qrels_columns, qrels_columns_from_mapping, rank_in_query, run_columns,
+                       run_columns_from_mapping)
 from .._validation import _check_length
 from ._tokenize import Table, decode
 
@@ -165,9 +167,7 @@ class Qrels(_Columns):
         >>> qrels.qid, qrels.rel
         (array(['1', '1', '2'], dtype='<U1'), array([5, 3, 4]))
         """
-        from .._inputs import qrels_from_frame
-
-        return qrels_from_frame(frame, query_id=query_id, doc_id=doc_id, relevance=relevance)
+        return cls(*qrels_columns(frame, query_id=query_id, doc_id=doc_id, relevance=relevance))
 
     @classmethod
     def from_dict(cls, mapping):
@@ -189,9 +189,7 @@ class Qrels(_Columns):
         >>> Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d7"}}).rel
         array([2, 0, 1])
         """
-        from .._inputs import qrels_from_mapping
-
-        return qrels_from_mapping(mapping)
+        return cls(*qrels_columns_from_mapping(mapping))
 
     @classmethod
     def from_ir_datasets(cls, dataset):
@@ -286,7 +284,7 @@ class Run(_Columns):
         object.__setattr__(self, "docno", _str_array(name, "docno", self.docno))
         object.__setattr__(self, "score", _num_array(name, "score", self.score, np.float64))
         if self.rank is None:
-            rank = _rank_in_query(qid)
+            rank = rank_in_query(qid)
         else:
             rank = _num_array(name, "rank", self.rank, np.int64)
         object.__setattr__(self, "rank", rank)
@@ -327,9 +325,7 @@ class Run(_Columns):
         >>> Run.from_frame(pred, query_id="user_id", doc_id="item_id", score=None).score
         array([-1., -2., -1.])
         """
-        from .._inputs import run_from_frame
-
-        return run_from_frame(frame, query_id=query_id, doc_id=doc_id, score=score)
+        return cls(*run_columns(frame, query_id=query_id, doc_id=doc_id, score=score))
 
     @classmethod
     def from_dict(cls, mapping):
@@ -352,9 +348,7 @@ class Run(_Columns):
         >>> run.docno, run.score
         (array(['d3', 'd1', 'd7'], dtype='<U2'), array([2. , 1. , 0.5]))
         """
-        from .._inputs import run_from_mapping
-
-        return run_from_mapping(mapping)
+        return cls(*run_columns_from_mapping(mapping))
 
     @classmethod
     def from_ir_datasets(cls, dataset):
@@ -421,24 +415,6 @@ class TrecArrays(_Columns):
         n_queries = self._n_queries()
         return (f"TrecArrays(n_rows={len(self)}, n_queries={n_queries}, "
                 f"n_retrieved={int(self.retrieved.sum())})")
-
-
-
-def _rank_in_query(qid):
-    """1-based position of each row among the rows of its query, in input order."""
-    n = qid.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    codes = factorize_qid("Run", qid)[0]
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    new = np.ones(n, dtype=bool)
-    new[1:] = sorted_codes[1:] != sorted_codes[:-1]
-    starts = np.flatnonzero(new)
-    position = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = position + 1
-    return rank
 
 
 def qrels_table(qrels, name="join_qrels_run"):

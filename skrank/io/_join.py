@@ -2,10 +2,13 @@
 (query, document) pairs on the readers' pair hashes, one ordering of the
 retrieved rows (query, score descending, docno descending: trec_eval's)."""
 
+import warnings
+
 import numpy as np
 
 from .._grouping import order_ties, segmented_argsort_desc
-from .._validation import InvalidParameterError, check_choice
+from .._inputs import _SHOWN, _shown
+from .._validation import InvalidParameterError, caller_stacklevel, check_choice
 from ._containers import Qrels, Run, TrecArrays, factorize_ids, qrels_table, run_table
 from ._tokenize import check_no_duplicates, decode
 
@@ -290,3 +293,73 @@ def flat_rows(j, *, docno=False):
         rows["docno"] = place(j.r_docno, j.q_docno[unret_rows],
                               np.result_type(j.r_docno, j.q_docno))
     return rows
+
+
+# ---------------------------------------------------------------------------
+# Queries on one side only.
+
+
+def check_query_coverage(func, qrels, run, missing_queries, unjudged_queries):
+    """Apply the policies for queries on one side only; warn with their counts.
+
+    ``missing_queries``: queries of the qrels without any row in the run
+    (``"skip"``: left out, ``"zero"``: empty rankings, ``"raise"``; None: ``"skip"``
+    with a warning).  ``unjudged_queries``: queries of the run absent from the qrels
+    (``"skip"``: left out, ``"raise"``; None: ``"skip"`` with a warning).  Only the
+    default (None) warns: an explicit choice was made knowing of such queries.
+    """
+    # byte tables (files read by evaluate) hold their ids as runs of bytes
+    judged, ranked = (decode(factorize_ids(func, side.qid_runs)[1]) if hasattr(side, "qid_runs")
+                      else factorize_ids(func, side.qid)[1] for side in (qrels, run))
+    missing = judged[~np.isin(judged, ranked)]
+    unjudged = ranked[~np.isin(ranked, judged)]
+    report_query_coverage(func, *((ids.size, ids[:_SHOWN].tolist())
+                                  for ids in (judged, ranked, missing, unjudged)),
+                          missing_queries, unjudged_queries)
+
+
+def report_query_coverage(func, judged, ranked, missing, unjudged, missing_queries,
+                          unjudged_queries):
+    """:func:`check_query_coverage` from counts: each of ``judged``, ``ranked``,
+    ``missing`` and ``unjudged`` is ``(count, first ids)``, the first ids (sorted) at
+    least ``_SHOWN`` of them when there are more (what the messages show); the
+    warnings point at the caller's line outside skrank."""
+    def shown(side):
+        count, ids = side
+        return _shown(ids, count)
+
+    (n_judged, _), (n_missing, _), (n_unjudged, _) = judged, missing, unjudged
+    if n_judged == 0:
+        raise ValueError(f"{func}: qrels must hold at least one judged document. Got none.")
+    if n_missing == n_judged and missing_queries != "zero":
+        raise ValueError(
+            f"{func}: no query of qrels has a prediction in run, so there is nothing to "
+            f"evaluate. Got qrels queries ({shown(judged)}) and run queries "
+            f"({shown(ranked)}). Ids are compared as strings: check that both "
+            f"sides name the queries alike, or pass missing_queries='zero' to score every "
+            f"query 0.")
+    if n_missing:
+        head = (f"{func}: {n_missing} of the {n_judged} queries of qrels "
+                f"{'has' if n_missing == 1 else 'have'} no prediction in run "
+                f"({shown(missing)})")
+        if missing_queries == "raise":
+            raise ValueError(f"{head}. Pass missing_queries='zero' to count them as empty "
+                             f"rankings (trec_eval -c) or 'skip' to leave them out.")
+        they = "it is" if n_missing == 1 else "they are"
+        if missing_queries is None:  # the default decided: say what it did
+            warnings.warn(f"{head}; {they} left out of the means (trec_eval's default "
+                          f"without -c). Pass missing_queries='skip' to leave them out "
+                          f"without this warning, 'zero' to count them as empty rankings "
+                          f"(trec_eval -c) or 'raise'.", UserWarning,
+                          stacklevel=caller_stacklevel())
+    if n_unjudged:
+        head = (f"{func}: {n_unjudged} of the {ranked[0]} queries of run "
+                f"{'has' if n_unjudged == 1 else 'have'} no ground truth in qrels "
+                f"({shown(unjudged)})")
+        if unjudged_queries == "raise":
+            raise ValueError(f"{head}. Pass unjudged_queries='skip' to leave them out.")
+        they = "it is" if n_unjudged == 1 else "they are"
+        if unjudged_queries is None:  # the default decided
+            warnings.warn(f"{head}; {they} left out. Pass unjudged_queries='skip' to leave "
+                          f"them out without this warning, or 'raise'.",
+                          UserWarning, stacklevel=caller_stacklevel())

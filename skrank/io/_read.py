@@ -2,10 +2,15 @@
 byte tables that the command line evaluates without making str arrays."""
 
 import os
+from collections.abc import Mapping
 
+import numpy as np
+
+from .._inputs import (_QRELS_FORMS, _RUN_FORMS, is_frame, qrels_columns,
+                       qrels_columns_from_mapping, run_columns, run_columns_from_mapping)
 from .._validation import InvalidParameterError, _describe
-from ._containers import qrels_of, run_of
-from ._tokenize import QRELS, RUN, check_no_duplicates, read_tables
+from ._containers import Qrels, Run, qrels_of, run_of
+from ._tokenize import QRELS, RUN, Table, check_no_duplicates, read_tables
 
 
 def read_qrels_table(path, format=None, split=None):
@@ -172,3 +177,88 @@ def read_run(path, *, format=None):
     table = read_run_table(path, format=format)
     check_no_duplicates(table)
     return run_of(table)
+
+
+# ---------------------------------------------------------------------------
+# Every form evaluate() takes: files, Qrels/Run, DataFrames, dicts, ranked lists.
+
+
+def qrels_from_frame(frame, **options):
+    """A :class:`Qrels` from a DataFrame (see ``Qrels.from_frame``; ``func`` and ``name``
+    say who asks, for the messages)."""
+    return Qrels(*qrels_columns(frame, **options))
+
+
+def run_from_frame(frame, **options):
+    """A :class:`Run` from a DataFrame (see ``Run.from_frame``)."""
+    return Run(*run_columns(frame, **options))
+
+
+def qrels_from_mapping(mapping, **options):
+    """A :class:`Qrels` from ``{query: {doc: grade}}`` or ``{query: {doc, ...}}``."""
+    return Qrels(*qrels_columns_from_mapping(mapping, **options))
+
+
+def run_from_mapping(mapping, **options):
+    """A :class:`Run` from ``{query: {doc: score}}`` or ``{query: [doc, ...]}``."""
+    return Run(*run_columns_from_mapping(mapping, **options))
+
+
+def as_qrels(func, value, name="qrels"):
+    """Any accepted ground-truth form -> :class:`~skrank.io.Qrels`."""
+    if isinstance(value, Qrels):
+        return value
+    if isinstance(value, (str, os.PathLike)) or hasattr(value, "read"):
+        return read_qrels(value)
+    if is_frame(value):
+        return qrels_from_frame(value, func=func, name=name)
+    if isinstance(value, Mapping):
+        qrels = qrels_from_mapping(value, func=func, name=name)
+        return _with_empty_queries(qrels, value)
+    raise TypeError(f"{func}: {name} must be {_QRELS_FORMS}. Got {_describe(value)} instead.")
+
+
+#: The document of a placeholder row: no TREC file or whitespace-split line has an empty id.
+_NO_DOCUMENT = ""
+
+
+def _with_empty_queries(qrels, mapping):
+    """A query listed with an empty set of documents (``{"q2": set()}``: judged, nothing
+    relevant) is a query of the ground truth, as a TREC qrels query whose lines are all 0:
+    it is kept with one placeholder row of grade 0 (a document no run ranks), so that it
+    scores as the ``no_relevant`` policy says (0 by default) instead of being dropped."""
+    try:
+        empty = [str(q) for q, docs in mapping.items() if hasattr(docs, "__len__")
+                 and len(docs) == 0]
+    except TypeError:  # pragma: no cover - _flatten has already refused odd values
+        return qrels
+    if not empty:
+        return qrels
+    return Qrels(qid=np.concatenate([qrels.qid, np.array(empty)]),
+                 docno=np.concatenate([qrels.docno, np.full(len(empty), _NO_DOCUMENT)]),
+                 rel=np.concatenate([qrels.rel, np.zeros(len(empty), dtype=qrels.rel.dtype)]))
+
+
+def as_run(func, value, name="run"):
+    """Any accepted prediction form -> :class:`~skrank.io.Run`."""
+    if isinstance(value, Run):
+        return value
+    if isinstance(value, (str, os.PathLike)) or hasattr(value, "read"):
+        return read_run(value)
+    if is_frame(value):
+        return run_from_frame(value, func=func, name=name)
+    if isinstance(value, Mapping):
+        return run_from_mapping(value, func=func, name=name)
+    raise TypeError(f"{func}: {name} must be {_RUN_FORMS}. Got {_describe(value)} instead.")
+
+
+def drop_identical_ids(run):
+    """The run without rows whose document id equals their query id (BEIR's
+    ``ignore_identical_ids``)."""
+    if isinstance(run, Table):  # a byte table (files read by evaluate)
+        return run.take(np.flatnonzero(run.qid() != run.docno))
+    keep = run.qid != run.docno
+    if keep.all():
+        return run
+    return Run(qid=run.qid[keep], docno=run.docno[keep], score=run.score[keep],
+               rank=run.rank[keep], tag=run.tag[keep])
