@@ -1,6 +1,6 @@
 """
 Judging: pools, an LLM judge, and whether the judgements rank systems alike
-==========================================================================
+===========================================================================
 
 Relevance labels are expensive.  A common setup: people judged the top of
 one system; new systems retrieve documents nobody judged; an LLM judges the
