@@ -84,7 +84,7 @@ search.fit(runs, qrels)
 print("best weights (bm25, dense):", search.best_params_["weights"],
       " mean held-out nDCG@10:", round(search.best_score_, 3))
 print("weights chosen per fold:", [p["weights"] for p in search.chosen_params_])
-results["wsum (weights chosen per fold)"] = skrank.evaluate(
+results["wsum (CV)"] = skrank.evaluate(
     qrels=qrels, run=search.heldout_run_, metrics=metrics)
 
 weights_bm25 = [p["weights"][0] for p in search.cv_results_["params"]]
@@ -103,17 +103,18 @@ fig.tight_layout()
 # ----------------------
 # Fusion helps on most queries, not only on average: the per-query nDCG@10 of
 # the single runs and of two fused runs.
-shown = ["bm25", "dense", "rrf", "wsum (weights chosen per fold)"]
+shown = ["bm25", "dense", "rrf", "wsum (CV)"]
 display = MetricDistributionDisplay(
     values={name: results[name].per_query["ndcg@10"] for name in shown}, metric="ndcg@10")
-display.plot()
+display.plot(title="Per-query nDCG@10 of single and fused runs")
 
 # %%
 # Is the gain significant?
 # ------------------------
 # :func:`skrank.compare` runs a paired randomization test over the queries,
-# each single run against the fused one, with the multiple-comparison correction.
+# each other run against the fused one with weights chosen per fold ("wsum (CV)"),
+# with the multiple-comparison correction.
 comparison = skrank.compare({name: results[name] for name in shown}, metrics="ndcg@10",
-                            baseline="wsum (weights chosen per fold)", random_state=0)
+                            baseline="wsum (CV)", random_state=0)
 for pair in comparison.pairs:
     print(f"{pair.system_b:6} vs wsum: {pair.verdict}, p = {pair.p_adjusted:.3g}")

@@ -101,6 +101,6 @@ scores = {
     "first feature": X_test[:, 0],
 }
 display = MetricAtKDisplay.from_predictions(y_test, scores, qid=qid_test, metric="ndcg",
-                                            max_k=20)
+                                            max_k=20, title="nDCG@k on the test queries")
 for name, values in display.values.items():
     print(f"{name:14} test nDCG@10 {values[9]:.4f}")
