@@ -97,13 +97,16 @@ numpydoc_validation_checks = {"PR01", "PR02"}
 # * skrank.rankers.QueryLGBMRanker takes LightGBM's LGBMRanker parameters unchanged,
 #   in its constructor and fit (its docstrings say so; LightGBM documents them);
 # * skrank.RankingScorer is built by get_scorer / make_ranking_scorer, which document
-#   the parameters; its constructor is not a public entry point.
+#   the parameters; its constructor is not a public entry point;
+# * skrank.gbdt.CatBoostMetric likewise: catboost_metric builds it (a subclass named
+#   after the metric) and documents the parameters.
 import skrank_api  # noqa: E402
 
 numpydoc_validation_exclude = {
     r"\.__call__$",  # a scorer's call: scikit-learn's (estimator, X, y) signature
     r"^skrank\.rankers\.QueryLGBMRanker(\.fit)?$",
     r"^skrank\.RankingScorer$",
+    r"^skrank\.gbdt\.CatBoostMetric$",
     *("^" + re.escape(name) + "$" for name in skrank_api.result_containers()),
 }
 

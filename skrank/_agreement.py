@@ -380,6 +380,7 @@ def ranking_agreement(runs, qrels_a, qrels_b, *, metric="ndcg@10", **evaluate_op
     qrels_a, qrels_b : qrels
         The reference judgements (e.g. people's) and the others (e.g. an LLM's).
     metric : str, default="ndcg@10"
+        The metric the systems are ranked by, one name :func:`skrank.evaluate` takes.
     **evaluate_options
         Passed to :func:`skrank.evaluate` (``missing_queries``, ``threshold``, ...).
 
@@ -387,6 +388,22 @@ def ranking_agreement(runs, qrels_a, qrels_b, *, metric="ndcg@10", **evaluate_op
     -------
     result : RankingAgreement
         Kendall's tau, tau-AP, and the pairs of systems that swap.
+
+    Examples
+    --------
+    Three systems, and two judges who disagree on which document is relevant:
+
+    >>> from skrank.judging import ranking_agreement
+    >>> runs = {"s1": {"q1": {"a": 3, "b": 2, "c": 1}},
+    ...         "s2": {"q1": {"b": 3, "c": 2, "a": 1}},
+    ...         "s3": {"q1": {"c": 3, "a": 2, "b": 1}}}
+    >>> res = ranking_agreement(runs, {"q1": {"a": 1}}, {"q1": {"b": 1}}, metric="p@1")
+    >>> res.mean_a, res.mean_b
+    ({'s1': 1.0, 's2': 0.0, 's3': 0.0}, {'s1': 0.0, 's2': 1.0, 's3': 0.0})
+    >>> res.swapped          # s1 is ahead of s2 under the first qrels, behind under the second
+    [('s1', 's2')]
+    >>> round(res.kendall_tau, 6)   # tau-b: (0 concordant - 1 discordant) / sqrt(2 * 2)
+    -0.5
     """
     from scipy import stats
 

@@ -53,7 +53,18 @@ class Judgements:
         return np.unique(pairs, return_inverse=True)
 
     def conflicts(self, sources=None):
-        """Number of (query, document) pairs that the chosen sources grade differently."""
+        """Number of (query, document) pairs that the chosen sources grade differently.
+
+        Parameters
+        ----------
+        sources : str, list of str or None, default=None
+            The sources to compare; None: all.
+
+        Returns
+        -------
+        n_conflicts : int
+            The pairs with two different grades or more among those sources.
+        """
         rows = self._rows("Judgements.conflicts", sources)
         _, where = self._pairs(rows)
         where = where.reshape(-1)

@@ -76,8 +76,16 @@ class Pool:
     def judge(self, judge):
         """The pool with ``relevance`` given by ``judge(query_id, doc_id) -> int``.
 
-        ``judge`` is called once per pair in the pool's order (a person's form,
-        an LLM prompt); it must return an integer grade.
+        Parameters
+        ----------
+        judge : callable
+            ``judge(query_id, doc_id) -> int``, called once per pair in the pool's
+            order (a person's form, an LLM prompt); it must return an integer grade.
+
+        Returns
+        -------
+        pool : Pool
+            A new pool, the same pairs with their ``relevance``.
         """
         func = "Pool.judge"
         if not callable(judge):

@@ -130,6 +130,19 @@ def catalog_coverage(recommended, *, n_items):
     the training data and RecBole's ``ItemCoverage`` by the dataset's items: pass
     that number as ``n_items``.
 
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list;
+        every index is below ``n_items``.
+    n_items : int
+        The catalog's size (items of the training data, or of the dataset).
+
+    Returns
+    -------
+    score : float
+        Distinct recommended items over ``n_items``, in [0, 1].
+
     Examples
     --------
     >>> from skrank.beyond import catalog_coverage
@@ -154,6 +167,19 @@ def distributional_coverage(recommended, *, convention="recommenders"):
     of the recommendations that are item ``i`` (microsoft/recommenders'
     ``distributional_coverage``); ``"recbole"``: the natural-log entropy divided
     by the number of distinct recommended items (RecBole's ``ShannonEntropy``).
+
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list.
+    convention : {"recommenders", "recbole"}, default="recommenders"
+        Base-2 entropy (microsoft/recommenders), or natural-log entropy over the
+        number of distinct recommended items (RecBole).
+
+    Returns
+    -------
+    score : float
+        The entropy.
 
     Examples
     --------
@@ -184,6 +210,19 @@ def gini_index(recommended, *, n_items):
     never recommended count 0): 0 when every item is recommended equally often,
     near 1 when a few items take every slot.
 
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list;
+        every index is below ``n_items``.
+    n_items : int
+        The catalog's size; items never recommended count 0 times.
+
+    Returns
+    -------
+    score : float
+        The Gini index, in [0, 1).
+
     Examples
     --------
     >>> from skrank.beyond import gini_index
@@ -205,6 +244,18 @@ def gini_index(recommended, *, n_items):
 
 def user_coverage(recommended, *, n_users=None):
     """Users who get at least one recommendation, over ``n_users`` (default: the rows).
+
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list.
+    n_users : int, default=None
+        The number of users, at least the rows of ``recommended``; None: the rows.
+
+    Returns
+    -------
+    score : float
+        Users with at least one recommended item over ``n_users``.
 
     Examples
     --------
@@ -419,6 +470,20 @@ def novelty(recommended, *, item_popularity, n_interactions=None):
     user's list; the result is the mean over users (recommenders' value when all
     lists have the same length).
 
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list.
+    item_popularity : array-like of shape (n_items,)
+        Each item's number of training interactions (counts >= 0), indexed by item.
+    n_interactions : float, default=None
+        The total of the popularity; None: ``sum(item_popularity)``.
+
+    Returns
+    -------
+    score : float
+        The mean over the users where the metric is defined.
+
     Examples
     --------
     >>> from skrank.beyond import novelty
@@ -434,6 +499,18 @@ def novelty(recommended, *, item_popularity, n_interactions=None):
 def average_popularity(recommended, *, item_popularity):
     """Average recommendation popularity (ARP; RecBole's ``AveragePopularity``): the
     mean training popularity of each user's list, averaged over users.
+
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list.
+    item_popularity : array-like of shape (n_items,)
+        Each item's number of training interactions (counts >= 0), indexed by item.
+
+    Returns
+    -------
+    score : float
+        The mean over the users where the metric is defined.
 
     Examples
     --------
@@ -451,6 +528,22 @@ def long_tail_share(recommended, *, item_popularity, tail=0.1):
     """Share of each user's list in the long tail, averaged over users (RecBole's
     ``TailPercentage``; the tail as :func:`tail_items` chooses it, by default the 10%
     least popular items seen in training).
+
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list.
+    item_popularity : array-like of shape (n_items,)
+        Each item's number of training interactions (counts >= 0), indexed by item.
+    tail : float, default=0.1
+        The long tail: with ``tail <= 1``, that share of the items seen in
+        training (the least popular); with ``tail > 1``, the items seen at most
+        ``tail`` times.
+
+    Returns
+    -------
+    score : float
+        The mean over the users where the metric is defined.
 
     Examples
     --------
@@ -475,6 +568,23 @@ def intra_list_similarity(recommended, *, item_features=None, similarity=None):
     0 to every item.  ``similarity(items_a, items_b)`` (arrays of item indices)
     may give any other similarity, one value per pair.
 
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list.
+    item_features : array-like or scipy.sparse matrix of shape (n_items, n_features), default=None
+        One feature vector per item, compared by cosine similarity (the items x
+        users matrix of training interactions gives co-occurrence similarity).
+        Exactly one of ``item_features`` and ``similarity`` is given.
+    similarity : callable, default=None
+        ``similarity(items_a, items_b)``: one similarity per pair of item index
+        arrays, instead of ``item_features``.
+
+    Returns
+    -------
+    score : float
+        The mean over the users with two items or more.
+
     Examples
     --------
     >>> from skrank.beyond import intra_list_similarity
@@ -490,6 +600,23 @@ def intra_list_similarity(recommended, *, item_features=None, similarity=None):
 
 def intra_list_diversity(recommended, *, item_features=None, similarity=None):
     """``1 - intra_list_similarity`` per user (microsoft/recommenders' ``diversity``).
+
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list.
+    item_features : array-like or scipy.sparse matrix of shape (n_items, n_features), default=None
+        One feature vector per item, compared by cosine similarity (the items x
+        users matrix of training interactions gives co-occurrence similarity).
+        Exactly one of ``item_features`` and ``similarity`` is given.
+    similarity : callable, default=None
+        ``similarity(items_a, items_b)``: one similarity per pair of item index
+        arrays, instead of ``item_features``.
+
+    Returns
+    -------
+    score : float
+        The mean over the users with two items or more.
 
     Examples
     --------
@@ -513,6 +640,23 @@ def serendipity(recommended, *, history, item_features, relevance=None):
     users x items scipy.sparse matrix of training interactions;
     ``item_features`` as in :func:`intra_list_similarity`.
 
+    Parameters
+    ----------
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list.
+    history : array-like of int of shape (n_users, n_history) or scipy.sparse matrix
+        Each user's training items: a list matrix like ``recommended`` (``-1``
+        padding), or a users x items matrix of interactions.
+    item_features : array-like or scipy.sparse matrix of shape (n_items, n_features)
+        One feature vector per item, compared by cosine similarity.
+    relevance : array-like of shape (n_users, k), default=None
+        The relevance of each recommended item; None: 1 for every item.
+
+    Returns
+    -------
+    score : float
+        The mean over the users with a history.
+
     Examples
     --------
     >>> from skrank.beyond import serendipity
@@ -531,6 +675,20 @@ def top_k_items(scores, k, *, exclude=None):
     """Each user's ``k`` best items (indices, best first) from a score matrix, without
     the items ``exclude`` marks (a boolean matrix or scipy.sparse, e.g. training
     interactions); ``-1`` pads a row with fewer than ``k`` candidates.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_users, n_items)
+        Each user's score for each item.
+    k : int
+        The length of each list.
+    exclude : array-like of bool or scipy.sparse matrix of shape (n_users, n_items), default=None
+        True (non-zero) marks items a user must not get (e.g. training interactions).
+
+    Returns
+    -------
+    recommended : ndarray of int of shape (n_users, k)
+        Each user's best items, best first, ``-1`` padding.
 
     Examples
     --------
@@ -594,6 +752,24 @@ def per_user_scores(metric, recommended, **inputs):
     defined (a list of two items or more for intra-list metrics, a history for
     serendipity, a non-empty list otherwise).
 
+    Parameters
+    ----------
+    metric : str
+        A per-user metric: ``"novelty"``, ``"average_popularity"``,
+        ``"long_tail_share"``, ``"intra_list_similarity"``,
+        ``"intra_list_diversity"`` or ``"serendipity"``.
+    recommended : array-like of int of shape (n_users, k)
+        Each user's list of item indices, best first, ``-1`` padding a shorter list.
+    **inputs
+        The metric's keyword arguments (``item_popularity``, ``item_features``,
+        ``history``, ``tail``, ...), as its function takes them.
+
+    Returns
+    -------
+    scores : QueryScores
+        ``qid``: the users (row numbers) where the metric is defined; ``score``:
+        their values.
+
     Examples
     --------
     >>> from skrank.beyond import per_user_scores
@@ -616,7 +792,18 @@ def per_user_scores(metric, recommended, **inputs):
 class BeyondEvaluation(NamedTuple):
     """Result of :func:`evaluate`: per-user values (NaN where a metric is undefined for
     the user) of the per-user metrics, and one value per metric in ``mean`` (the mean over
-    the users where defined, or the collection-level value)."""
+    the users where defined, or the collection-level value).
+
+    Attributes
+    ----------
+    users : ndarray of int of shape (n_users,)
+        The users (row numbers of ``recommended``).
+    per_user : dict of str -> ndarray of shape (n_users,)
+        Each per-user metric's values, NaN where it is undefined for the user.
+    mean : dict of str -> float
+        Each metric's value: the mean over the users where defined, or the
+        collection-level value.
+    """
 
     users: np.ndarray
     per_user: dict

@@ -36,6 +36,7 @@ intent_weights : array-like of shape (n_queries, n_subtopics) or dict, default=N
     uniform, as ndeval.  A covered subtopic of weight 0 is an error.
 """
 
+import inspect
 from typing import NamedTuple
 
 import numpy as np
@@ -90,6 +91,13 @@ def alpha_ndcg_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, threshold=1,
     ``1 / log2(rank + 1)``, and alpha-nDCG@k divides it by the alpha-DCG@k of the
     greedy ideal ranking (ndeval's, ``alpha_nDCG@k`` of ir_measures).
 
+    {parameters}
+
+    Returns
+    -------
+    score : float
+        The mean over queries.
+
     Examples
     --------
     >>> import math
@@ -120,6 +128,13 @@ def alpha_dcg_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, normalization
     (a ranking whose every document covers all ``m`` subtopics of the query) when
     ``k > 1``, and not at ``k = 1``, as ndeval does; ``"none"`` gives the raw sum.
 
+    {parameters}
+
+    Returns
+    -------
+    score : float
+        The mean over queries.
+
     Examples
     --------
     >>> import math
@@ -148,6 +163,13 @@ def err_ia_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, normalization="n
     ``sum_{i<=k} gain_i / i`` with the gains of :func:`alpha_ndcg_score`, divided
     (``normalization="ndeval"``, when ``k > 1``) by ``sum_{i<=k} m (1-alpha)**(i-1) / i``.
 
+    {parameters}
+
+    Returns
+    -------
+    score : float
+        The mean over queries.
+
     Examples
     --------
     >>> from skrank.diversity import err_ia_score
@@ -166,6 +188,13 @@ def nerr_ia_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, threshold=1,
                   ties="pessimistic", ideal_ties="last", no_relevant="zero", retrieved=None,
                      intent_weights=None):
     """nERR-IA@k: ERR-IA@k of the run over ERR-IA@k of the greedy ideal ranking.
+
+    {parameters}
+
+    Returns
+    -------
+    score : float
+        The mean over queries.
 
     Examples
     --------
@@ -187,6 +216,13 @@ def nrbp_score(y_true, y_score, *, qid=None, alpha=0.5, beta=0.5, threshold=1,
 
     ``NRBP = (1 - (1 - alpha) beta) / m * sum_i gain_i beta**(i - 1)``.
 
+    {parameters}
+
+    Returns
+    -------
+    score : float
+        The mean over queries.
+
     Examples
     --------
     >>> from skrank.diversity import nrbp_score
@@ -204,6 +240,13 @@ def nnrbp_score(y_true, y_score, *, qid=None, alpha=0.5, beta=0.5, threshold=1,
                 ties="pessimistic", ideal_ties="last", no_relevant="zero", retrieved=None,
                      intent_weights=None):
     """NRBP of the run over NRBP of the greedy ideal ranking.
+
+    {parameters}
+
+    Returns
+    -------
+    score : float
+        The mean over queries.
 
     Examples
     --------
@@ -224,6 +267,13 @@ def p_ia_score(y_true, y_score, *, qid=None, k=20, threshold=1, ties="pessimisti
     """Intent-aware precision@k: covered (document, subtopic) pairs in the top ``k``
     over ``k * m``.
 
+    {parameters}
+
+    Returns
+    -------
+    score : float
+        The mean over queries.
+
     Examples
     --------
     >>> from skrank.diversity import p_ia_score
@@ -241,6 +291,13 @@ def ap_ia_score(y_true, y_score, *, qid=None, threshold=1, ties="pessimistic",
                      intent_weights=None):
     """Intent-aware average precision (ndeval's MAP-IA, ir_measures' ``AP_IA``): the
     average precision of each subtopic, averaged over the query's ``m`` subtopics.
+
+    {parameters}
+
+    Returns
+    -------
+    score : float
+        The mean over queries.
 
     Examples
     --------
@@ -261,6 +318,13 @@ def subtopic_recall_score(y_true, y_score, *, qid=None, k=20, threshold=1,
     """Subtopic recall@k (S-recall, ``StRecall@k``): subtopics covered in the top ``k``
     over ``m``.
 
+    {parameters}
+
+    Returns
+    -------
+    score : float
+        The mean over queries.
+
     Examples
     --------
     >>> from skrank.diversity import subtopic_recall_score
@@ -278,6 +342,8 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, threshold=1, ties="pe
                      intent_weights=None, **options):
     """Per-query values of one diversity metric, by name (``"alpha_ndcg@20"``,
     ``"nrbp"``) with its options (``alpha=``, ``beta=``, ``k=``, ``normalization=``).
+
+    {parameters}
 
     Returns
     -------
@@ -301,7 +367,17 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, threshold=1, ties="pe
 
 
 class DiversityEvaluation(NamedTuple):
-    """Result of :func:`evaluate`: the query ids, per-query values and means by metric."""
+    """Result of :func:`evaluate`: the query ids, per-query values and means by metric.
+
+    Attributes
+    ----------
+    qid : ndarray of shape (n_queries,)
+        The evaluated query ids, sorted.
+    per_query : dict of str -> ndarray of shape (n_queries,)
+        Each metric's value on each query, in the order of ``qid``.
+    mean : dict of str -> float
+        Each metric's mean over the queries.
+    """
 
     qid: np.ndarray
     per_query: dict
@@ -317,6 +393,8 @@ class DiversityEvaluation(NamedTuple):
 def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval",
              ideal_ties="last", no_relevant="zero"):
     """Diversity metrics of a run against diversity qrels, as ndeval computes them.
+
+    Only the queries of both ``qrels`` and ``run`` are evaluated, as ndeval does.
 
     Parameters
     ----------
@@ -342,8 +420,6 @@ def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval
         (ndeval) or the smallest.
     no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
         Value of a query whose judged documents cover no subtopic.
-
-    Only the queries of both ``qrels`` and ``run`` are evaluated, as ndeval does.
 
     Returns
     -------
@@ -423,3 +499,69 @@ def _label(spec, options):
     rest = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
                      for key, value in options.items() if key != "k")
     return spec.name + (f"({rest})" if rest else "") + ("" if k is None else f"@{k}")
+
+
+# ---------------------------------------------------------------------------
+# The "Parameters" sections, written once: each function's lists its own parameters,
+# in the order of its signature.
+
+_PARAMETERS = {
+    "metric": """metric : str
+    A diversity metric's name, with its cutoff: ``"alpha_ndcg@20"``,
+    ``"err_ia@10"``, ``"nrbp"``, ``"strec@5"`` (the names of :data:`DIVERSITY_METRICS`).""",
+    "y_true": """y_true : array-like or scipy.sparse matrix of shape (n_rows, n_subtopics)
+    Each document's label for each subtopic (intent) of its query, one row per
+    document (a 1-D array is one subtopic).""",
+    "y_score": """y_score : array-like of shape (n_rows,)
+    The documents' scores: higher ranks first.""",
+    "qid": """qid : array-like of shape (n_rows,)
+    The query id of each row (required: the default None is an error).""",
+    "k": """k : int, default=20
+    The cutoff: the top ``k`` documents of each query count.""",
+    "alpha": """alpha : float, default=0.5
+    The redundancy penalty in [0, 1): a document's gain for a subtopic already
+    covered ``c`` times above it is ``(1 - alpha) ** c``.""",
+    "beta": """beta : float, default=0.5
+    The persistence in [0, 1): rank ``i`` counts ``beta ** (i - 1)``.""",
+    "normalization": """normalization : {"ndeval", "none"}, default="ndeval"
+    ``"ndeval"`` divides by the value of a ranking whose every document covers
+    every subtopic (not at ``k = 1``), as ndeval reports it; ``"none"`` gives
+    the raw sum.""",
+    "threshold": """threshold : float, default=1
+    A document covers a subtopic when its label for it is ``>= threshold``
+    (pyndeval's ``relevance_level``; judgements are binary).""",
+    "ties": """ties : {"pessimistic", "optimistic", "stable"}, default="pessimistic"
+    Order of documents with equal scores: those covering fewer (pessimistic) or
+    more (optimistic) subtopics first, or input order.""",
+    "ideal_ties": """ideal_ties : {"last", "first"}, default="last"
+    Which document the greedy ideal ranking takes among equally good ones: the
+    last or the first in row order (``"last"`` is ndeval's choice when rows are
+    in docno order).""",
+    "no_relevant": """no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
+    Value of a query where no judged document covers any subtopic: 0 (ndeval),
+    1, left out of the mean, NaN, or an error.""",
+    "retrieved": """retrieved : array-like of bool of shape (n_rows,), default=None
+    False marks judged documents the run did not retrieve: they count in the
+    ideal ranking and the subtopics' sizes, never take a rank.  None: every row
+    was retrieved.""",
+    "intent_weights": ("intent_weights : array-like of shape (n_queries, n_subtopics) or dict, "
+                       "default=None\n") + """\
+    Probability of each intent, rows in the order of the sorted query ids, or a
+    dict ``qid -> weights``; kept on the subtopics some judged document covers
+    and scaled to sum to 1.  None: uniform, as ndeval.""",
+    "options": """**options
+    The metric's own options: ``k``, ``alpha``, ``beta``, ``normalization``.""",
+}
+
+
+def _fill_parameters(function):
+    entries = [_PARAMETERS[name] for name in inspect.signature(function).parameters]
+    section = "\n".join(["Parameters", "----------", *entries]).replace("\n", "\n    ")
+    function.__doc__ = function.__doc__.replace("{parameters}", section)
+
+
+for _function in (alpha_ndcg_score, alpha_dcg_score, err_ia_score, nerr_ia_score, nrbp_score,
+                  nnrbp_score, p_ia_score, ap_ia_score, subtopic_recall_score,
+                  per_query_scores):
+    _fill_parameters(_function)
+del _function

@@ -460,6 +460,19 @@ def weight_grid(n_runs, step=0.1):
     drops 4 of the 66 vectors of 3 runs at step 0.1, such as ``(0.2, 0.7, 0.1)``,
     and 30 of the 286 of 4 runs).
 
+    Parameters
+    ----------
+    n_runs : int
+        The number of runs, the length of each weight vector.
+    step : float, default=0.1
+        The grid's step; ``1 / step`` must be a whole number.
+
+    Returns
+    -------
+    weights : list of tuple of float
+        Every weight vector, in lexicographic order of its first ``n_runs - 1``
+        weights.
+
     Examples
     --------
     >>> from skrank.fusion import weight_grid
@@ -539,11 +552,34 @@ class FusionSearch:
     _PARAMS = ("method", "metric", "cv", "param_grid", "norm", "ties", "depth")
 
     def get_params(self, deep=True):
-        """The constructor's parameters (scikit-learn's convention; ``clone`` works)."""
+        """The constructor's parameters (scikit-learn's convention; ``clone`` works).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Ignored: no parameter is an estimator (scikit-learn's signature).
+
+        Returns
+        -------
+        params : dict
+            Parameter name -> value.
+        """
         return {name: getattr(self, name) for name in self._PARAMS}
 
     def set_params(self, **params):
-        """Set constructor parameters; returns the search."""
+        """Set constructor parameters.
+
+        Parameters
+        ----------
+        **params
+            Constructor parameters by name (``method``, ``metric``, ``cv``,
+            ``param_grid``, ``norm``, ``ties``, ``depth``).
+
+        Returns
+        -------
+        self : FusionSearch
+            The search.
+        """
         for name, value in params.items():
             if name not in self._PARAMS:
                 raise InvalidParameterError(
@@ -577,7 +613,21 @@ class FusionSearch:
         return QueryKFold(self.cv) if isinstance(self.cv, Integral) else self.cv
 
     def fit(self, runs, qrels):
-        """Score every combination on the held-out queries of every fold."""
+        """Score every combination on the held-out queries of every fold.
+
+        Parameters
+        ----------
+        runs : list of runs, or dict name -> run
+            The runs to fuse, in any form :func:`skrank.fuse` takes.
+        qrels : qrels
+            The judgements of the training queries, in any form
+            :func:`skrank.evaluate` takes; its queries are split into folds.
+
+        Returns
+        -------
+        self : FusionSearch
+            The fitted search (``best_params_``, ``cv_results_``, ``heldout_run_``, ...).
+        """
         import skrank
         from .io._read import as_qrels
 
@@ -676,7 +726,18 @@ class FusionSearch:
 
     def predict(self, runs):
         """The runs fused with ``best_params_`` (a supervised method is trained on all
-        the queries given to :meth:`fit`)."""
+        the queries given to :meth:`fit`).
+
+        Parameters
+        ----------
+        runs : list of runs, or dict name -> run
+            The runs to fuse, the same systems in the same order as in :meth:`fit`.
+
+        Returns
+        -------
+        run : skrank.io.Run
+            The fused run.
+        """
         if not hasattr(self, "best_params_"):
             raise ValueError("FusionSearch.predict: call fit(runs, qrels) first.")
         func = "FusionSearch.predict"

@@ -164,6 +164,8 @@ class XGBoostMetric:
     them for several metrics, each value what :func:`skrank.evaluate` gives on
     ``predt`` for the rows and query groups of ``dmatrix``.
 
+    {options}
+
     Attributes
     ----------
     names : list of str
@@ -204,9 +206,21 @@ class XGBoostMetric:
     def early_stopping(self, rounds, **kwargs):
         """An ``xgboost.callback.EarlyStopping`` that maximises the last metric.
 
-        ``kwargs`` go to ``EarlyStopping`` (``data_name``, ``save_best``, ...).
         Pass it as ``xgb.train(..., callbacks=[metric.early_stopping(10)])`` instead
         of ``early_stopping_rounds``, or pass ``maximize=True`` to ``xgb.train``.
+
+        Parameters
+        ----------
+        rounds : int
+            Rounds without improvement of the last metric before training stops.
+        **kwargs
+            Other arguments of ``xgboost.callback.EarlyStopping`` (``data_name``,
+            ``save_best``, ...); ``metric_name`` defaults to the last metric's name.
+
+        Returns
+        -------
+        callback : xgboost.callback.EarlyStopping
+            The callback, with ``maximize=True``.
         """
         import xgboost
 
@@ -224,6 +238,8 @@ class LightGBMMetric:
     scikit-learn wrappers (``eval_metric=``) as ``metric(y_true, y_pred, weight,
     group)``; returns ``(name, value, True)`` per metric (higher is better), a
     list of them for several metrics.
+
+    {options}
 
     Attributes
     ----------
@@ -318,9 +334,17 @@ _OPTIONS_DOC = """
     metrics : str, MetricCall, list or dict
         What :func:`skrank.evaluate` takes: ``"ndcg_exp@10"``,
         ``"map(denominator=min)@10"``, a list of them, or a dict of label -> name.
-    ties, no_relevant, threshold
-        As in :func:`skrank.evaluate`, for the metrics that do not set their own
-        (``ties="trec"`` is refused: training data has no docnos).
+    ties : {"average", "stable", "pessimistic", "optimistic"}, default=None
+        Tie policy of the metrics that do not set their own; None keeps each
+        metric's default, as in :func:`skrank.evaluate` (``ties="trec"`` is
+        refused: training data has no docnos).
+    no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
+        Value of a query without a relevant document, for the metrics that do
+        not set their own, as in :func:`skrank.evaluate` (the libraries' built-in
+        metrics give 1 there).
+    threshold : float, default=None
+        Relevance threshold of the binary metrics; None keeps each metric's
+        default of 1, as in :func:`skrank.evaluate`.
 """
 
 
@@ -331,6 +355,7 @@ def xgboost_metric(metrics, *, ties=None, no_relevant="zero", threshold=None):
     maximize=True, early_stopping_rounds=10)`` (set ``"disable_default_eval_metric": 1``
     in ``params`` to log only skrank's), or through :class:`XGBRanker`.
     {options}
+
     Returns
     -------
     metric : XGBoostMetric
@@ -359,6 +384,7 @@ def lightgbm_metric(metrics, *, ties=None, no_relevant="zero", threshold=None):
     to log only skrank's), ``LGBMRanker(...).fit(..., eval_metric=m)`` or
     ``skrank.rankers.QueryLGBMRanker(...).fit(..., eval_qid=..., eval_metric=m)``.
     {options}
+
     Returns
     -------
     metric : LightGBMMetric
@@ -397,14 +423,32 @@ def catboost_metric(metric, pools, *, ties=None, no_relevant="zero", threshold=N
         ``eval_metric``).
     pools : list of catboost.Pool
         Every pool the model is fitted and evaluated on, built with ``group_id``.
-    ties, no_relevant, threshold
-        As in :func:`skrank.evaluate` (``ties="trec"`` is refused).
+    ties : {"average", "stable", "pessimistic", "optimistic"}, default=None
+        Tie policy, unless the metric sets its own; None keeps the metric's
+        default, as in :func:`skrank.evaluate` (``ties="trec"`` is refused).
+    no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
+        Value of a query without a relevant document, unless the metric sets
+        its own, as in :func:`skrank.evaluate`.
+    threshold : float, default=None
+        Relevance threshold of a binary metric; None keeps its default of 1.
 
     Returns
     -------
     metric : CatBoostMetric
         An object with CatBoost's ``is_max_optimal``, ``evaluate`` and
         ``get_final_error``, of a class named after the metric.
+
+    Examples
+    --------
+    >>> import numpy as np, catboost
+    >>> import skrank.gbdt
+    >>> pool = catboost.Pool(np.zeros((4, 1)), label=[1, 0, 0, 1], group_id=[1, 1, 2, 2])
+    >>> m = skrank.gbdt.catboost_metric("ndcg@2", pools=[pool])
+    >>> type(m).__name__, m.is_max_optimal()
+    ('ndcg@2', True)
+    >>> value, weight = m.evaluate([np.array([.9, .1, .8, .2])], [1, 0, 0, 1], None)
+    >>> round(value, 4)
+    0.8155
     """
     func = "catboost_metric"
     if not isinstance(metric, (str, _plan.MetricCall)):
@@ -421,8 +465,9 @@ def catboost_metric(metric, pools, *, ties=None, no_relevant="zero", threshold=N
     return cls(planned, sets)
 
 
-xgboost_metric.__doc__ = xgboost_metric.__doc__.replace("    {options}", _OPTIONS_DOC.rstrip())
-lightgbm_metric.__doc__ = lightgbm_metric.__doc__.replace("    {options}", _OPTIONS_DOC.rstrip())
+for _documented in (xgboost_metric, lightgbm_metric, XGBoostMetric, LightGBMMetric):
+    _documented.__doc__ = _documented.__doc__.replace("    {options}", _OPTIONS_DOC.rstrip())
+del _documented
 
 
 def _build_xgb_ranker():
@@ -440,6 +485,16 @@ def _build_xgb_ranker():
         ``xgb.train``'s ``custom_metric`` instead (values: :func:`skrank.evaluate`'s
         per-query mean), and early-stops (``early_stopping_rounds``) maximising
         the last of its metrics.  Every other parameter is XGBRanker's.
+
+        Parameters
+        ----------
+        objective : str, default="rank:ndcg"
+            XGBoost's ranking objective (``"rank:ndcg"``, ``"rank:map"``,
+            ``"rank:pairwise"``).
+        **kwargs
+            ``xgboost.XGBRanker``'s parameters; ``eval_metric`` may be an
+            :class:`XGBoostMetric` (from :func:`xgboost_metric`), and
+            ``early_stopping_rounds`` then early-stops maximising its last metric.
         """
 
         def _skrank_metric(self):
@@ -459,6 +514,27 @@ def _build_xgb_ranker():
             return (model, metric, params, *rest)
 
         def fit(self, X, y, **kwargs):
+            """Fit the ranker, as ``xgboost.XGBRanker.fit`` does.
+
+            With an :class:`XGBoostMetric` as ``eval_metric`` and
+            ``early_stopping_rounds`` set, training early-stops maximising the
+            metric's last value on the last evaluation set.
+
+            Parameters
+            ----------
+            X : array-like of shape (n_samples, n_features)
+                The features, rows grouped by query.
+            y : array-like of shape (n_samples,)
+                The relevance labels.
+            **kwargs
+                ``xgboost.XGBRanker.fit``'s other arguments: ``qid`` (or
+                ``group``), ``eval_set``, ``eval_qid``, ``verbose``, ...
+
+            Returns
+            -------
+            self : XGBRanker
+                The fitted ranker.
+            """
             metric, rounds = self._skrank_metric(), self.early_stopping_rounds
             if metric is None or rounds is None:
                 return super().fit(X, y, **kwargs)

@@ -189,6 +189,15 @@ class RankingMetrics:
 
         Only the tensors' metadata are checked (values are checked by
         :meth:`compute`), so the call never waits for the device.
+
+        Parameters
+        ----------
+        y_true : torch.Tensor or array-like of shape (n_rows,)
+            The rows' relevance labels.
+        y_score : torch.Tensor of shape (n_rows,)
+            The rows' scores; its device is the device of the batch.
+        qid : torch.Tensor or array-like of shape (n_rows,)
+            The rows' query ids (a query's rows may come in several batches).
         """
         batch = _as_batch(_FUNC, y_true, y_score, qid, self._dtypes)
         self._dtypes = tuple(t.dtype for t in batch)
@@ -229,12 +238,28 @@ def _build_torchmetrics_class():
     class TorchmetricsRankingMetrics(torchmetrics.Metric):
         """:class:`RankingMetrics` as a ``torchmetrics.Metric`` (for Lightning).
 
-        Same parameters as :class:`RankingMetrics` (``sync`` and
-        ``process_group`` are torchmetrics' own: ``dist_sync_on_step``,
-        ``process_group`` and the other ``torchmetrics.Metric`` keywords pass
-        through).  ``compute()`` returns ``{label: 0-d tensor}``; torchmetrics
-        gathers the rows of every process first (in rank order; a process
-        without rows takes part too).
+        The parameters of :class:`RankingMetrics`, except ``sync`` and
+        ``process_group``, which are torchmetrics' own.  ``compute()`` returns
+        ``{label: 0-d tensor}``; torchmetrics gathers the rows of every process
+        first (in rank order; a process without rows takes part too).
+
+        Parameters
+        ----------
+        metrics : str, list or dict, default=("ndcg@10", "map", "mrr")
+            What :func:`skrank.evaluate` takes.
+        ties : {"average", "stable", "pessimistic", "optimistic"}, default=None
+            Tie policy of the metrics that do not set their own; None keeps each
+            metric's default, as in :func:`skrank.evaluate`.  ``"stable"`` keeps
+            the rows' order (process rank, then arrival).
+        no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
+            Value of a query without a relevant document, as in
+            :func:`skrank.evaluate`.
+        threshold : float, default=None
+            Relevance threshold of the binary metrics; None keeps each metric's
+            default of 1.
+        **kwargs
+            ``torchmetrics.Metric``'s keywords (``dist_sync_on_step``,
+            ``process_group``, ``sync_on_compute``, ...).
         """
 
         full_state_update = False
@@ -250,6 +275,19 @@ def _build_torchmetrics_class():
                 self.add_state(name, default=[], dist_reduce_fx="cat")
 
         def update(self, y_true, y_score, qid):
+            """Keep one batch: ``y_true``, ``y_score`` and ``qid`` 1-D, one entry per row.
+
+            Only the tensors' metadata are checked, as in :meth:`RankingMetrics.update`.
+
+            Parameters
+            ----------
+            y_true : torch.Tensor or array-like of shape (n_rows,)
+                The rows' relevance labels.
+            y_score : torch.Tensor of shape (n_rows,)
+                The rows' scores; its device is the device of the batch.
+            qid : torch.Tensor or array-like of shape (n_rows,)
+                The rows' query ids (a query's rows may come in several batches).
+            """
             dtypes = (tuple(t.dtype for t in (self.y_true[0], self.y_score[0], self.qid[0]))
                       if self.y_score else None)
             y_true, y_score, qid = _as_batch("TorchmetricsRankingMetrics", y_true, y_score,
@@ -271,6 +309,8 @@ def _build_torchmetrics_class():
             self.y_true, self.y_score, self.qid = ([t] for t in rows)
 
         def compute(self):
+            """The mean of each metric over every query seen: ``{label: 0-d float64
+            tensor}``, as :meth:`RankingMetrics.compute` gives."""
             rows = self._local()
             if rows is None:
                 raise ValueError("TorchmetricsRankingMetrics.compute: no row seen. Call "
