@@ -17,7 +17,7 @@ from . import _params as P
 from ._validation import _describe
 
 #: trec_eval's kernels rank one order of the tied documents: no tie average.
-TIES = P.TIES.replace(
+JUDGED_TIES = P.TIES.replace(
     default="pessimistic", supported=("pessimistic", "optimistic", "stable"),
     unsupported="the judged metrics rank one order of tied documents (trec_eval's kernels) "
                 "and have no average over their orderings.",

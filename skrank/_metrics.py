@@ -21,9 +21,8 @@ import numpy as np
 from . import _kernels as K
 from . import _params as P
 from ._gauc import _gauc
-from ._judged import (AFTER_OPTIONS, BEFORE_OPTIONS, LABEL_NOTE, bpref_kernel, infap_kernel,
-                      judged_at_k_kernel, judged_columns)
-from ._judged import TIES as JUDGED_TIES
+from ._judged import (AFTER_OPTIONS, BEFORE_OPTIONS, JUDGED_TIES, LABEL_NOTE, bpref_kernel,
+                      infap_kernel, judged_at_k_kernel, judged_columns)
 from ._array_api import as_float, divide_where, minimum, value_range
 from ._validation import (
     InvalidParameterError,
