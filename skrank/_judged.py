@@ -121,7 +121,7 @@ def judged_columns(func, calls, prepared):
     rankings, out = {}, []
     for call in calls:
         params = call.options
-        threshold = params.get("threshold", P.THRESHOLD.default)   # judged@k: none
+        threshold = params.get("threshold", 1)   # judged@k reads no level
         key = (params["ties"], threshold)
         if key not in rankings:
             rankings[key] = _codes_ranking(func, arrays, judged, threshold, params["ties"])

@@ -660,12 +660,12 @@ class FusionSearch:
                 for fi, (train_idx, test_idx) in enumerate(folds):
                     prep = _Prepared(func, loaded, take(queries[train_idx]))
                     fused = _fuse_prepared(func, prep, m, nm, w, p, ties, depth, m.name)
-                    every = self._per_query(skrank, qr, fused, queries)
+                    every = self._per_query(qr, fused, queries)
                     values[ci, test_idx] = every[test_idx]
                     train_score[ci, fi] = every[train_idx].mean()
             else:
                 fused = _fuse_prepared(func, prep_plain, m, nm, w, p, ties, depth, m.name)
-                values[ci] = self._per_query(skrank, qr, fused, queries)
+                values[ci] = self._per_query(qr, fused, queries)
                 for fi, (train_idx, _) in enumerate(folds):
                     train_score[ci, fi] = values[ci, train_idx].mean()
         split = np.stack([values[:, test_idx].mean(axis=1) for _, test_idx in folds], axis=1)
@@ -703,8 +703,8 @@ class FusionSearch:
         self._labels = labels
         return self
 
-    def _per_query(self, skrank, qrels, fused, queries):
-        res = skrank.evaluate(qrels=qrels, run=fused, metrics=[self.metric],
+    def _per_query(self, qrels, fused, queries):
+        res = evaluate(qrels=qrels, run=fused, metrics=[self.metric],
                               missing_queries="zero")
         values = dict(zip(res.qid.tolist(), res.per_query[self.metric].tolist()))
         return np.array([values.get(q, 0.0) for q in queries.tolist()])
