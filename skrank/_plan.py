@@ -27,6 +27,7 @@ from ._grouping import Depth, rank_queries
 from ._inputs import is_matrix_form, matrix_arrays
 from ._metrics import METRICS
 from ._names import _parse_options, needs_cutoff, parse_metric_name
+from ._row_blocks import blockable, execute_by_rows
 from ._validation import InvalidParameterError, _describe, check_ranking_arrays
 
 def _judged_specs():
@@ -485,8 +486,20 @@ def per_query(func, call, y_true, y_score, qid=None, retrieved=None, exclude=Non
               sample_weight=None, *, judged=None):
     """The :class:`Column` of one metric call on arrays (the metric functions' path)."""
     p = single(func, call)
+    matrix = blockable(y_true, y_score, qid, retrieved, exclude, judged)
+    if matrix is not None:  # a large 2-D form: in blocks of rows, in bounded memory
+        blocked = execute_by_rows(func, functools.partial(_run_block, p), y_true, matrix,
+                                  exclude, sample_weight)
+        if blocked is not None:
+            return blocked.columns["value"]
     prepared = prepare(p, y_true, y_score, qid, retrieved, exclude, sample_weight, judged=judged)
     return execute(p, prepared).columns["value"]
+
+
+def _run_block(p, y_true, y_score, exclude, weights, **options):
+    """``(table, prepared)`` of the plan on one block of rows of the 2-D form."""
+    prepared = prepare(p, y_true, y_score, None, None, exclude, weights, **options)
+    return execute(p, prepared), prepared
 
 
 def mean(func, call, *args, **kwargs):
