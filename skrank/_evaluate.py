@@ -256,11 +256,11 @@ def _by_rows(p, arrays, judged, threshold):
     at a time in bounded memory (see :mod:`skrank._row_blocks`), or None to run it
     in one call."""
     y_true, y_score, qid, retrieved, exclude, sample_weight = arrays
-    matrix = blockable(y_true, y_score, qid, retrieved, exclude, judged)
+    matrix = blockable(y_true, y_score, qid, retrieved, exclude, judged, p.depth is None)
     if matrix is None:
         return None
     blocked = execute_by_rows(p.func, functools.partial(_plan._run_block, p), y_true, matrix,
-                              exclude, sample_weight,
+                              exclude, sample_weight, whole_rankings=p.depth is None,
                               extra=functools.partial(_table_counts, threshold=threshold))
     if blocked is None:
         return None

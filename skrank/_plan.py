@@ -486,10 +486,10 @@ def per_query(func, call, y_true, y_score, qid=None, retrieved=None, exclude=Non
               sample_weight=None, *, judged=None):
     """The :class:`Column` of one metric call on arrays (the metric functions' path)."""
     p = single(func, call)
-    matrix = blockable(y_true, y_score, qid, retrieved, exclude, judged)
+    matrix = blockable(y_true, y_score, qid, retrieved, exclude, judged, p.depth is None)
     if matrix is not None:  # a large 2-D form: in blocks of rows, in bounded memory
         blocked = execute_by_rows(func, functools.partial(_run_block, p), y_true, matrix,
-                                  exclude, sample_weight)
+                                  exclude, sample_weight, whole_rankings=p.depth is None)
         if blocked is not None:
             return blocked.columns["value"]
     prepared = prepare(p, y_true, y_score, qid, retrieved, exclude, sample_weight, judged=judged)

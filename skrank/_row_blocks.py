@@ -18,17 +18,22 @@ import numpy as np
 
 from ._aggregate import query_weights
 
-# The rows of a block hold about this many cells at most.  Measured
-# (evaluate of map / ndcg / ndcg@10 on float32 users x 20,000 items, 2 cores):
-# the one-call path holds about 130 bytes per cell, so 2**18 cells keep a
-# block's temporaries near 32 MiB, and from about 2**16 cells on the time per
-# cell no longer falls (per-block overhead under 5%).
+# The rows of a block hold about this many cells, for plans that read whole
+# rankings.  Measured (evaluate of map on float32 300 users x 20,000 items, sparse
+# test items and exclusions, 2 shared cores; docs/recommender.md): the one-call
+# path holds about 130 bytes a cell; a block costs ~5 ms of fixed overhead; the
+# time per cell is flat from 2**14 to 2**18 cells and grows above (cache).  So at
+# most 2**18 cells (~32 MiB of temporaries), at most 1/32 of the matrix (so the
+# temporaries stay under the float32 score matrix's own size for a smaller
+# matrix), and at least 2**14 cells.
 _MAX_BLOCK_CELLS = 1 << 18
-_MIN_BLOCK_CELLS = 1 << 15
-# ... and at most this fraction of the matrix's cells, so that the block's
-# temporaries (about 130 bytes a cell) stay under the score matrix's own size
-# (4 bytes a cell in float32) for a smaller matrix.
+_MIN_BLOCK_CELLS = 1 << 14
 _BLOCKS_AT_LEAST = 32
+# Plans held to a depth (@k metrics, first relevant items) keep only a few cells
+# of each row and cost ~25 bytes a cell while a block is reduced: blocks 4 times
+# larger (ndcg@10 on the same matrix: 2**14 cells 2.0 s, 2**16 0.62 s, 2**18
+# 0.42 s, 2**20 0.54 s).
+_DEPTH_FACTOR = 4
 
 
 def _issparse(value):
@@ -37,10 +42,13 @@ def _issparse(value):
     return issparse(value)
 
 
-def rows_per_block(shape):
-    """Rows of the 2-D form of ``shape`` in one block."""
+def rows_per_block(shape, whole_rankings=True):
+    """Rows of the 2-D form of ``shape`` in one block (``whole_rankings``: the plan
+    reads whole rankings; else it is held to a depth)."""
     n_users, n_items = shape
-    cells = min(_MAX_BLOCK_CELLS, max(_MIN_BLOCK_CELLS, n_users * n_items // _BLOCKS_AT_LEAST))
+    factor = 1 if whole_rankings else _DEPTH_FACTOR
+    cells = factor * min(_MAX_BLOCK_CELLS,
+                         max(_MIN_BLOCK_CELLS, n_users * n_items // _BLOCKS_AT_LEAST))
     return max(1, cells // max(n_items, 1))
 
 
@@ -49,7 +57,7 @@ def _same_shape(value, shape):
                              and (_issparse(value) or isinstance(value, np.ndarray)))
 
 
-def blockable(y_true, y_score, qid, retrieved, exclude, judged):
+def blockable(y_true, y_score, qid, retrieved, exclude, judged, whole_rankings=True):
     """The score matrix as a NumPy array when the call can be evaluated in blocks of
     rows (and holds more than one block), else None."""
     if qid is not None or retrieved is not None or judged is not None:
@@ -64,7 +72,7 @@ def blockable(y_true, y_score, qid, retrieved, exclude, judged):
         return None
     if not _same_shape(exclude, y_score.shape):
         return None
-    if y_score.shape[0] <= rows_per_block(y_score.shape):
+    if y_score.shape[0] <= rows_per_block(y_score.shape, whole_rankings):
         return None
     return y_score
 
@@ -82,7 +90,8 @@ class _Blocked:
         self.qid, self.columns, self.weights, self.extras = qid, columns, weights, extras
 
 
-def execute_by_rows(func, run_block, y_true, y_score, exclude, sample_weight, *, extra=None):
+def execute_by_rows(func, run_block, y_true, y_score, exclude, sample_weight, *, extra=None,
+                    whole_rankings=True):
     """Execute a plan on the 2-D form one block of rows at a time.
 
     ``run_block(y_true, y_score, exclude, weights)`` prepares and executes the
@@ -98,7 +107,7 @@ def execute_by_rows(func, run_block, y_true, y_score, exclude, sample_weight, *,
                    else query_weights(func, sample_weight, n_queries=n_users))
     except ValueError:
         return None
-    step = rows_per_block(y_score.shape)
+    step = rows_per_block(y_score.shape, whole_rankings)
     if _issparse(y_true):
         y_true = _csr(y_true)
     if _issparse(exclude):
