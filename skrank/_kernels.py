@@ -143,9 +143,14 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         if live.size == 0:
             return np.zeros(nq)
     if live is None or live.size == starts.size:
-        spanned = _spanned_weights(weights, cumulative, group_pos, sizes, limit)
         means = np.add.reduceat(transform(row_values), starts) / sizes
-        return sum_by_query(group_query, means * spanned, nq)
+        kept = _nonzero_groups(means)
+        if kept is None:
+            spanned = _spanned_weights(weights, cumulative, group_pos, sizes, limit)
+            return sum_by_query(group_query, means * spanned, nq)
+        spanned = _spanned_weights(weights, cumulative, group_pos[kept], sizes[kept],
+                                   limit[kept] if np.ndim(limit) else limit)
+        return sum_by_query(group_query[kept], means[kept] * spanned, nq)
     # Only the live groups' rows are gathered and transformed, in the same order.
     live_pos, live_sizes = group_pos[live], sizes[live]
     if np.ndim(limit):
@@ -157,6 +162,17 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         values = row_values[rows]
     means = np.add.reduceat(transform(values), first_out) / live_sizes
     return sum_by_query(group_query[live], means * spanned, nq)
+
+
+def _nonzero_groups(means):
+    """Indices of the tie groups whose mean value is not 0, or None to keep every group
+    (when they are more than three quarters: gathering would cost what it saves).
+
+    A group of mean 0 adds exactly 0 (its finite spanned weight times 0) to its
+    query's bincount, so leaving it out changes no bit: full rankings of sparse
+    relevance (a recommender's items) hold almost only such groups."""
+    kept = np.flatnonzero(means)
+    return None if 4 * kept.shape[0] > 3 * means.shape[0] else kept
 
 
 def _spanned_weights(weights, cumulative, positions, sizes, limit):

@@ -83,6 +83,18 @@ def _rows(value, r0, r1):
     return value[r0:r1]
 
 
+def _dense_rows(csr, r0, r1):
+    """Rows r0:r1 of a sparse ``y_true`` as a dense block, for plans reading whole
+    rankings without ``exclude``: the dense 2-D form ranks every item as the sparse
+    form does and gives the same values to the last bit (tests/test_row_blocks.py),
+    in about half the time (no flat arrays, no label look-up).  Labels the sparse
+    form rejects (negative, not finite) raise, so that the one-call path says why."""
+    block = csr[r0:r1]
+    if block.data.size and not (np.isfinite(block.data).all() and block.data.min() >= 0):
+        raise ValueError("labels the sparse form rejects")
+    return block.toarray()
+
+
 class _Blocked:
     """The parts of one execution gathered over the blocks."""
 
@@ -108,15 +120,18 @@ def execute_by_rows(func, run_block, y_true, y_score, exclude, sample_weight, *,
     except ValueError:
         return None
     step = rows_per_block(y_score.shape, whole_rankings)
+    labels_of = _rows
     if _issparse(y_true):
         y_true = _csr(y_true)
+        if whole_rankings and exclude is None and y_true.dtype.kind in "fiu":
+            labels_of = _dense_rows
     if _issparse(exclude):
         exclude = _csr(exclude)
     parts, extras = [], []
     for r0 in range(0, n_users, step):
         r1 = min(r0 + step, n_users)
         try:
-            table, prepared = run_block(_rows(y_true, r0, r1), y_score[r0:r1],
+            table, prepared = run_block(labels_of(y_true, r0, r1), y_score[r0:r1],
                                         _rows(exclude, r0, r1),
                                         None if weights is None else weights[r0:r1])
         except ValueError:

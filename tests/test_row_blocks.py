@@ -45,7 +45,7 @@ def _matrices(seed, n_users=23, n_items=9):
 
 
 def _forms(test, train, all_forms=False):
-    forms = [(sp.csr_array(test), sp.csr_array(train)), (test, None)]
+    forms = [(sp.csr_array(test), sp.csr_array(train)), (sp.csr_array(test), None), (test, None)]
     return forms + [(test, train), (sp.coo_array(test), None)] if all_forms else forms
 
 
@@ -133,10 +133,14 @@ def test_errors_in_a_later_block_are_the_whole_matrix_errors(monkeypatch, small_
     test, train, scores = _matrices(4)
     bad = scores.copy()
     bad[17, 3] = np.inf
+    negative = test.copy()
+    negative[21, 2] = -1.0   # the sparse form rejects it; the dense form would not
     calls = [lambda: skrank.map_score(sp.csr_array(test), bad, exclude=sp.csr_array(train)),
              lambda: skrank.map_score(test, bad),
              lambda: skrank.evaluate(test, scores, metrics=["map"], no_relevant="raise"),
-             lambda: skrank.ndcg_score(test, scores, sample_weight=np.ones(5))]
+             lambda: skrank.ndcg_score(test, scores, sample_weight=np.ones(5)),
+             lambda: skrank.map_score(sp.csr_array(negative), scores),
+             lambda: skrank.map_score(sp.csr_array(np.where(negative < 0, np.nan, test)), scores)]
     messages = []
     for call in calls:
         with pytest.raises(ValueError) as info:
