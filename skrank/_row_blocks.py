@@ -18,21 +18,26 @@ import numpy as np
 
 from ._aggregate import query_weights
 
-# The rows of a block hold about this many cells, for plans that read whole
-# rankings.  Measured (evaluate of map on float32 300 users x 20,000 items, sparse
-# test items and exclusions, 2 shared cores; docs/recommender.md): the one-call
-# path holds about 130 bytes a cell; a block costs ~5 ms of fixed overhead; the
-# time per cell is flat from 2**14 to 2**18 cells and grows above (cache).  So at
-# most 2**18 cells (~32 MiB of temporaries), at most 1/32 of the matrix (so the
-# temporaries stay under the float32 score matrix's own size for a smaller
-# matrix), and at least 2**14 cells.
+# The rows of a block hold about this many cells.  Measured on 2 shared cores
+# (docs/recommender.md): a block costs 5-9 ms of fixed overhead (evaluate of 6
+# metrics: 9 ms); the time per cell is flat up to 2**18 cells and grows above
+# (cache).  Blocks reduced through the flat form (an ``exclude``; a sparse
+# ``y_true`` read to a depth) hold about 130 bytes a cell while a block is
+# processed (map on float32 users x 20,000 items); blocks of the dense 2-D form
+# about 55-95 (evaluate of 6 metrics on 10,000 x 100, float64: peak 0.44x the
+# scores with 2**16-cell blocks, 1.2x with 2**18, 4.2x in one call).  So at
+# most 2**18 cells, and at most 1/32 (flat) or 1/16 (dense) of the matrix, so
+# that a block's temporaries stay under the float32 score matrix's own size,
+# but at least 2**14 (flat) or 2**15 (dense) cells, so that the overhead stays
+# bounded (10,000 x 100, evaluate of 6: 2**14 cells 2.5x the one call, 2**16
+# 1.35x, 2**18 1.1x).
 _MAX_BLOCK_CELLS = 1 << 18
 _MIN_BLOCK_CELLS = 1 << 14
 _BLOCKS_AT_LEAST = 32
+_DENSE_FACTOR = 2   # the dense 2-D form: twice the minimum, half the number of blocks
 # Plans held to a depth (@k metrics, first relevant items) keep only a few cells
-# of each row and cost ~25 bytes a cell while a block is reduced: blocks 4 times
-# larger (ndcg@10 on the same matrix: 2**14 cells 2.0 s, 2**16 0.62 s, 2**18
-# 0.42 s, 2**20 0.54 s).
+# of each row: blocks 4 times larger (ndcg@10 on float32 300 x 20,000, sparse
+# with exclude: 2**14 cells 2.0 s, 2**16 0.62 s, 2**18 0.42 s, 2**20 0.54 s).
 _DEPTH_FACTOR = 4
 
 
@@ -42,14 +47,28 @@ def _issparse(value):
     return issparse(value)
 
 
-def rows_per_block(shape, whole_rankings=True):
+def rows_per_block(shape, whole_rankings=True, dense=False):
     """Rows of the 2-D form of ``shape`` in one block (``whole_rankings``: the plan
-    reads whole rankings; else it is held to a depth)."""
+    reads whole rankings, else it is held to a depth; ``dense``: blocks go through
+    the dense 2-D form, not the flat one)."""
     n_users, n_items = shape
-    factor = 1 if whole_rankings else _DEPTH_FACTOR
-    cells = factor * min(_MAX_BLOCK_CELLS,
-                         max(_MIN_BLOCK_CELLS, n_users * n_items // _BLOCKS_AT_LEAST))
+    lowest, parts = _MIN_BLOCK_CELLS, _BLOCKS_AT_LEAST
+    if dense:
+        lowest, parts = lowest * _DENSE_FACTOR, max(1, parts // _DENSE_FACTOR)
+    cells = min(_MAX_BLOCK_CELLS, max(lowest, n_users * n_items // parts))
+    if not whole_rankings:
+        cells *= _DEPTH_FACTOR
     return max(1, cells // max(n_items, 1))
+
+
+def _dense_blocks(y_true, exclude, whole_rankings):
+    """Whether blocks go through the dense 2-D form: no ``exclude``, and dense labels
+    or sparse ones read by whole-ranking plans (see :func:`_dense_rows`)."""
+    if exclude is not None:
+        return False
+    if _issparse(y_true):
+        return whole_rankings and y_true.dtype.kind in "fiu"
+    return True
 
 
 def _same_shape(value, shape):
@@ -72,7 +91,8 @@ def blockable(y_true, y_score, qid, retrieved, exclude, judged, whole_rankings=T
         return None
     if not _same_shape(exclude, y_score.shape):
         return None
-    if y_score.shape[0] <= rows_per_block(y_score.shape, whole_rankings):
+    if y_score.shape[0] <= rows_per_block(y_score.shape, whole_rankings,
+                                          _dense_blocks(y_true, exclude, whole_rankings)):
         return None
     return y_score
 
@@ -119,11 +139,12 @@ def execute_by_rows(func, run_block, y_true, y_score, exclude, sample_weight, *,
                    else query_weights(func, sample_weight, n_queries=n_users))
     except ValueError:
         return None
-    step = rows_per_block(y_score.shape, whole_rankings)
+    dense = _dense_blocks(y_true, exclude, whole_rankings)
+    step = rows_per_block(y_score.shape, whole_rankings, dense)
     labels_of = _rows
     if _issparse(y_true):
         y_true = _csr(y_true)
-        if whole_rankings and exclude is None and y_true.dtype.kind in "fiu":
+        if dense:
             labels_of = _dense_rows
     if _issparse(exclude):
         exclude = _csr(exclude)

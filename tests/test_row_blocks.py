@@ -56,6 +56,7 @@ def small_blocks(monkeypatch):
         monkeypatch.setattr(_row_blocks, "_MIN_BLOCK_CELLS", rows * n_items)
         monkeypatch.setattr(_row_blocks, "_MAX_BLOCK_CELLS", rows * n_items)
         monkeypatch.setattr(_row_blocks, "_DEPTH_FACTOR", 1)
+        monkeypatch.setattr(_row_blocks, "_DENSE_FACTOR", 1)
     set_rows(4)
     return set_rows
 
