@@ -57,6 +57,7 @@ def small_blocks(monkeypatch):
         monkeypatch.setattr(_row_blocks, "_MAX_BLOCK_CELLS", rows * n_items)
         monkeypatch.setattr(_row_blocks, "_DEPTH_FACTOR", 1)
         monkeypatch.setattr(_row_blocks, "_DENSE_FACTOR", 1)
+        monkeypatch.setattr(_row_blocks, "_BLOCK_ABOVE_CELLS", 0)
     set_rows(4)
     return set_rows
 
@@ -64,6 +65,13 @@ def small_blocks(monkeypatch):
 def _one_call(monkeypatch):
     monkeypatch.setattr(_row_blocks, "_MIN_BLOCK_CELLS", 1 << 40)
     monkeypatch.setattr(_row_blocks, "_MAX_BLOCK_CELLS", 1 << 40)
+
+
+def test_small_matrices_are_evaluated_in_one_call():
+    scores = np.zeros((1024, 1024))
+    assert _row_blocks.blockable(scores, scores, None, None, None, None) is None
+    scores = np.zeros((1025, 1024))
+    assert _row_blocks.blockable(scores, scores, None, None, None, None) is scores
 
 
 def test_blocks_are_used(small_blocks):
@@ -177,7 +185,7 @@ def test_inputs_are_not_modified(small_blocks):
 _MEMORY = textwrap.dedent("""
     import tracemalloc, numpy as np, scipy.sparse as sp, skrank
     rng = np.random.default_rng(0)
-    n_users, n_items = 200, 3000
+    n_users, n_items = 300, 4000
     S = rng.random((n_users, n_items), dtype=np.float32)
     Y = sp.random(n_users, n_items, density=0.002, random_state=1, format="csr")
     Y.data[:] = rng.integers(1, 4, Y.data.size)
@@ -192,7 +200,8 @@ _MEMORY = textwrap.dedent("""
 
 
 def test_memory_of_whole_rankings_stays_under_twice_the_score_matrix():
-    """map and ndcg over whole rankings of a 200 x 3,000 float32 matrix (2.3 MiB):
+    """map and ndcg over whole rankings of a 300 x 4,000 float32 matrix (4.6 MiB, just
+    above the size evaluated in one call):
     the one-call path held about 35x the score matrix beyond the inputs."""
     out = subprocess.run([sys.executable, "-c", _MEMORY], capture_output=True, text=True,
                          check=True).stdout.split()
