@@ -122,7 +122,8 @@ def test_evaluate_in_blocks_matches_one_call(monkeypatch, small_blocks):
     metrics = ["ndcg@3", "ndcg", "map", "mrr", "recall@5", "precision@2", "r_precision"]
     runs = [dict(y_true=sp.csr_array(test), exclude=sp.csr_array(train)),
             dict(y_true=test, exclude=train, sample_weight=weights, no_relevant="skip"),
-            dict(y_true=test, ties="pessimistic"), dict(y_true=test, no_relevant="nan")]
+            dict(y_true=test, ties="pessimistic"), dict(y_true=test, no_relevant="nan"),
+            dict(y_true=sp.csr_array(test), threshold=2)]
     blocked = [skrank.evaluate(y_score=scores, metrics=metrics, **kw) for kw in runs]
     _one_call(monkeypatch)
     for kw, got in zip(runs, blocked):
