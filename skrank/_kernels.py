@@ -353,15 +353,14 @@ def average_precision_sum(ranking, threshold, k):
         hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
         keep = slice(None) if k is None else position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
-    starts, sizes, group_query, group_position = ranking.tie_groups()
     # The relevant rows above each group give both the relevant rows of each group and
     # those ranked above it in its query (groups never cross a query boundary).
     at_start = ranking.relevant_at_groups(threshold)
-    n_rel = np.diff(at_start).astype(np.float64)
-    above = (at_start[:-1] - ranking.relevant_at_queries(threshold)[:-1][group_query]
+    starts, sizes, group_query, group_position, first_of, n_rel = _groups_with_relevant(
+        ranking, at_start)
+    n_rel = n_rel.astype(np.float64)
+    above = (first_of - ranking.relevant_at_queries(threshold)[:-1][group_query]
              ).astype(np.float64)
-    starts, sizes, group_query, group_position, n_rel, above = _groups_with_relevant(
-        n_rel, starts, sizes, group_query, group_position, n_rel, above)
     # Each slot t (from 1) of a group holds a relevant document with probability r/n and
     # then adds E[hits] / rank with E[hits] = c + 1 + (r-1)(t-1)/(n-1): linear in t - 1,
     # so two sums per group over its ranks within the cutoff carry all the row work:
@@ -375,20 +374,45 @@ def average_precision_sum(ranking, threshold, k):
     n = sizes.astype(np.float64)
     slope = (n_rel - 1.0) / np.maximum(n - 1.0, 1.0)
     terms = (n_rel / n) * ((above + 1.0) * sum_inverse + slope * sum_offset)
+    _single_relevant_terms(terms, sizes, n_rel, above, group_position, k)
     return sum_by_query(group_query, terms, nq)
 
 
-def _groups_with_relevant(n_rel, *per_group):
-    """``per_group`` arrays restricted to the tie groups holding a relevant row.
+def _single_relevant_terms(terms, sizes, n_rel, above, position, k):
+    """Set the term of each relevant row alone in its tie group as the tie-free path
+    computes it, ``hits / (position + 1)``, in place: the product with the reciprocal
+    above can differ in the last bit, and a query without ties must get the value it
+    gets where no group is formed (alone, or in a block of rows without ties)."""
+    single = (sizes == 1) & (n_rel == 1.0)
+    if k is not None:
+        single &= position < k
+    rows = np.flatnonzero(single)
+    terms[rows] = (above[rows] + 1.0) / (position[rows] + 1.0)
+
+
+def _groups_with_relevant(ranking, at_start):
+    """``(starts, sizes, query, position, relevant above, relevant rows)`` of the tie
+    groups holding a relevant row (``at_start``: the relevant rows above each group,
+    then in all), or of every group when nearly all hold one.
 
     A group without one adds exactly 0.0 to its query's sum (a bincount adding
-    terms one after another), so leaving it out changes no bit; with many small
-    tie groups (rounded scores) half the groups or more hold none.
+    terms one after another), so leaving it out changes no bit.  With many small
+    tie groups (rounded scores) half the groups or more hold none, and a full
+    ranking of sparse relevance (a recommender's items) almost all: their query
+    and position are then found for the groups kept only, the same integers as
+    :meth:`Ranking.tie_groups` gives.
     """
+    n_rel = np.diff(at_start)
     live = np.flatnonzero(n_rel)
     if 4 * live.shape[0] > 3 * n_rel.shape[0]:  # gathering costs about what it saves
-        return per_group
-    return tuple(values[live] for values in per_group)
+        return (*ranking.tie_groups(), at_start[:-1], n_rel)
+    tie_starts = ranking.tie_starts
+    starts = tie_starts[live]
+    sizes = tie_starts[live + 1] - starts
+    # A group's query: the last whose first group is at or before it.
+    first_groups = np.searchsorted(tie_starts[:-1], ranking.offsets)
+    query = np.searchsorted(first_groups, live, side="right") - 1
+    return starts, sizes, query, starts - ranking.offsets[query], at_start[live], n_rel[live]
 
 
 def _inverse_rank_table(longest, k):
@@ -431,6 +455,13 @@ def _inverse_rank_sums(ranking, k, starts, sizes, positions):
     """
     longest = ranking.max_kept
     width = longest + 1
+    total = int(sizes.sum())
+    if 4 * total < ranking.labels.shape[0]:  # groups holding few of the rows: theirs only
+        if total == 0:
+            return np.zeros(starts.shape[0])
+        begin = np.cumsum(sizes) - sizes
+        rows = np.repeat(positions - begin, sizes) + np.arange(total)
+        return np.add.reduceat(_inverse_rank_table(longest, k)[rows], begin)
     if longest * width > _PAIR_TABLE_LIMIT * starts.shape[0]:  # a table larger than the groups
         return _group_sums(_inverse_ranks(ranking, k), starts, sizes)
     pair = positions * width

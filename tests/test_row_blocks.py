@@ -208,3 +208,26 @@ def test_memory_of_whole_rankings_stays_under_twice_the_score_matrix():
                          check=True).stdout.split()
     ratios = [float(x) for x in out]
     assert len(ratios) == 2 and max(ratios) < 2.0, ratios
+
+
+@pytest.mark.parametrize("name, params", CASES, ids=[f"{n}-{p}" for n, p in CASES])
+def test_rows_without_ties_among_rows_with_ties(monkeypatch, name, params):
+    """Float32 scores: a few rows hold a tie, most none.  In one call every row takes the
+    tie path; in blocks of one row, those without ties take the tie-free one: the values
+    must not depend on it (MAP's single relevant rows once differed in the last bit)."""
+    rng = np.random.default_rng(9)
+    scores = rng.random((30, 400), dtype=np.float32)
+    scores[::7, :40] = np.round(scores[::7, :40], 2)
+    test = np.where(rng.random(scores.shape) < 0.05, rng.integers(1, 4, scores.shape), 0)
+    test = test.astype(float)
+    _one_call(monkeypatch)
+    want = skrank.per_query_scores(name, sp.csr_array(test), scores, **params).score
+    monkeypatch.setattr(_row_blocks, "_BLOCK_ABOVE_CELLS", 0)
+    for attr in ("_MIN_BLOCK_CELLS", "_MAX_BLOCK_CELLS"):
+        monkeypatch.setattr(_row_blocks, attr, 400)
+    monkeypatch.setattr(_row_blocks, "_DENSE_FACTOR", 1)
+    monkeypatch.setattr(_row_blocks, "_DEPTH_FACTOR", 1)
+    for exclude in (None, sp.csr_array(scores.shape)):
+        got = skrank.per_query_scores(name, sp.csr_array(test), scores, exclude=exclude,
+                                      **params).score
+        np.testing.assert_array_equal(got, want)

@@ -49,17 +49,37 @@ def test_groups_without_relevant_rows_left_out_bit_for_bit(monkeypatch, pattern)
     left_out = []
     original = _kernels._groups_with_relevant
 
-    def spy(n_rel, *per_group):
-        out = original(n_rel, *per_group)
-        left_out.append(out[0].shape[0] < n_rel.shape[0])
+    def spy(ranking, at_start):
+        out = original(ranking, at_start)
+        left_out.append(out[0].shape[0] < at_start.shape[0] - 1)
         return out
+
+    def every(ranking, at_start):
+        return (*ranking.tie_groups(), at_start[:-1], np.diff(at_start))
     monkeypatch.setattr(_kernels, "_groups_with_relevant", spy)
     skrank.evaluate(y, s, qid=q, metrics=metrics)
     assert any(left_out) or pattern == "int0_4"
-    monkeypatch.setattr(_kernels, "_groups_with_relevant", lambda n_rel, *per_group: per_group)
+    monkeypatch.setattr(_kernels, "_groups_with_relevant", every)
+    monkeypatch.setattr(_kernels, "_nonzero_groups", lambda means: None)
     every_group = skrank.evaluate(y, s, qid=q, metrics=metrics)
     for label in metrics:
         np.testing.assert_array_equal(shortcut.per_query[label], every_group.per_query[label])
+
+
+def test_groups_left_out_on_full_rankings_of_sparse_relevance(monkeypatch):
+    """A recommender's case: long rankings, few relevant rows, scores with a few ties."""
+    rng = np.random.default_rng(3)
+    y = (rng.random(40 * 500) < 0.01) * rng.integers(1, 4, 40 * 500).astype(float)
+    s = np.round(rng.random(40 * 500), 3)
+    q = np.repeat(np.arange(40), 500)
+    ks = [None, 10, 300]
+    got = [skrank.per_query_scores(m, y, s, qid=q, k=k).score for m in ("map", "ndcg") for k in ks]
+    monkeypatch.setattr(_kernels, "_groups_with_relevant", lambda ranking, at_start: (
+        *ranking.tie_groups(), at_start[:-1], np.diff(at_start)))
+    monkeypatch.setattr(_kernels, "_nonzero_groups", lambda means: None)
+    want = [skrank.per_query_scores(m, y, s, qid=q, k=k).score for m in ("map", "ndcg") for k in ks]
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_group_sums_of_groups_that_do_not_tile_the_rows():
