@@ -496,9 +496,10 @@ def per_query(func, call, y_true, y_score, qid=None, retrieved=None, exclude=Non
     return execute(p, prepared).columns["value"]
 
 
-def _run_block(p, y_true, y_score, exclude, weights, **options):
-    """``(table, prepared)`` of the plan on one block of rows of the 2-D form."""
-    prepared = prepare(p, y_true, y_score, None, None, exclude, weights, **options)
+def _run_block(p, y_true, y_score, exclude, weights, qid=None, **options):
+    """``(table, prepared)`` of the plan on one block of rows of the 2-D form (or
+    on its flat rows, with ``qid``)."""
+    prepared = prepare(p, y_true, y_score, qid, None, exclude, weights, **options)
     return execute(p, prepared), prepared
 
 

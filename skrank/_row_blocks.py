@@ -110,6 +110,49 @@ def _rows(value, r0, r1):
     return value[r0:r1]
 
 
+def _flat_rows(y_true, y_score, exclude, r0, r1):
+    """``(labels, scores, qid)`` of rows r0:r1 with ``exclude``, for plans reading whole
+    rankings: the arrays :func:`skrank._inputs.matrix_arrays` gives them (every item
+    not excluded, user after user, item order; float64; qid the row in the block),
+    from a dense block instead of a look-up of every cell in the sparse labels.
+    None (that path then) for a user with every item excluded (it holds an unranked
+    row there) or labels of another kind; ValueError for what that path rejects.
+    """
+    n_rows, n_items = r1 - r0, y_score.shape[1]
+    excluded = np.zeros((n_rows, n_items), dtype=bool)
+    if _issparse(exclude):
+        block = exclude[r0:r1]
+        block.sum_duplicates()
+        excluded[np.repeat(np.arange(n_rows), np.diff(block.indptr)), block.indices] = \
+            block.data != 0
+    elif exclude.dtype.kind == "b":
+        excluded[:] = exclude[r0:r1]
+    else:
+        return None
+    kept = ~excluded
+    per_row = kept.sum(axis=1)
+    if not per_row.all():
+        return None
+    if _issparse(y_true):
+        block = y_true[r0:r1]
+        if block.dtype.kind not in "fiu":
+            return None
+        labels = block.toarray().astype(np.float64, copy=False)
+        if block.data.size and not (np.isfinite(block.data).all() and block.data.min() >= 0):
+            raise ValueError("labels the sparse form rejects")
+    else:
+        if y_true.dtype.kind not in "fiu":
+            return None
+        labels = y_true[r0:r1].astype(np.float64)
+        if not np.isfinite(labels).all():
+            raise ValueError("labels that are not finite")
+    scores = y_score[r0:r1].astype(np.float64)
+    if not np.isfinite(scores).all():
+        raise ValueError("scores that are not finite")
+    qid = np.repeat(np.arange(n_rows, dtype=np.intp), per_row)
+    return labels[kept], scores[kept], qid
+
+
 def _dense_rows(csr, r0, r1):
     """Rows r0:r1 of a sparse ``y_true`` as a dense block, for plans reading whole
     rankings without ``exclude``: the dense 2-D form ranks every item as the sparse
@@ -159,9 +202,14 @@ def execute_by_rows(func, run_block, y_true, y_score, exclude, sample_weight, *,
     for r0 in range(0, n_users, step):
         r1 = min(r0 + step, n_users)
         try:
-            table, prepared = run_block(labels_of(y_true, r0, r1), y_score[r0:r1],
-                                        _rows(exclude, r0, r1),
-                                        None if weights is None else weights[r0:r1])
+            flat = (_flat_rows(y_true, y_score, exclude, r0, r1)
+                    if whole_rankings and exclude is not None and weights is None else None)
+            if flat is not None:  # the rows of the matrix form, built without look-ups
+                table, prepared = run_block(*flat[:2], None, None, qid=flat[2])
+            else:
+                table, prepared = run_block(labels_of(y_true, r0, r1), y_score[r0:r1],
+                                            _rows(exclude, r0, r1),
+                                            None if weights is None else weights[r0:r1])
         except ValueError:
             return None
         columns = {label: column._replace(qid=column.qid + r0)
