@@ -164,12 +164,6 @@ def tie_pattern_scores(wl, pattern, *, seed=0):
     raise ValueError(pattern)
 
 
-def with_scores(wl, scores, name, description):
-    """A copy of ``wl`` with other scores."""
-    return Workload(name=name, description=description, y_true=wl.y_true, y_score=scores,
-                    qid=wl.qid, sizes=wl.sizes, binary=wl.binary, ties=True, metrics=wl.metrics)
-
-
 def lognormal_sizes(total, *, seed=0, median=32, sigma=1.0):
     """Log-normal query sizes (median ``median``) summing to ``total``: search logs and
     recommender sessions (1,000,000 rows: about 18,000 queries, the largest ~1,300)."""
