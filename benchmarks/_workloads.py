@@ -129,3 +129,59 @@ def ragged(total, big, *, seed=0, labels="binary", metrics=(), median=40):
     description = (f"log-normal query sizes (median {median}), one query of {big:,} documents, "
                    f"{total:,} rows in all, {labels} labels, tie-free float scores")
     return _assemble("ragged", description, rng, sizes, labels, "float", metrics)
+
+
+# The tie patterns of real scores (issue 27): each replaces a workload's tie-free scores by
+# scores with the ties that rounding, float32 models, LLM judges or a flat tail give.
+TIE_PATTERNS = {
+    "round2": "rounded to 2 decimals (scores in [0, 1]: about 87 distinct values per 100 "
+              "documents, many tie groups of 2-3)",
+    "float32_3": "float32 predictions rounded to 3 decimals (a GBDT or a float32 model)",
+    "int0_10": "integers 0-10 (an LLM judge's grades: few large tie groups)",
+    "half_tied": "half of each query tied at one score (a few very large groups)",
+}
+
+
+def tie_pattern_scores(wl, pattern, *, seed=0):
+    """``wl``'s scores with the ties of ``pattern`` (a key of :data:`TIE_PATTERNS`), as
+    float64; the order of the tie-free scores is kept where no tie is made."""
+    rng = np.random.default_rng(seed)
+    n = wl.y_score.shape[0]
+    # Normal scores in the order of the tie-free ones within each query (the same ranking,
+    # the spread of a model's outputs), then the pattern's rounding.
+    order = np.lexsort((wl.y_score, wl.qid))
+    values = rng.normal(0.0, 1.0, n)
+    scores = np.empty(n)
+    scores[order] = values[np.lexsort((values, wl.qid))]
+    if pattern == "round2":
+        return np.round(scores, 2)
+    if pattern == "float32_3":
+        return np.round((0.1 * scores).astype(np.float32), 3).astype(np.float64)
+    if pattern == "int0_10":
+        return np.clip(np.round(scores * 2.0 + 5.0), 0, 10)
+    if pattern == "half_tied":
+        return np.where(rng.random(n) < 0.5, 0.0, scores)
+    raise ValueError(pattern)
+
+
+def lognormal_sizes(total, *, seed=0, median=32, sigma=1.0):
+    """Log-normal query sizes (median ``median``) summing to ``total``: search logs and
+    recommender sessions (1,000,000 rows: about 18,000 queries, the largest ~1,300)."""
+    rng = np.random.default_rng(seed)
+    sizes = np.maximum(1, np.round(rng.lognormal(np.log(median), sigma,
+                                                 size=4 * total // median + 16))).astype(np.int64)
+    sizes = sizes[: int(np.searchsorted(np.cumsum(sizes), total))]
+    last = total - int(sizes.sum())
+    if last > 0:
+        sizes = np.append(sizes, last)
+    assert int(sizes.sum()) == total
+    return sizes
+
+
+def lognormal(total, *, seed=0, labels="graded", median=32, metrics=()):
+    rng = np.random.default_rng(seed + 1)
+    sizes = lognormal_sizes(total, seed=seed, median=median)
+    description = (f"log-normal query sizes (median {median}, max {int(sizes.max()):,}), "
+                   f"{sizes.shape[0]:,} queries, {total:,} rows, {labels} labels, tie-free float "
+                   f"scores")
+    return _assemble("lognormal", description, rng, sizes, labels, "float", metrics)

@@ -1,5 +1,6 @@
 """Many metrics over one grouping pass, with per-query results."""
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,7 @@ from ._diversity import diversity_request
 from ._inputs import is_dask_frame
 from .io._join import check_query_coverage
 from .io._read import as_qrels, as_run, drop_identical_ids
+from ._row_blocks import blockable, execute_by_rows
 from ._validation import InvalidParameterError
 
 DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
@@ -358,6 +360,9 @@ def _run_plan(func, metrics, options, arrays, judged, trec, qid_labels=None):
     each code, when ``qid`` holds codes (TREC files), for errors that name queries."""
     calls = _plan.resolve(func, metrics, trec=True, inputs=INPUTS, defaults=options.defaults)
     p = _plan.plan(func, calls, ranking_for_counts=True)
+    blocked = _by_rows(p, arrays, judged, options.level)
+    if blocked is not None:
+        return blocked
     prepared = _plan.prepare(p, *arrays, inputs=dict(judged=judged), negative_is_unjudged=trec)
     try:
         table = _plan.execute(p, prepared)
@@ -366,8 +371,32 @@ def _run_plan(func, metrics, options, arrays, judged, trec, qid_labels=None):
         if named is None:
             raise
         raise named from None
+    return _Executed(table.qid, table.columns, prepared.weights), _table_counts(
+        table, prepared, options.level)
+
+
+def _by_rows(p, arrays, judged, threshold):
+    """``(table, counts)`` of :func:`_run_plan` on a large 2-D form, one block of rows
+    at a time in bounded memory (see :mod:`skrank._row_blocks`), or None to run it
+    in one call."""
+    y_true, y_score, qid, retrieved, exclude, sample_weight = arrays
+    matrix = blockable(y_true, y_score, qid, retrieved, exclude, judged, p.depth is None)
+    if matrix is None:
+        return None
+    blocked = execute_by_rows(p.func, functools.partial(_plan._run_block, p), y_true, matrix,
+                              exclude, sample_weight, whole_rankings=p.depth is None,
+                              extra=functools.partial(_table_counts, threshold=threshold))
+    if blocked is None:
+        return None
+    counts = {name: np.concatenate([c[name] for c in blocked.extras])
+              for name in blocked.extras[0]}
+    return _Executed(blocked.qid, blocked.columns, blocked.weights), counts
+
+
+def _table_counts(table, prepared, threshold):
+    """num_ret, num_rel and num_rel_ret of each query of an executed table."""
     ranking = next(iter(table.rankings.values()))
-    counts = _counts(ranking, options.level)
+    counts = _counts(ranking, 1.0 if threshold is None else float(threshold))
     if prepared.n_ranked is not None:
         # Every item that is not excluded is ranked, though only the leading ones are held.
         if isinstance(prepared.n_ranked, np.ndarray):
@@ -376,7 +405,7 @@ def _run_plan(func, metrics, options, arrays, judged, trec, qid_labels=None):
         else:  # device counts
             counts["num_ret"] = prepared.n_ranked
             counts["num_rel_ret"] = counts["num_rel"] + 0
-    return _Executed(table.qid, table.columns, prepared.weights), counts
+    return counts
 
 
 @dataclass(frozen=True)

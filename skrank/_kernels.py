@@ -147,9 +147,14 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         if live.size == 0:
             return np.zeros(nq)
     if live is None or live.size == starts.size:
-        spanned = _spanned_weights(weights, cumulative, group_pos, sizes, limit)
         means = np.add.reduceat(transform(row_values), starts) / sizes
-        return sum_by_query(group_query, means * spanned, nq)
+        kept = _nonzero_groups(means)
+        if kept is None:
+            spanned = _spanned_weights(weights, cumulative, group_pos, sizes, limit)
+            return sum_by_query(group_query, means * spanned, nq)
+        spanned = _spanned_weights(weights, cumulative, group_pos[kept], sizes[kept],
+                                   limit[kept] if np.ndim(limit) else limit)
+        return sum_by_query(group_query[kept], means[kept] * spanned, nq)
     # Only the live groups' rows are gathered and transformed, in the same order.
     live_pos, live_sizes = group_pos[live], sizes[live]
     if np.ndim(limit):
@@ -161,6 +166,17 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         values = row_values[rows]
     means = np.add.reduceat(transform(values), first_out) / live_sizes
     return sum_by_query(group_query[live], means * spanned, nq)
+
+
+def _nonzero_groups(means):
+    """Indices of the tie groups whose mean value is not 0, or None to keep every group
+    (when they are more than three quarters: gathering would cost what it saves).
+
+    A group of mean 0 adds exactly 0 (its finite spanned weight times 0) to its
+    query's bincount, so leaving it out changes no bit: full rankings of sparse
+    relevance (a recommender's items) hold almost only such groups."""
+    kept = np.flatnonzero(means)
+    return None if 4 * kept.shape[0] > 3 * means.shape[0] else kept
 
 
 def _spanned_weights(weights, cumulative, positions, sizes, limit):
@@ -343,12 +359,13 @@ def average_precision_sum(ranking, threshold, k):
         hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
         keep = slice(None) if k is None else position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
-    starts, sizes, group_query, group_position = ranking.tie_groups()
     # The relevant rows above each group give both the relevant rows of each group and
     # those ranked above it in its query (groups never cross a query boundary).
     at_start = ranking.relevant_at_groups(threshold)
-    n_rel = np.diff(at_start).astype(np.float64)
-    above = (at_start[:-1] - ranking.relevant_at_queries(threshold)[:-1][group_query]
+    starts, sizes, group_query, group_position, first_of, n_rel = _groups_with_relevant(
+        ranking, at_start)
+    n_rel = n_rel.astype(np.float64)
+    above = (first_of - ranking.relevant_at_queries(threshold)[:-1][group_query]
              ).astype(np.float64)
     # Each slot t (from 1) of a group holds a relevant document with probability r/n and
     # then adds E[hits] / rank with E[hits] = c + 1 + (r-1)(t-1)/(n-1): linear in t - 1,
@@ -363,7 +380,45 @@ def average_precision_sum(ranking, threshold, k):
     n = sizes.astype(np.float64)
     slope = (n_rel - 1.0) / np.maximum(n - 1.0, 1.0)
     terms = (n_rel / n) * ((above + 1.0) * sum_inverse + slope * sum_offset)
+    _single_relevant_terms(terms, sizes, n_rel, above, group_position, k)
     return sum_by_query(group_query, terms, nq)
+
+
+def _single_relevant_terms(terms, sizes, n_rel, above, position, k):
+    """Set the term of each relevant row alone in its tie group as the tie-free path
+    computes it, ``hits / (position + 1)``, in place: the product with the reciprocal
+    above can differ in the last bit, and a query without ties must get the value it
+    gets where no group is formed (alone, or in a block of rows without ties)."""
+    single = (sizes == 1) & (n_rel == 1.0)
+    if k is not None:
+        single &= position < k
+    rows = np.flatnonzero(single)
+    terms[rows] = (above[rows] + 1.0) / (position[rows] + 1.0)
+
+
+def _groups_with_relevant(ranking, at_start):
+    """``(starts, sizes, query, position, relevant above, relevant rows)`` of the tie
+    groups holding a relevant row (``at_start``: the relevant rows above each group,
+    then in all), or of every group when nearly all hold one.
+
+    A group without one adds exactly 0.0 to its query's sum (a bincount adding
+    terms one after another), so leaving it out changes no bit.  With many small
+    tie groups (rounded scores) half the groups or more hold none, and a full
+    ranking of sparse relevance (a recommender's items) almost all: their query
+    and position are then found for the groups kept only, the same integers as
+    :meth:`Ranking.tie_groups` gives.
+    """
+    n_rel = np.diff(at_start)
+    live = np.flatnonzero(n_rel)
+    if 4 * live.shape[0] > 3 * n_rel.shape[0]:  # gathering costs about what it saves
+        return (*ranking.tie_groups(), at_start[:-1], n_rel)
+    tie_starts = ranking.tie_starts
+    starts = tie_starts[live]
+    sizes = tie_starts[live + 1] - starts
+    # A group's query: the last whose first group is at or before it.
+    first_groups = np.searchsorted(tie_starts[:-1], ranking.offsets)
+    query = np.searchsorted(first_groups, live, side="right") - 1
+    return starts, sizes, query, starts - ranking.offsets[query], at_start[live], n_rel[live]
 
 
 def _inverse_rank_table(longest, k):
@@ -408,8 +463,15 @@ def _inverse_rank_sums(ranking, k, starts, sizes, positions):
     """
     longest = ranking.max_kept
     width = longest + 1
+    total = int(sizes.sum())
+    if 4 * total < ranking.labels.shape[0]:  # groups holding few of the rows: theirs only
+        if total == 0:
+            return np.zeros(starts.shape[0])
+        begin = np.cumsum(sizes) - sizes
+        rows = np.repeat(positions - begin, sizes) + np.arange(total)
+        return np.add.reduceat(_inverse_rank_table(longest, k)[rows], begin)
     if longest * width > _PAIR_TABLE_LIMIT * starts.shape[0]:  # a table larger than the groups
-        return np.add.reduceat(_inverse_ranks(ranking, k), starts)
+        return _group_sums(_inverse_ranks(ranking, k), starts, sizes)
     pair = positions * width
     pair += sizes
     seen = np.zeros(longest * width, dtype=bool)
@@ -418,12 +480,28 @@ def _inverse_rank_sums(ranking, k, starts, sizes, positions):
     first, size = np.divmod(distinct, width)
     total = int(size.sum())
     if 2 * total > _PAIR_TABLE_LIMIT * ranking.labels.shape[0]:  # long groups: rows as cheap
-        return np.add.reduceat(_inverse_ranks(ranking, k), starts)
+        return _group_sums(_inverse_ranks(ranking, k), starts, sizes)
     begin = np.cumsum(size) - size
     rows = np.repeat(first - begin, size) + np.arange(total)
     sums = np.empty(longest * width)
     sums[distinct] = np.add.reduceat(_inverse_rank_table(longest, k)[rows], begin)
     return sums[pair]
+
+
+def _group_sums(values, starts, sizes):
+    """``values[start:start + size].sum()`` per group, summed in row order as
+    ``np.add.reduceat`` sums (the groups need not tile ``values``)."""
+    if starts.shape[0] == 0:
+        return np.zeros(0)
+    ends = starts + sizes
+    if starts[0] == 0 and ends[-1] == values.shape[0] and np.array_equal(starts[1:], ends[:-1]):
+        return np.add.reduceat(values, starts)
+    bounds = np.empty(2 * starts.shape[0], dtype=np.intp)
+    bounds[0::2] = starts
+    bounds[1::2] = ends
+    if ends[-1] >= values.shape[0]:
+        values = np.append(values, 0.0)
+    return np.add.reduceat(values, bounds)[0::2]
 
 
 @_device_form(DK.expected_reciprocal_rank)

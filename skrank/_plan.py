@@ -28,6 +28,7 @@ from ._inputs import is_matrix_form, matrix_arrays
 from . import _params as P
 from ._metrics import METRICS
 from ._names import parse_metric_name
+from ._row_blocks import blockable, execute_by_rows
 from ._validation import InvalidParameterError, _describe, check_ranking_arrays
 
 def spec_of(metric):
@@ -550,8 +551,22 @@ def per_query(func, call, y_true, y_score, qid=None, retrieved=None, exclude=Non
     """The :class:`Column` of one metric call on arrays (the metric functions' path);
     ``inputs``: the extra arrays it declares, by name."""
     p = single(func, call)
+    judged = (inputs or {}).get("judged")
+    matrix = blockable(y_true, y_score, qid, retrieved, exclude, judged, p.depth is None)
+    if matrix is not None:  # a large 2-D form: in blocks of rows, in bounded memory
+        blocked = execute_by_rows(func, functools.partial(_run_block, p), y_true, matrix,
+                                  exclude, sample_weight, whole_rankings=p.depth is None)
+        if blocked is not None:
+            return blocked.columns["value"]
     prepared = prepare(p, y_true, y_score, qid, retrieved, exclude, sample_weight, inputs=inputs)
     return execute(p, prepared).columns["value"]
+
+
+def _run_block(p, y_true, y_score, exclude, weights, qid=None, **options):
+    """``(table, prepared)`` of the plan on one block of rows of the 2-D form (or
+    on its flat rows, with ``qid``)."""
+    prepared = prepare(p, y_true, y_score, qid, None, exclude, weights, **options)
+    return execute(p, prepared), prepared
 
 
 def mean(func, call, *args, **kwargs):

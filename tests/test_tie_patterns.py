@@ -1,0 +1,94 @@
+"""Exact tie averages on the tie patterns of real scores (many small tie groups from
+rounding, a few large ones): against the brute-force oracle, and the kernels' shortcut
+for tie groups without a relevant row against the path without it, bit for bit."""
+
+import numpy as np
+import pytest
+
+import skrank
+from skrank import _kernels
+from tests._reference import ref_query_value
+
+
+def _patterned(seed, pattern, n_queries=40, size=8):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n_queries * size) < 0.2, rng.integers(1, 4, n_queries * size), 0)
+    raw = rng.normal(0.0, 1.0, n_queries * size) + 0.3 * y
+    scores = {"round1": np.round(raw, 1),                        # many groups of 2-3
+              "float32_2": np.round((0.1 * raw).astype(np.float32), 2).astype(np.float64),
+              "int0_4": np.clip(np.round(raw + 2.0), 0, 4),       # few large groups
+              "half_tied": np.where(rng.random(raw.shape[0]) < 0.5, 0.0, raw)}[pattern]
+    return y.astype(float), scores, np.repeat(np.arange(n_queries), size)
+
+
+PATTERNS = ["round1", "float32_2", "int0_4", "half_tied"]
+CALLS = [("map", {}), ("map", {"k": 3}), ("map", {"k": 3, "denominator": "min"}), ("mrr", {}),
+         ("mrr", {"k": 2}), ("ndcg", {}), ("ndcg", {"k": 3}), ("r_precision", {}),
+         ("precision", {"k": 3}), ("recall", {"k": 3})]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_tie_patterns_equal_the_brute_force_oracle(pattern):
+    y, s, q = _patterned(0, pattern, size=7 if pattern == "half_tied" else 8)
+    for name, params in CALLS:
+        got = skrank.per_query_scores(name, y, s, qid=q, **params).score
+        want = []
+        for query in range(q.max() + 1):
+            rows = q == query
+            value = ref_query_value(name, y[rows].tolist(), s[rows].tolist(), ties="average",
+                                    **params)
+            want.append(0.0 if value is None else value)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_groups_without_relevant_rows_left_out_bit_for_bit(monkeypatch, pattern):
+    y, s, q = _patterned(1, pattern, n_queries=300, size=30)
+    metrics = ["map", "map@5", "map(denominator=min)@5", "mrr", "ndcg", "ndcg@10"]
+    shortcut = skrank.evaluate(y, s, qid=q, metrics=metrics)
+    left_out = []
+    original = _kernels._groups_with_relevant
+
+    def spy(ranking, at_start):
+        out = original(ranking, at_start)
+        left_out.append(out[0].shape[0] < at_start.shape[0] - 1)
+        return out
+
+    def every(ranking, at_start):
+        return (*ranking.tie_groups(), at_start[:-1], np.diff(at_start))
+    monkeypatch.setattr(_kernels, "_groups_with_relevant", spy)
+    skrank.evaluate(y, s, qid=q, metrics=metrics)
+    assert any(left_out) or pattern == "int0_4"
+    monkeypatch.setattr(_kernels, "_groups_with_relevant", every)
+    monkeypatch.setattr(_kernels, "_nonzero_groups", lambda means: None)
+    every_group = skrank.evaluate(y, s, qid=q, metrics=metrics)
+    for label in metrics:
+        np.testing.assert_array_equal(shortcut.per_query[label], every_group.per_query[label])
+
+
+def test_groups_left_out_on_full_rankings_of_sparse_relevance(monkeypatch):
+    """A recommender's case: long rankings, few relevant rows, scores with a few ties."""
+    rng = np.random.default_rng(3)
+    y = (rng.random(40 * 500) < 0.01) * rng.integers(1, 4, 40 * 500).astype(float)
+    s = np.round(rng.random(40 * 500), 3)
+    q = np.repeat(np.arange(40), 500)
+    ks = [None, 10, 300]
+    got = [skrank.per_query_scores(m, y, s, qid=q, k=k).score for m in ("map", "ndcg") for k in ks]
+    monkeypatch.setattr(_kernels, "_groups_with_relevant", lambda ranking, at_start: (
+        *ranking.tie_groups(), at_start[:-1], np.diff(at_start)))
+    monkeypatch.setattr(_kernels, "_nonzero_groups", lambda means: None)
+    want = [skrank.per_query_scores(m, y, s, qid=q, k=k).score for m in ("map", "ndcg") for k in ks]
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_group_sums_of_groups_that_do_not_tile_the_rows():
+    values = np.random.default_rng(2).random(50)
+    for starts, sizes in [([0, 5, 9], [5, 4, 41]),           # tiling: one reduceat
+                          ([3, 20, 47], [2, 9, 3]),          # gaps, the last one to the end
+                          ([0, 10], [1, 1]), ([], [])]:
+        starts, sizes = np.array(starts, dtype=np.intp), np.array(sizes, dtype=np.intp)
+        got = _kernels._group_sums(values, starts, sizes)
+        # Each group alone, as reduceat sums a segment (pairwise: not a plain running sum).
+        want = [np.add.reduceat(values[a:a + n], [0])[0] for a, n in zip(starts, sizes)]
+        np.testing.assert_array_equal(got, want)
