@@ -73,7 +73,7 @@ def test_a_scorer_asked_for_a_judged_metric_says_what_it_reads():
     assert "Did you mean" not in message
 
 
-def _twice_judged(r, *, k):
+def _twice_judged(r, *, k, convention="trec_eval"):
     return 2 * r.count(r.rel >= 0, k) / float(k)
 
 
