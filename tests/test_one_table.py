@@ -133,7 +133,7 @@ def test_trec_spellings_need_trec(name):
 def test_judged_names_in_the_one_grammar():
     inputs = ("judged",)
     assert MetricCall.parse("judged(ties=stable)@5", inputs=inputs).options == {
-        "k": 5, "ties": "stable"}
+        "k": 5, "ties": "stable", "convention": "trec_eval"}
     assert MetricCall.parse("infAP", trec=True, inputs=inputs).metric == "infap"
     assert MetricCall.parse("INFAP", inputs=inputs).metric == "infap"   # case aside
     with pytest.raises(skrank.InvalidParameterError, match="bpref takes no cutoff"):
