@@ -327,6 +327,18 @@ def ref_gauc(ranked, unretrieved=(), *, threshold=1, weighting="uniform"):
     return above / (len(positive) * len(negative))
 
 
+def ref_gauc_weight(ranked, *, threshold=1, weighting="uniform"):
+    """A query's weight in the mean of GAUC: 1, its ranked documents (impressions) or its
+    relevant ranked documents (clicks)."""
+    return {"uniform": 1.0, "size": float(len(ranked)),
+            "positives": float(sum(1 for x in ranked if x >= threshold))}[weighting]
+
+
+#: Metrics whose mean weighs queries by a declared option (the per-query values stay
+#: unweighted): the weight of one query from its ranked labels and the options.
+REFERENCE_QUERY_WEIGHTS = {"gauc": ref_gauc_weight}
+
+
 REFERENCE_METRICS = {
     "cg": ref_cg,
     "dcg": ref_dcg,
@@ -485,10 +497,12 @@ def ref_mean(metric, y_true, y_score, qid, *, retrieved=None, ties="average",
         else:
             q["unretrieved"].append(y_true[row])
 
-    per_query = {}
+    per_query, weights = {}, {}
     for q_id, q in queries.items():
         value = ref_query_value(metric, q["labels"], q["scores"], q["unretrieved"], ties=ties,
                                 docnos=q["docnos"] if ties == "trec" else None, **params)
+        weigh = REFERENCE_QUERY_WEIGHTS.get(metric)
+        weights[q_id] = 1.0 if weigh is None else weigh(q["labels"], **params)
         if value is None:
             if no_relevant == "zero":
                 value = 0.0
@@ -504,8 +518,10 @@ def ref_mean(metric, y_true, y_score, qid, *, retrieved=None, ties="average",
 
     if not per_query:
         return float("nan"), per_query
-    values = list(per_query.values())
-    return float(sum(values) / len(values)), per_query
+    total = sum(weights[q] for q in per_query)
+    if total == 0:
+        return float("nan"), per_query
+    return float(sum(weights[q] * v for q, v in per_query.items()) / total), per_query
 
 
 def ref_mean_2d(metric, Y_true, Y_score, **kw):
