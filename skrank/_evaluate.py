@@ -339,7 +339,7 @@ def _evaluate_collection(func, metrics, qrels, run, options, **collection_option
 
 
 def _run_collection(func, metrics, qrels, run, options, *, missing_queries,
-                    unjudged_queries="skip", ignore_identical_ids=False, check_coverage=True):
+                    unjudged_queries=None, ignore_identical_ids=False, check_coverage=True):
     """``(table, counts)`` of ``qrels`` against ``run`` with the resolved ``options``
     (:func:`skrank._plan.resolve_options`): joined in their tie order, ranked and
     executed, the table's queries named by their ids.  See :func:`_trec_arrays` for

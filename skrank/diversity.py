@@ -442,15 +442,16 @@ def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval
 
 
 def _evaluation_parts(func, qrels, run, metrics, *, ties="pyndeval", ideal_ties="last",
-                      no_relevant="zero", threshold=1, missing_queries="skip",
-                      unjudged_queries="skip", ignore_identical_ids=False):
+                      no_relevant="zero", threshold=1, missing_queries=None,
+                      unjudged_queries=None, ignore_identical_ids=False):
     """``(qid, per_query, mean, counts)`` of diversity metrics on qrels and a run: what
     :func:`evaluate` returns and :func:`skrank.evaluate` wraps in an ``Evaluation``
     (there, a query left out by ``no_relevant="skip"`` holds NaN)."""
     given = [f"{name}={value!r}" for name, value, default in (
         ("missing_queries", missing_queries, "skip"),
         ("unjudged_queries", unjudged_queries, "skip"),
-        ("ignore_identical_ids", ignore_identical_ids, False)) if value != default]
+        ("ignore_identical_ids", ignore_identical_ids, False))
+        if value is not None and value != default]
     if given:
         raise InvalidParameterError(
             f"{func}: diversity metrics evaluate the queries of both qrels and run, as ndeval "

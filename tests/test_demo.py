@@ -74,7 +74,8 @@ def test_tiny_demo_tables_are_skranks_values_on_the_held_out_queries(tmp_path):
     held_out = {}
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Held-out queries"))
-    for line in lines[start + 1:]:
+    start = next(i for i in range(start, len(lines)) if lines[i].startswith("  ranker"))
+    for line in lines[start:]:
         if not line.startswith("  "):
             break
         cells = re.split(r"\s{2,}", line.strip())

@@ -345,8 +345,8 @@ def test_errors():
     with pytest.raises(ValueError, match="query groups"):
         skrank.gbdt.xgboost_metric("ndcg@10")(np.zeros(4), xgb.DMatrix(np.zeros((4, 1)),
                                                                       label=np.zeros(4)))
-    with pytest.raises(ValueError, match="non-negative"):   # labels checked like evaluate
-        metric(np.array([-1.0, 0, 1, 0]), np.zeros(4), None, np.array([2, 2]))
+    with pytest.raises(ValueError, match="finite"):   # labels checked like evaluate
+        metric(np.array([np.nan, 0, 1, 0]), np.zeros(4), None, np.array([2, 2]))
 
 
 @pytest.mark.parametrize("labels", ["grades", "binary", "real"])

@@ -245,7 +245,7 @@ def test_cli_files_that_are_not_what_the_option_reads(tmp_path, capsys):
     assert main(argv) == 2
     assert f"{tmp_path / 'z'}: line 2 is not UTF-8" in capsys.readouterr().err
     assert main(["demo", "--data", str(tmp_path / "r"), "--no-plot"]) == 2
-    assert f"--data {tmp_path / 'r'}: not an svmlight/LETOR file" in capsys.readouterr().err
+    assert f"{tmp_path / 'r'}:1: '1 Q0 a 1 0.5 t': not an SVMlight" in capsys.readouterr().err
 
 
 def _qrels_run():

@@ -49,7 +49,7 @@ def test_trec_eval_conventions(ties, no_relevant, trec_eval):
     assert options.trec_eval is trec_eval
 
 
-@pytest.mark.parametrize("threshold, level", [(None, 1), (2, 2), (2.0, 2), (0, 0), (-1.0, -1)])
+@pytest.mark.parametrize("threshold, level", [(None, 1), (2, 2), (2.0, 2), (3.0, 3)])
 def test_trec_eval_level_is_an_integer(threshold, level):
     options = resolve_options("evaluate", threshold=threshold, collection=True)
     got = options.trec_eval_level("evaluate")

@@ -106,8 +106,9 @@ def test_errors():
     with pytest.raises(skrank.InvalidParameterError, match="ndgc"):
         RankingMetrics("ndgc@5")
     bad = RankingMetrics("ndcg@5")
-    bad.update(torch.tensor([-1.0, 1.0]), torch.zeros(2), torch.zeros(2, dtype=torch.int64))
-    with pytest.raises(ValueError, match="non-negative"):   # values checked by compute
+    bad.update(torch.tensor([float("nan"), 1.0]), torch.zeros(2),
+               torch.zeros(2, dtype=torch.int64))
+    with pytest.raises(ValueError, match="finite"):   # values checked by compute
         bad.compute()
 
 
