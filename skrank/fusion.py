@@ -19,6 +19,7 @@ import numpy as np
 
 from ._fusion import (DEPTH, KERNELS, METHOD_BY_NAME, METHODS, NORM_BY_NAME, NORMS, TIES,
                       Rows, _group_mean, _segment_starts, normalise, train)
+from ._evaluate import evaluate
 from ._validation import InvalidParameterError
 
 __all__ = ["FusionSearch", "METHODS", "NORMS", "fuse", "weight_grid"]
@@ -628,7 +629,6 @@ class FusionSearch:
         self : FusionSearch
             The fitted search (``best_params_``, ``cv_results_``, ``heldout_run_``, ...).
         """
-        import skrank
         from .io._read import as_qrels
 
         func = "FusionSearch.fit"
