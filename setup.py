@@ -1,10 +1,10 @@
 """Build of skrank's one optional compiled module (the project's metadata is in pyproject.toml).
 
-``skrank._speedups`` reads numpy object arrays of query ids in C (see
-skrank/_speedups.c).  It is optional: where no C compiler is found the build
+``skrank._engine._speedups`` reads numpy object arrays of query ids in C (see
+skrank/_engine/_speedups.c).  It is optional: where no C compiler is found the build
 warns and skrank installs without it, using its pure-numpy path (same values,
 slower only for object-dtype ids).
 """
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("skrank._speedups", ["skrank/_speedups.c"], optional=True)])
+setup(ext_modules=[Extension("skrank._engine._speedups", ["skrank/_engine/_speedups.c"], optional=True)])

@@ -24,7 +24,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skrank import diversity  # noqa: E402
+from skrank import diversity
 
 
 def collection(n_queries, n_docs, n_subtopics, coverage, seed=0):

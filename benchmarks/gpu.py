@@ -233,7 +233,7 @@ def main(argv=None):
     import sklearn
 
     import skrank
-    from skrank._array_api import _compat
+    from skrank._engine.xp import _compat
 
     versions = {"torch": torch.__version__, "numpy": numpy.__version__,
                 "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,

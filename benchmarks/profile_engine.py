@@ -62,14 +62,16 @@ def profile(name, wl, metric, lines, top):
         except ImportError:
             print("\n(line timings need `pip install line_profiler`)")
             return
-        from skrank import _grouping, _kernels, _metrics, _validation
+        from skrank import _metrics
+        from skrank._engine import codes, groups, kernels, measures, ranking, segments
+        from skrank import _metrics
 
         lp = LineProfiler()
         import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for mod in (_grouping, _kernels, _metrics, _validation):
+            for mod in (codes, groups, segments, ranking, kernels, measures, _metrics):
                 lp.add_module(mod)
         wrapped = lp(fn)
         for _ in range(3):

@@ -668,7 +668,7 @@ def physical_anchors(cfg, rows):
       uneven), against the same selection on the uniform rows (one 2-D block,
       a free reshape).
     """
-    from skrank import _grouping as G
+    from skrank._engine import segments as S
 
     out = {}
     small = int(np.prod(cfg["uniform"]))
@@ -690,12 +690,12 @@ def physical_anchors(cfg, rows):
         scores = rng.random(int(sizes.sum()))
         offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.intp)
         out["select_ragged"] = T.median_time(
-            lambda: G.segmented_top_order(scores, offsets, 10, stable=False))
+            lambda: S.segmented_top_order(scores, offsets, 10, stable=False))
         n_queries, n_docs = cfg["uniform"]
         uniform_scores = rng.random(n_queries * n_docs)
         uniform_offsets = np.arange(n_queries + 1, dtype=np.intp) * n_docs
         out["select_uniform"] = T.median_time(
-            lambda: G.segmented_top_order(uniform_scores, uniform_offsets, 10, stable=False))
+            lambda: S.segmented_top_order(uniform_scores, uniform_offsets, 10, stable=False))
         out["ragged_big"] = int(rg["big"])
     return out
 

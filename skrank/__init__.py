@@ -4,8 +4,8 @@ Correct under ties, query-aware, fast, and usable as ``scoring=`` strings in
 scikit-learn model selection.
 """
 
+from ._declare.table import METRICS
 from ._metrics import (
-    METRICS,
     QueryScores,
     cg_score,
     dcg_score,
@@ -25,10 +25,13 @@ from ._metrics import (
     recall_at_k_score,
 )
 
-from ._evaluate import Evaluation, evaluate
-from ._validation import InvalidParameterError
-from . import datasets  # noqa: F401
-from ._sklearn_hook import register_when_sklearn_scorers_load as _register_when_sklearn_scorers_load
+from ._evaluation import Evaluation
+from ._evaluate import evaluate
+from ._core.checks import InvalidParameterError
+from . import datasets
+from ._sklearn_hook import (
+    register_when_sklearn_scorers_load as _register_when_sklearn_scorers_load,
+)
 
 __version__ = "0.1.0.dev0"
 

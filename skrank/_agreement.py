@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import InvalidParameterError, _describe, check_choice
+from ._core.checks import InvalidParameterError, _describe, check_choice
+from .io._read import as_qrels
+from ._evaluate import evaluate
 
 KAPPA_WEIGHTS = (None, "linear", "quadratic")
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -97,7 +99,6 @@ class Agreement:
 
 
 def _as_judged(func, value, name):
-    from .io._read import as_qrels
 
     q = as_qrels(func, value, name)
     judged = q.rel >= 0
@@ -407,7 +408,6 @@ def ranking_agreement(runs, qrels_a, qrels_b, *, metric="ndcg@10", **evaluate_op
     """
     from scipy import stats
 
-    from ._evaluate import evaluate
 
     func = "ranking_agreement"
     if not isinstance(runs, Mapping) or len(runs) < 2:

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from .datasets import make_ranking
+from ._evaluate import evaluate
 
 DEFAULT_PLOT = "skrank-demo.png"
 SCORING = "ndcg_exp@10"
@@ -144,7 +146,6 @@ def _candidates(selected, n_estimators, seed):
 def _load(args):
     """X, y, qid (rows sorted by query, as XGBoost needs) and a description."""
     if args.data is None:
-        from .datasets import make_ranking
 
         if args.queries < 4:
             raise ValueError(f"--queries must be an int >= 4. "
@@ -242,8 +243,8 @@ def run(args, out, err=None):
     from sklearn.model_selection import GridSearchCV
     from threadpoolctl import threadpool_limits
 
-    from ._compare import _bootstrap_interval, _bootstrap_means, compare
-    from ._evaluate import evaluate
+    from ._paired_tests import _bootstrap_interval, _bootstrap_means
+    from ._compare import compare
     from .model_selection import QueryKFold, QueryShuffleSplit
 
     err = sys.stderr if err is None else err
@@ -398,7 +399,7 @@ def _format_p(p, comparison):
     draws = comparison.n_resamples
     if draws and not comparison.exact and p <= 1.0 / (draws + 1) * (1 + 1e-9):
         return f"{p:.1e} (the smallest p-value {draws:,} resamples can give)"
-    from ._compare import format_p  # compare's own formatting for any other p-value
+    from ._compare import format_p
 
     return format_p(p)
 

@@ -32,7 +32,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ._validation import InvalidParameterError, _describe
+from ._core.checks import InvalidParameterError, _describe
+from .io import Run, read_run
 
 # ---------------------------------------------------------------------------
 # Declarations (issue 29): the lead may move them into the one metric table.
@@ -625,7 +626,6 @@ def _has_missing(values):
 
 
 def _run_of(func, run):
-    from .io import Run, read_run
     import os
 
     if isinstance(run, Run):

@@ -2,7 +2,7 @@
 
 Every fusion method and every normalisation is one declaration below
 (:data:`METHODS`, :data:`NORMS`): its name and aliases, its parameters with their
-constraints (:class:`skrank._params.Param`), whether it reads scores or ranks,
+constraints (:class:`skrank._declare.params.Param`), whether it reads scores or ranks,
 whether it takes weights and whether it is trained on qrels.  The public
 function (:func:`skrank.fuse`), the command line's choices, ``docs/fusion.md``'s
 table and the tests read these lists.
@@ -20,7 +20,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._params import REQUIRED, Interval, NoneValue, Options, Param
+from ._declare.params import REQUIRED, Interval, NoneValue, Options, Param
+from ._engine.groups import _radix_order
 
 # ---------------------------------------------------------------------------
 # Declarations
@@ -253,7 +254,6 @@ class Rows:
     def by_pair(self):
         """``(order, starts)``: the rows sorted by pair (stable radix passes), and where each
         pair's rows start (only the kernels that need contiguous pairs pay for it)."""
-        from ._grouping import _radix_order
 
         bits = max(int(self.n_pairs - 1).bit_length(), 1)
         order = (_radix_order(self.pair, bits) if bits <= 32

@@ -5,6 +5,8 @@ import gzip
 import sys
 
 from ._fusion import METHODS, NORMS, TIES
+from . import io
+from .fusion import fuse
 
 
 def add_parser(sub):
@@ -96,8 +98,6 @@ def write_trec_run(run, path):
 def run(args, out, read_file):
     """Fuse the runs of ``args``; ``read_file(path, role, reader)`` reads a file with the
     command line's error messages (passed in by :mod:`skrank.cli`)."""
-    from . import io
-    from .fusion import fuse
 
     if sum(path == "-" for path in args.runs + [args.qrels]) > 1:
         raise ValueError("only one input can be read from standard input ('-')")

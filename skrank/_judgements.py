@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import InvalidParameterError, _describe, caller_stacklevel, check_choice
+from ._core.checks import InvalidParameterError, _describe, caller_stacklevel, check_choice
+from .io._read import as_qrels
+from .io import Qrels
 
 RULES = ("prefer", "majority")
 _SEP = "\x1f"   # joins a query id and a document id into one key (ASCII unit separator)
@@ -107,7 +109,6 @@ class Judgements:
             Pairs sorted by query, then document.  A warning counts the pairs
             whose grades disagree and names the rule that settled them.
         """
-        from .io import Qrels
 
         func = "Judgements.to_qrels"
         check_choice(func, "rule", rule, RULES)
@@ -197,7 +198,6 @@ def merge_qrels(sources):
     >>> j.to_qrels("llm").rel.tolist()
     [1, 1]
     """
-    from .io._read import as_qrels
 
     func = "merge_qrels"
     if not isinstance(sources, Mapping) or not sources:

@@ -21,15 +21,17 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
-from ._array_api import namespace, value_range
-from ._aggregate import apply_no_relevant, mean_over_queries, query_weights
-from ._grouping import Depth, rank_queries
-from ._inputs import is_matrix_form, matrix_arrays
-from . import _params as P
-from ._metrics import METRICS
-from ._names import parse_metric_name
-from ._row_blocks import blockable, execute_by_rows
-from ._validation import InvalidParameterError, _describe, check_ranking_arrays
+from ._engine.xp import namespace, value_range
+from ._engine.aggregate import apply_no_relevant, mean_over_queries, query_weights
+from ._engine.ranking import Depth, rank_queries
+from ._engine.matrix import is_matrix_form, matrix_arrays
+from ._declare import params as P
+from ._declare.table import METRICS
+from ._declare.names import parse_metric_name
+from ._engine.row_blocks import blockable, execute_by_rows
+from ._core.checks import InvalidParameterError, _describe
+from ._engine.arrays import check_ranking_arrays
+from ._engine.aggregate import _like
 
 def spec_of(metric):
     """The declaration of a metric by its name in the table."""
@@ -240,7 +242,7 @@ def resolve_options(func, *, ties=None, no_relevant="zero", threshold=None, coll
 
 def ranking_depth(spec, params):
     """How far down the rankings the metric reads with these options (a
-    :class:`~skrank._grouping.Depth`; None: to the end)."""
+    :class:`~skrank._engine.ranking.Depth`; None: to the end)."""
     k = params.get("k") if spec.k != "none" else None
     if k is not None:
         return Depth(k=k)
@@ -453,8 +455,6 @@ def run_kernel(spec, func, ranking, params, weights=None):
 
 def _like_values(weights, values):
     """Query weights as an array of the namespace and device of ``values``."""
-    from ._aggregate import _like
-    from ._array_api import namespace
 
     xp = namespace(values)
     return weights if xp is None else _like(weights, values, xp)

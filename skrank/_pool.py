@@ -15,7 +15,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import InvalidParameterError, _describe, caller_stacklevel, check_choice, check_k
+from ._core.checks import (
+    InvalidParameterError,
+    _describe,
+    caller_stacklevel,
+    check_choice,
+    check_k,
+)
+from .io._columns import is_frame
+from .io._read import as_run
+from .io._containers import factorize_ids
+from .io._read import as_qrels
+from .io import Qrels
 
 ORDERS = ("round_robin", "reciprocal_rank")
 POOL_COLUMNS = ("query_id", "doc_id", "runs", "ranks")
@@ -103,7 +114,6 @@ class Pool:
 
     def to_qrels(self):
         """The judged pairs as :class:`skrank.io.Qrels` (needs ``relevance``)."""
-        from .io import Qrels
 
         if self.relevance is None:
             raise ValueError("Pool.to_qrels: the pool has no relevance yet. Judge it first "
@@ -284,7 +294,6 @@ def read_pool(path, format=None):
 def _id_kind(value):
     """``"int"`` or ``"str"``: the kind of query ids an input holds before skrank
     compares them as strings (None when it cannot tell)."""
-    from ._inputs import is_frame
 
     if isinstance(value, Mapping):
         kinds = {type(k) for k in value}
@@ -305,7 +314,6 @@ def _id_kind(value):
 
 def _runs_table(func, runs):
     """Every run as one table: names, and (run index, qid, docno, score) rows."""
-    from .io._read import as_run
 
     if not isinstance(runs, Mapping) or len(runs) == 0:
         raise InvalidParameterError(
@@ -394,12 +402,10 @@ def pool(runs, *, depth=100, qrels=None, budget=None, order="round_robin"):
     n_runs = len(names)
     judged_q, judged_d = np.zeros(0, dtype=qid.dtype), np.zeros(0, dtype=docno.dtype)
     if qrels is not None:
-        from .io._read import as_qrels
 
         q = as_qrels(func, qrels)
         judged_q, judged_d = q.qid, q.docno
     # one factorisation of the ids of the runs and the qrels
-    from .io._containers import factorize_ids
 
     n_rows = qid.shape[0]
     if n_rows == 0:

@@ -30,10 +30,12 @@ import numpy as np
 from sklearn.metrics._scorer import make_scorer
 
 from . import _plan
-from ._array_api import keep_device
-from ._metrics import METRICS
-from ._names import metric_names, parse_metric_name
-from ._validation import InvalidParameterError, _describe, apply_gain, check_choice
+from ._engine.xp import keep_device
+from ._declare.table import METRICS
+from ._declare.names import metric_names, parse_metric_name
+from ._core.checks import InvalidParameterError, _describe, check_choice
+from ._engine.arrays import apply_gain
+from ._evaluate import evaluate
 
 _RESPONSES = ("predict", "expected_gain")
 
@@ -281,7 +283,6 @@ class MultiRankingScorer(RankingScorer):
     """
 
     def __init__(self, metrics, scorers):
-        from ._evaluate import evaluate
 
         # The score function is never called: the plan of all the metrics is executed.
         super(RankingScorer, self).__init__(evaluate, 1, {}, "predict")

@@ -26,7 +26,7 @@ per-comparison level ``confidence``.
 
 import numpy as np
 
-from ._validation import InvalidParameterError, _describe
+from ._core.checks import InvalidParameterError, _describe
 
 
 def check_simultaneous(func, simultaneous, correction):

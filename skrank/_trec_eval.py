@@ -2,8 +2,8 @@
 
 :func:`select_measures` reads ``-m`` options as trec_eval's ``mark_measure``
 does (nicknames, ``name.params``); :func:`trec_eval_lines` evaluates the
-selected measures of :mod:`skrank._trec_measures` over a
-:class:`skrank._trec_data.TrecRanking` and writes trec_eval's lines (per
+selected measures of :mod:`skrank._trec.measures` over a
+:class:`skrank._trec.data.TrecRanking` and writes trec_eval's lines (per
 query, grouped by query, then the ``all`` rows).
 """
 
@@ -13,7 +13,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._trec_measures import NICKNAMES, TREC_MEASURES, UNSUPPORTED
+from ._trec.measures import NICKNAMES, TREC_MEASURES, UNSUPPORTED
+from ._declare.names import _closest, did_you_mean_hint
+from .io._fields import encode
+from . import io
+from ._trec.data import trec_ranking
+from .io._read import read_qrels_table, read_run_table
+from ._trec.data import run_tag
+from .io._tokenize import check_no_duplicates, empty_run_table
+from .io._fields import decode
+from .io._tokenize import source_name
+from .io._read import iter_run_tables
+from .io._tokenize import Layout, read_tables
+from .io._containers import factorize_ids
+from .io._tokenize import Table
 
 MISSING_ZSCORE_VALUE = -1000000.0   # trec_eval.h
 _FUNC = "evaluate"
@@ -111,7 +124,6 @@ def unknown_measure_error(spec):
         return ValueError(f"{_FUNC}: the trec_eval measure {base!r} (preference or judgement "
                           f"group measures) is not computed by skrank. Supported: "
                           f"{', '.join(TREC_MEASURES)}.")
-    from ._names import _closest, did_you_mean_hint
 
     candidates = list(TREC_MEASURES) + list(NICKNAMES)
     close = _closest(base, candidates)
@@ -380,7 +392,6 @@ def _integers(values):
 
 def _text_matrix(strings):
     """Strings as NUL-padded UTF-8 bytes (n, width)."""
-    from .io._tokenize import encode
 
     encoded = encode(np.asarray(strings, dtype=str))
     return encoded.view(np.uint8).reshape(encoded.shape[0], encoded.dtype.itemsize)
@@ -439,15 +450,12 @@ def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complet
     of whole lines instead."""
     import os
 
-    from . import io
-    from ._trec_data import trec_ranking
 
     if rel_format not in ("qrels", "qrels_jg"):
         raise ValueError(f"{_FUNC}: -R must be 'qrels' or 'qrels_jg'. Got {rel_format!r} "
                          f"instead; the preference formats are not supported.")
     groups = rel_format == "qrels_jg"
     selected = _selected(measures, rel_format)
-    from .io._read import read_qrels_table, read_run_table
 
     options = dict(level=level, complete=complete, max_ret=max_ret, judged_only=judged_only,
                    float32_scores=float32_scores)
@@ -501,9 +509,6 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
     """
     import os
 
-    from ._trec_data import run_tag, trec_ranking
-    from .io._read import read_qrels_table
-    from .io._tokenize import check_no_duplicates, decode, empty_run_table
 
     selected = _selected(measures, "qrels")
     if isinstance(qrels, (str, os.PathLike)):
@@ -534,7 +539,6 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
         if last[0] is None or index.qids[codes[-1]] > last[0]:
             last = (index.qids[codes[-1]], ranking.runid)
     if not done:
-        from .io._tokenize import source_name
 
         raise ValueError(f"{source_name(run)}: no line (an empty run file)")
     missing = np.flatnonzero(~seen)
@@ -569,8 +573,6 @@ def grouped_blocks(run, block_bytes, done):
     about ``block_bytes`` read at a time; ``done`` (a list) receives each block's
     sorted query ids.  Raises :class:`NotGroupedError` when a query comes again
     after other queries."""
-    from .io._read import iter_run_tables
-    from .io._tokenize import decode
 
     for block in iter_run_tables(run, block_bytes):
         if len(block) == 0:
@@ -609,7 +611,6 @@ class _QueryIndex:
     """A qrels table's rows by query: ``qids`` (sorted bytes) and the rows of any of them."""
 
     def __init__(self, qrels):
-        from .io._containers import factorize_ids
 
         self.qrels = qrels
         codes, self.qids = factorize_ids(_FUNC, qrels.qid_runs)
@@ -626,7 +627,6 @@ class _QueryIndex:
 
     def subset(self, codes):
         """A qrels table of the queries ``codes`` (sorted), their rows in file order."""
-        from .io._tokenize import Table
 
         counts = self.counts[codes]
         first = np.cumsum(counts) - counts
@@ -694,10 +694,7 @@ class _GroupRanking:
 
 def _group_ranking(path, run, options):
     """Judgement groups (the qrels' second column) as sub-queries 'qid<TAB>group'."""
-    from . import io
-    from ._trec_data import trec_ranking
 
-    from .io._tokenize import Layout, decode, read_tables
 
     # The judgement group is read as the column a run's tag would be (one per row).
     layout = Layout("qid jg docno rel", 4, True, qid=0, docno=2, tag=1,

@@ -1,7 +1,7 @@
 """How sure is one system's number?  Confidence intervals of an
 :class:`~skrank.Evaluation`'s means and per-segment breakdowns.
 
-The bootstrap draws its resamples with :func:`skrank._compare._bootstrap_means`
+The bootstrap draws its resamples with :func:`skrank._paired_tests._bootstrap_means`
 (the code :func:`skrank.compare` uses, one matrix product per batch of
 resamples) and forms BCa and percentile intervals with scipy.stats.bootstrap's
 formulas; a weighted mean ``sum(w v) / sum(w)`` is the ratio of the resampled
@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ._compare import _bootstrap_means, _check_random_state, _quantiles
-from ._validation import InvalidParameterError, _describe, check_choice, check_k, check_real
+from ._paired_tests import _bootstrap_means, _quantiles
+from ._compare import _check_random_state
+from ._core.checks import InvalidParameterError, _describe, check_choice, check_k, check_real
+from ._engine.xp import to_numpy
 
 METHODS = ("bootstrap", "bca", "percentile", "t")
 
@@ -39,7 +41,6 @@ def _check(func, metric, metrics, method, confidence, n_resamples, seed):
 
 
 def _host(values):
-    from ._array_api import to_numpy
 
     return np.asarray(to_numpy(values), dtype=np.float64)
 
@@ -241,7 +242,6 @@ def _segment_of_queries(func, evaluation, segment):
 
 
 def _host_ids(qid):
-    from ._array_api import to_numpy
 
     return to_numpy(qid)
 

@@ -97,9 +97,9 @@ def _build_parser(command=None):
     parser.add_argument("--version", action="version", version=f"skrank {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    from ._names import metric_help
-    from ._metrics import METRICS
-    from ._params import EVALUATE_NO_RELEVANT, EVALUATE_TIES
+    from ._declare.names import metric_help
+    from ._declare.table import METRICS
+    from ._declare.params import EVALUATE_NO_RELEVANT, EVALUATE_TIES
 
     max_grade = METRICS["err"].name_defaults["max_grade"]   # gdeval's scale
     from ._trec_eval import measures_help
@@ -213,8 +213,8 @@ def _read_name(name):
     of the metrics that read ``judged=`` (the qrels judge).  A name printed as trec_eval
     prints it carries trec_eval's value (``rbp``: trec_eval's p=0.9).  Names neither
     knows go to trec_eval mode, whose error suggests both."""
-    from ._evaluate import INPUTS
-    from ._names import parse_metric_name
+    from ._evaluation import INPUTS
+    from ._declare.names import parse_metric_name
     from ._trec_eval import is_trec_spec
 
     if name in COUNTS:
@@ -407,7 +407,7 @@ def _evaluate_diversity(args, out):
 
 def _evaluate(args, out):
     from ._diversity import diversity_request
-    from ._evaluate import _evaluate_collection
+    from ._evaluation import _evaluate_collection
 
     if diversity_request("skrank evaluate", args.metrics):   # issue 29
         _evaluate_diversity(args, out)
@@ -434,7 +434,7 @@ def _evaluate(args, out):
     def check_grades(qrels):
         top = float(np.max(qrels.numbers["rel"]))
         if top > args.max_grade and any(_is_err(r) for r in readings.values()):
-            from ._metrics import METRICS
+            from ._declare.table import METRICS
 
             raise ValueError(
                 f"{_shown(args.qrels)}: relevance level {top:g} is above err's grade scale "
@@ -701,7 +701,7 @@ def _in_command_terms(message, command):
     """The Python function's wording of an unknown metric name, in the command's terms:
     where the names are listed (``--help``), and the judged metrics, which the qrels
     always judge here (no ``judged=`` argument)."""
-    from ._names import NAMES_LISTED
+    from ._declare.names import NAMES_LISTED
 
     message = message.replace(NAMES_LISTED, f"'skrank {command} --help' lists them")
     return message.replace("With judged=, also ", "Also (judged by the qrels) ")

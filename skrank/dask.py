@@ -16,13 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _plan
-from ._evaluate import DEFAULT_METRICS, INPUTS, Evaluation, _collection_values
-from ._aggregate import mean_over_queries
-from ._evaluate import check_collection_options
-from ._inputs import _SHOWN, ids_as_str
+from ._evaluation import DEFAULT_METRICS, INPUTS, Evaluation, _collection_values
+from ._engine.aggregate import mean_over_queries
+from ._evaluation import check_collection_options
+from .io._columns import _SHOWN, ids_as_str
 from .io._join import report_query_coverage
 from .io._read import qrels_from_frame, run_from_frame
-from ._validation import InvalidParameterError, _describe
+from ._core.checks import InvalidParameterError, _describe
+from .io import Qrels, Run
 
 __all__ = ["DaskEvaluation", "evaluate"]
 
@@ -201,7 +202,6 @@ def _evaluate_frames(qrels, run, *, metrics, query_id, doc_id, relevance, score,
     _check_columns(run, "run", {"query_id": query_id, "doc_id": doc_id, "score": score})
     # Bad metric names or options fail here, before any work on the cluster: the same
     # call on a one-document evaluation checks them as every partition will.
-    from .io import Qrels, Run
 
     _collection_values(Qrels(qid=["q"], docno=["d"], rel=[1]),
                        Run(qid=["q"], docno=["d"], score=[1.0]), metrics=metrics,
@@ -347,7 +347,6 @@ def _evaluate_partition(rows, *, options, missing_queries):
     """skrank.evaluate on one partition's rows (every query's rows are all here)."""
     import pandas as pd
 
-    from .io import Qrels, Run
 
     labels = _labels(options["metrics"])
     is_run = rows[_IS_RUN].to_numpy(dtype=bool)

@@ -4,7 +4,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ._validation import InvalidParameterError, _describe, check_real
+from ._core.checks import InvalidParameterError, _describe, check_real
 
 __all__ = ["make_ranking"]
 

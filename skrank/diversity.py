@@ -41,14 +41,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._diversity import (
-    DIVERSITY_METRICS,
-    collection_arrays,
-    diversity_table,
-    parse_name,
-)
+from ._diversity import DIVERSITY_METRICS, collection_arrays, diversity_table, parse_name
 from ._metrics import QueryScores
-from ._validation import InvalidParameterError, _describe
+from ._core.checks import InvalidParameterError, _describe
 
 __all__ = [
     "DIVERSITY_METRICS",

@@ -17,10 +17,29 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._fusion import (DEPTH, KERNELS, METHOD_BY_NAME, METHODS, NORM_BY_NAME, NORMS, TIES,
-                      Rows, _group_mean, _segment_starts, normalise, train)
+from ._fusion import (
+    DEPTH,
+    KERNELS,
+    METHOD_BY_NAME,
+    METHODS,
+    NORM_BY_NAME,
+    NORMS,
+    TIES,
+    Rows,
+    _group_mean,
+    _segment_starts,
+    normalise,
+    train,
+)
 from ._evaluate import evaluate
-from ._validation import InvalidParameterError
+from ._core.checks import InvalidParameterError
+from .io._read import as_run
+from ._engine.codes import factorize_qid
+from ._engine.groups import _group_order
+from ._engine.segments import segmented_argsort_desc
+from .io import Run
+from .io._read import as_qrels
+from .io import Qrels
 
 __all__ = ["FusionSearch", "METHODS", "NORMS", "fuse", "weight_grid"]
 
@@ -72,7 +91,6 @@ def _params(func, method, params):
 def _as_runs(func, runs):
     """``[(label, Run)]`` from a list or a dict name -> run, each in any form
     :func:`skrank.evaluate` takes."""
-    from .io._read import as_run
 
     if isinstance(runs, Mapping):
         items = [(str(k), f"runs[{k!r}]", v) for k, v in runs.items()]
@@ -130,7 +148,6 @@ def _weights(func, weights, labels):
 
 def _factorize(values):
     """``(codes, sorted distinct values)`` by the engine's factoriser."""
-    from ._grouping import factorize_qid
 
     codes, uniques, _ = factorize_qid("fuse", values)
     return np.asarray(codes, dtype=np.intp), np.asarray(uniques)
@@ -151,7 +168,6 @@ def _union_codes(arrays):
 def _sort_rows(key, n_keys, score):
     """Order of rows by (key, -score), ties in their current order: the engine's radix
     grouping, then its segmented sort."""
-    from ._grouping import _group_order, segmented_argsort_desc
 
     if key.shape[0] == 0:
         return np.zeros(0, dtype=np.intp)
@@ -332,11 +348,9 @@ def _train(prep, method, params, run, query, pair, upair, pos, n):
 
 
 def _as_run(prep, upair, fused, name):
-    from .io import Run
 
     q = _narrow(upair // prep.nd)
     d = _narrow(upair % prep.nd)
-    from ._grouping import segmented_argsort_desc
 
     # pairs are sorted by (query, doc): sort each query's by fused score, ties by doc
     offsets = np.concatenate(([0], np.cumsum(np.bincount(q, minlength=prep.nq))))
@@ -435,7 +449,6 @@ def fuse(runs, *, method="rrf", norm="default", weights=None, ties="average", de
 
 
 def _training_qrels(func, method, qrels):
-    from .io._read import as_qrels
 
     if method.trained:
         if qrels is None:
@@ -629,7 +642,6 @@ class FusionSearch:
         self : FusionSearch
             The fitted search (``best_params_``, ``cv_results_``, ``heldout_run_``, ...).
         """
-        from .io._read import as_qrels
 
         func = "FusionSearch.fit"
         m = _method(func, self.method)
@@ -645,7 +657,6 @@ class FusionSearch:
             raise InvalidParameterError(f"{func}: param_grid must hold at least one combination.")
         folds = list(self._cv().split(queries.reshape(-1, 1), qid=queries))
         n_folds = len(folds)
-        from .io import Qrels
 
         def take(ids):
             keep = np.isin(qr.qid, ids)
@@ -694,7 +705,6 @@ class FusionSearch:
                                      prep_plain)
             keep = np.isin(fused.qid, queries[test_idx])
             parts.append([getattr(fused, c)[keep] for c in ("qid", "docno", "score", "rank")])
-        from .io import Run
 
         qid, docno, score, rank_col = (np.concatenate(c) for c in zip(*parts))
         self.heldout_ = (queries, held)

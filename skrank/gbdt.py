@@ -38,9 +38,9 @@ What the libraries impose:
 
 import numpy as np
 
-from . import _params as P
+from ._declare import params as P
 from . import _plan
-from ._validation import InvalidParameterError
+from ._core.checks import InvalidParameterError
 
 __all__ = ["XGBoostMetric", "LightGBMMetric", "CatBoostMetric", "xgboost_metric",
            "lightgbm_metric", "catboost_metric", "XGBRanker"]
@@ -69,7 +69,7 @@ class _EvalSet:
 
 
 def _label_only(key):
-    """Whether a :class:`skrank._grouping.Ranking` cache entry depends on the labels and
+    """Whether a :class:`skrank._engine.ranking.Ranking` cache entry depends on the labels and
     query groups alone (not on the scores): grades per query, the ideal ranking, R."""
     name = key[0] if isinstance(key, tuple) else key
     return name in ("grade_counts", "ideal", "ideal_all", "ideal_top", "n_relevant",

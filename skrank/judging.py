@@ -15,8 +15,14 @@ See the guide ``docs/judging.md``.
 
 from ._pool import Pool, pool, read_pool
 from ._judgements import Judgements, merge_qrels
-from ._agreement import (Agreement, RankingAgreement, agreement, krippendorff_alpha,
-                         ranking_agreement, tau_ap)
+from ._agreement import (
+    Agreement,
+    RankingAgreement,
+    agreement,
+    krippendorff_alpha,
+    ranking_agreement,
+    tau_ap,
+)
 
 __all__ = [
     "Agreement",

@@ -14,9 +14,13 @@ from numbers import Integral, Real
 
 from sklearn.utils.validation import _num_samples
 
-from ._grouping import factorize_qid
+from ._engine.codes import factorize_qid
 from ._scorer import qid_from_X, warn_if_qid_is_a_feature
-from ._validation import InvalidParameterError, as_qid_array, check_k
+from ._core.checks import InvalidParameterError, check_k
+from ._engine.ids import as_qid_array
+from ._evaluation import DEFAULT_METRICS
+from ._evaluate import evaluate
+from ._core.checks import _describe
 
 __all__ = ["DropQid", "QueryKFold", "QueryShuffleSplit", "cross_val_evaluate"]
 
@@ -406,7 +410,6 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
     import scipy.sparse as sp
     from sklearn.base import clone
 
-    from ._evaluate import DEFAULT_METRICS, evaluate
 
     func = "cross_val_evaluate"
     if qid is None:
@@ -422,7 +425,6 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
                          f"{n}, {y.shape[0]} and {qid.shape[0]}.")
     if sp.issparse(X) and X.format not in ("csr", "csc"):
         X = X.tocsr()  # COO and friends cannot select rows
-    from ._validation import _describe
     if cv is None or (isinstance(cv, _Integral) and not isinstance(cv, bool) and cv >= 2):
         cv = QueryKFold(5 if cv is None else int(cv))
     if isinstance(cv, (str, _Integral)) or not hasattr(cv, "split"):

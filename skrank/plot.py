@@ -24,10 +24,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._compare import _bootstrap_interval, _bootstrap_means, compare
+from ._paired_tests import _bootstrap_interval, _bootstrap_means
+from ._compare import compare
 from ._evaluate import evaluate
-from ._names import parse_metric_name
-from ._validation import InvalidParameterError, _describe, check_choice, check_k, check_real
+from ._declare.names import parse_metric_name
+from ._core.checks import InvalidParameterError, _describe, check_choice, check_k, check_real
 
 __all__ = ["MetricAtKDisplay", "MetricDistributionDisplay", "PerQueryDisplay"]
 
@@ -65,7 +66,7 @@ def _systems(func, y_score, name, default="system"):
 def _predictions(func, estimator, X, name, qid):
     """Predictions of an estimator, or of a dict of name -> estimator, and the qid."""
     if qid is None:
-        from ._scorer import qid_from_X  # scikit-learn, imported only when X is given
+        from ._scorer import qid_from_X
 
         qid = qid_from_X(X)
     if qid is None:

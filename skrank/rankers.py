@@ -10,7 +10,9 @@ only when the class is first used.
 
 import numpy as np
 
-from ._validation import InvalidParameterError
+from ._core.checks import InvalidParameterError
+from ._engine.codes import factorize_qid
+from ._engine.ids import as_qid_array
 
 __all__ = ["QueryLGBMRanker"]
 
@@ -33,8 +35,6 @@ def _without_qid_column(X):
 def _grouped(func, X, y, qid, *per_row):
     """Rows sorted stably by query (LightGBM needs each query's rows contiguous) and the
     group sizes in that order; ``per_row`` arrays (weights, init scores) follow the rows."""
-    from ._grouping import factorize_qid
-    from ._validation import as_qid_array
 
     qid = as_qid_array(qid)
     n = len(y)

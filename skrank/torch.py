@@ -20,9 +20,9 @@ import torch
 import torch.distributed as dist
 
 import skrank
-from skrank import _params as P
-from skrank import _plan
-from skrank._validation import InvalidParameterError
+from ._declare import params as P
+from . import _plan
+from ._core.checks import InvalidParameterError
 
 __all__ = ["RankingMetrics", "TorchmetricsRankingMetrics"]
 

@@ -312,22 +312,23 @@ except ImportError:  # pragma: no cover - depends on pytest's rootdir / import m
 # object ids: the compiled reading and the pure-numpy paths
 # --------------------------------------------------------------------------------------
 
-#: The skip reason where skrank._speedups was not built; "could not import" makes it a
+#: The skip reason where skrank._engine._speedups was not built; "could not import" makes it a
 #: failure in CI (tests/_require_all.py), where a C compiler is present.
-NO_SPEEDUPS = ("could not import skrank._speedups: skrank was installed without a C "
+NO_SPEEDUPS = ("could not import skrank._engine._speedups: skrank was installed without a C "
                "compiler, so object ids take the pure-numpy paths only")
 
 
 @pytest.fixture(params=["compiled", "pure"], scope="module")
 def object_id_route(request):
     """Every test of a module that uses this fixture runs twice: object ids read by
-    skrank._speedups, then by the pure-numpy paths alone (as where no C compiler
+    skrank._engine._speedups, then by the pure-numpy paths alone (as where no C compiler
     built the module).  Both must give the same ids, codes and values."""
-    from skrank import _grouping
+    from skrank._engine import codes as C
+    from skrank._engine import ranking as R
 
-    compiled = _grouping._speedups
+    compiled = C._speedups
     if request.param == "compiled" and compiled is None:
         pytest.skip(NO_SPEEDUPS)
-    _grouping._speedups = compiled if request.param == "compiled" else None
+    C._speedups = compiled if request.param == "compiled" else None
     yield request.param
-    _grouping._speedups = compiled
+    C._speedups = compiled

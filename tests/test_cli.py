@@ -382,7 +382,7 @@ def test_no_relevant_takes_every_choice_of_the_api_raise_naming_the_files_querie
     """--no-relevant offers what evaluate(no_relevant=) accepts; 'raise' exits with status 2
     and names the queries by their ids in the files (not internal codes), streamed or not."""
     import skrank
-    from skrank._params import EVALUATE_NO_RELEVANT
+    from skrank._declare.params import EVALUATE_NO_RELEVANT
 
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("zeta 0 a 1\nzeta 0 b 0\nalpha 0 c 2\nmid 0 d 0\nmid 0 e 0\n")

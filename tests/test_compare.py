@@ -18,7 +18,7 @@ from scipy import stats
 
 import skrank
 from skrank import InvalidParameterError
-from skrank._compare import _bootstrap_interval, _bootstrap_means, _fdr_bh_formula
+from skrank._paired_tests import _bootstrap_interval, _bootstrap_means, _fdr_bh_formula
 
 
 def pairs_of(values, qid=None):
@@ -80,7 +80,7 @@ def brute_force_randomization_p(d):
 @pytest.mark.parametrize("batch_cells", [1 << 21, 40])   # one batch, or many
 @pytest.mark.parametrize("n", [2, 3, 5, 8, 11])
 def test_randomization_is_exact_enumeration_on_small_sets(n, batch_cells, monkeypatch):
-    monkeypatch.setattr(skrank._compare, "_BATCH_CELLS", batch_cells)
+    monkeypatch.setattr(skrank._paired_tests, "_BATCH_CELLS", batch_cells)
     rng = np.random.default_rng(n)
     values = rounded_values(rng, n)
     res = skrank.compare(pairs_of(values), correction=None, n_resamples=2 ** n, random_state=0)
@@ -100,7 +100,7 @@ def test_randomization_is_exact_enumeration_on_small_sets(n, batch_cells, monkey
 
 @pytest.mark.parametrize("batch_cells", [1 << 21, 100])
 def test_randomization_monte_carlo_is_close_to_exact_and_never_zero(batch_cells, monkeypatch):
-    monkeypatch.setattr(skrank._compare, "_BATCH_CELLS", batch_cells)
+    monkeypatch.setattr(skrank._paired_tests, "_BATCH_CELLS", batch_cells)
     rng = np.random.default_rng(7)
     n, draws = 14, 4000                       # 2**14 > 4000: random signs
     values = {"A": rng.normal(size=n), "B": rng.normal(size=n) + 0.3,
@@ -214,7 +214,7 @@ def exact_tukey_p(matrix):
 
 @pytest.mark.parametrize("table_cells", [1 << 23, 0])   # precomputed permutations, or drawn
 def test_tukey_matches_exhaustive_permutations(table_cells, monkeypatch):
-    monkeypatch.setattr(skrank._compare, "_TUKEY_TABLE_CELLS", table_cells)
+    monkeypatch.setattr(skrank._paired_tests, "_TUKEY_TABLE_CELLS", table_cells)
     rng = np.random.default_rng(5)
     matrix = rng.integers(0, 5, size=(4, 3)) / 4.0 + np.array([0.0, 0.2, 0.5])
     names = ["A", "B", "C"]
@@ -692,7 +692,7 @@ def test_cross_val_evaluate_passes_grouped_qid_to_rankers_and_checks_folds():
 
 from pathlib import Path  # noqa: E402
 
-from skrank.cli import main  # noqa: E402
+from skrank.cli import main
 
 TREC = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval"
 needs_trec = pytest.mark.skipif(not TREC.is_dir(), reason=f"trec_eval data absent at {TREC}")

@@ -1,4 +1,4 @@
-"""Every list of metrics and options follows the declarations (skrank._params, skrank.METRICS).
+"""Every list of metrics and options follows the declarations (skrank._declare.params, skrank.METRICS).
 
 * Each public metric function's signature and Parameters section are its declaration's.
 * Public names, scorer names, the command line's choices and help, and the docs'
@@ -21,8 +21,8 @@ import sklearn
 from sklearn.base import BaseEstimator, RegressorMixin
 
 import skrank
-from skrank import _params as P
-from skrank._names import judged_metrics_markdown, metrics_markdown, parse_metric_name
+from skrank._declare import params as P
+from skrank._declare.names import judged_metrics_markdown, metrics_markdown, parse_metric_name
 from skrank._plan import MetricCall, _parse_item
 
 try:  # works whether or not tests/ is a package
@@ -154,9 +154,9 @@ def test_examples_of_each_declared_option(name):
 def test_the_engine_takes_every_declared_choice():
     # The engine reads the declared choices, not lists of its own: every tie policy
     # ranks and every no_relevant policy aggregates (or raises, as declared).
-    from skrank._aggregate import apply_no_relevant
-    from skrank._grouping import rank_queries
-    from skrank._validation import check_ranking_arrays
+    from skrank._engine.aggregate import apply_no_relevant
+    from skrank._engine.ranking import rank_queries
+    from skrank._engine.arrays import check_ranking_arrays
 
     arrays = check_ranking_arrays("f", [1, 0, 0, 0], [0.5, 0.5, 0.2, 0.1], [0, 0, 1, 1])
     for ties in P.TIES.choices:
@@ -359,7 +359,7 @@ def test_cli_choices_are_the_declared_ones():
 
 
 def test_cli_max_grade_default_follows_the_declaration(monkeypatch):
-    from skrank._metrics import METRICS
+    from skrank._declare.table import METRICS
 
     monkeypatch.setitem(METRICS["err"].name_defaults, "max_grade", 7)
     assert _evaluate_action("max_grade").default == 7
@@ -410,7 +410,7 @@ def test_docs_judged_metric_table_is_generated_from_the_declarations():
 def test_trec_eval_measure_table_agrees_with_the_trec_names():
     """The trec_eval measures whose "skrank on arrays" column (docs/trec_eval.md) names a
     declared metric are exactly the declared trec_names; cut measures are the trec_cut."""
-    from skrank._trec_measures import TREC_MEASURES
+    from skrank._trec.measures import TREC_MEASURES
 
     stems = {stem: spec for spec in ALL_SPECS for stem in spec.variants}
     described = {}

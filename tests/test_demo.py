@@ -127,7 +127,7 @@ def test_default_demo_finds_ridges_best_alpha_inside_its_grid():
 
 def getattr_metric(name, y_true, y_score, qid):
     """A metric by its scorer name, through its own public function."""
-    spec, params = skrank._names.parse_metric_name(name)
+    spec, params = skrank._declare.names.parse_metric_name(name)
     return spec.function(y_true, y_score, qid=qid, **params)
 
 

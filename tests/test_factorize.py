@@ -10,9 +10,12 @@ import numpy as np
 import pytest
 
 import skrank
-from skrank import _grouping as G
+from skrank._engine import codes as C
+from skrank._engine import groups as GR
+from skrank._engine import keys as KEYS
+from skrank._engine import ranking as R
 
-# Every test runs on both routes of object ids: read in C (skrank._speedups), and the
+# Every test runs on both routes of object ids: read in C (skrank._engine._speedups), and the
 # pure-numpy paths alone, as where the module was not built (see conftest.py).
 pytestmark = pytest.mark.usefixtures("object_id_route")
 
@@ -23,7 +26,7 @@ def _oracle(qid):
 
 
 def _assert_like_unique(qid):
-    codes, uniques, _ = G.factorize_qid("f", qid)
+    codes, uniques, _ = C.factorize_qid("f", qid)
     want_codes, want_uniques = _oracle(qid)
     assert uniques.dtype == want_uniques.dtype
     np.testing.assert_array_equal(uniques, want_uniques)
@@ -48,7 +51,7 @@ def test_wide_integer_ids_with_hash_slot_clashes():
     rng = np.random.default_rng(1)
     distinct = rng.integers(0, 2 ** 63, 100_000, dtype=np.int64)
     qid = distinct[rng.integers(0, distinct.size, 300_000)]
-    codes, uniques = G._factorize_hashed(qid)
+    codes, uniques = C._factorize_hashed(qid)
     want_codes, want_uniques = _oracle(qid)
     np.testing.assert_array_equal(uniques, want_uniques)
     np.testing.assert_array_equal(codes, want_codes)
@@ -86,7 +89,7 @@ def test_object_ids(values):
     rng = np.random.default_rng(4)
     qid = np.empty(400, dtype=object)
     qid[:] = [values[i] for i in rng.integers(0, len(values), 400)]
-    codes, uniques, _ = G.factorize_qid("f", qid)
+    codes, uniques, _ = C.factorize_qid("f", qid)
     assert uniques.dtype == object
     # every row's id is recovered, distinct ids get distinct codes
     assert all(u == q for u, q in zip(uniques[codes].tolist(), qid.tolist()))
@@ -102,7 +105,7 @@ def test_object_ids(values):
 def test_group_order_above_65536_queries_is_the_stable_sort(n_queries):
     rng = np.random.default_rng(5)
     codes = rng.integers(0, n_queries, 400_000)
-    np.testing.assert_array_equal(G._group_order(codes, n_queries),
+    np.testing.assert_array_equal(GR._group_order(codes, n_queries),
                                   np.argsort(codes, kind="stable"))
 
 
@@ -152,7 +155,7 @@ def test_pandas_string_and_categorical_columns_use_their_codes():
         assert list(per_query.qid) == sorted(set(names.tolist()))
     # unused categories are not queries; categories out of order still come out sorted
     column = pd.Categorical(names, categories=sorted(set(names.tolist()) | {"zz"}, reverse=True))
-    codes, uniques, _ = G.factorize_qid("f", skrank._validation.as_qid_array(column))
+    codes, uniques, _ = C.factorize_qid("f", skrank._engine.ids.as_qid_array(column))
     assert uniques.tolist() == sorted(set(names.tolist()))
     assert (uniques[codes] == names).all()
 
@@ -161,12 +164,12 @@ def test_pandas_columns_with_missing_or_mixed_ids_keep_numpy_conversion():
     # pandas' codes are used only for complete columns of strings: anything else
     # (missing ids, numbers among strings) gets numpy's conversion and its rules.
     pd = pytest.importorskip("pandas")
-    from skrank._validation import as_qid_array
+    from skrank._engine.ids import as_qid_array
 
     for column in (pd.Series(["a", None, "b"], dtype="string"), pd.Series(["a", np.nan, "b"]),
                    pd.Series(["a", 1, "b"], dtype=object), pd.Series([1, 2, 1], dtype="category")):
         arr = as_qid_array(column)
-        assert not isinstance(arr, G.CodedIds)
+        assert not isinstance(arr, C.CodedIds)
         assert arr.dtype == np.asarray(column).dtype
         assert [repr(v) for v in arr.tolist()] == [repr(v) for v in np.asarray(column).tolist()]
 
@@ -217,7 +220,7 @@ def test_cutoff_metrics_on_a_full_ranking_equal_each_metric_alone_on_ties():
 # (a bincount of key - min and a stable 16-bit radix sort): checked against np.unique
 # and the stable sort of the codes, the obvious way to group rows.
 def _assert_grouped_like_stable_sort(qid):
-    qids, offsets, order = G.group_queries("f", qid)
+    qids, offsets, order = GR.group_queries("f", qid)
     want_uniques, codes = np.unique(qid, return_inverse=True)
     assert qids.dtype == want_uniques.dtype
     np.testing.assert_array_equal(qids, want_uniques)
@@ -248,7 +251,7 @@ def test_integer_ids_at_and_beyond_the_lookup_range(width):
     # factorise first.
     rng = np.random.default_rng(12)
     qid = np.concatenate([[-5, width - 6], rng.integers(-5, width - 5, 3000)])
-    assert (G._small_range_groups(qid) is None) == (width > 65536)
+    assert (GR._small_range_groups(qid) is None) == (width > 65536)
     _assert_grouped_like_stable_sort(qid[rng.permutation(qid.size)])
 
 
@@ -256,11 +259,11 @@ def test_integer_ids_at_and_beyond_the_lookup_range(width):
 def test_radix_passes_over_many_queries(monkeypatch, digit_bits):
     # Above 65,536 queries the group order takes two 16-bit radix passes; with 3-bit
     # digits the same multi-pass code runs (four passes) on a few hundred queries.
-    monkeypatch.setattr(G, "_RADIX_DIGIT_BITS", digit_bits)
+    monkeypatch.setattr(GR, "_RADIX_DIGIT_BITS", digit_bits)
     rng = np.random.default_rng(15)
     n_queries = 70_000 if digit_bits == 16 else 700
     codes = rng.integers(0, n_queries, 5 * n_queries)
-    np.testing.assert_array_equal(G._group_order(codes, n_queries),
+    np.testing.assert_array_equal(GR._group_order(codes, n_queries),
                                   np.argsort(codes, kind="stable"))
     # End to end: ids of a range of 4 per row (the lookup) and a wide range
     # (factorised), both grouped through those passes.
@@ -275,15 +278,15 @@ def test_many_rows_sorted_chunk_by_chunk_equal_the_stable_sort(monkeypatch, n_qu
     # after the same query's rows of earlier chunks; lowered, the same code runs on
     # chunks of 100 rows (the last one short, queries missing from some chunks, runs
     # cut by chunk boundaries), with one and several radix passes per chunk.
-    monkeypatch.setattr(G, "_RADIX_DIGIT_BITS", digit_bits)
-    monkeypatch.setattr(G, "_CHUNK_ROWS", 100)
-    monkeypatch.setattr(G, "_CHUNKED_ABOVE", 250)
+    monkeypatch.setattr(GR, "_RADIX_DIGIT_BITS", digit_bits)
+    monkeypatch.setattr(GR, "_CHUNK_ROWS", 100)
+    monkeypatch.setattr(GR, "_CHUNKED_ABOVE", 250)
     rng = np.random.default_rng(21)
     n_rows = 1037 if n_queries < 70_000 else 150_000
     codes = rng.integers(0, n_queries, n_rows)
     codes[:300] = np.sort(codes[:300])  # long runs spanning chunk boundaries
     for counts in (None, np.bincount(codes, minlength=n_queries)):
-        np.testing.assert_array_equal(G._group_order(codes, n_queries, counts),
+        np.testing.assert_array_equal(GR._group_order(codes, n_queries, counts),
                                       np.argsort(codes, kind="stable"))
     if n_queries > 1:
         for ids in (codes * 3 - 7, codes * 2 ** 40):  # the lookup and the factorised path
@@ -378,10 +381,10 @@ def test_grouped_string_and_object_ids_found_from_their_runs(make):
     interleaved = sorted_rows[rng.permutation(sorted_rows.size)]
     # Sorted over the first thousands of rows (what is probed first), not after them.
     late_disorder = np.concatenate([sorted_rows, sorted_rows[:3]])
-    assert sorted_rows.size > G._ROW_PROBE
+    assert sorted_rows.size > C._ROW_PROBE
     for qid in (sorted_rows, blocks, interleaved, late_disorder, sorted_rows[:1]):
         _assert_grouped_like_stable_sort(qid)
-        codes, uniques, grouped = G.factorize_qid("f", qid)
+        codes, uniques, grouped = C.factorize_qid("f", qid)
         want_uniques, want_codes = np.unique(qid, return_inverse=True)
         np.testing.assert_array_equal(uniques, want_uniques)
         np.testing.assert_array_equal(codes, want_codes.reshape(-1))
@@ -392,11 +395,11 @@ def test_grouped_object_ids_mixing_equal_numbers_or_missing_ids():
     # 1, True and 1.0 are one id for np.unique as for the run split; a missing id
     # never equals its neighbours and keeps its error.
     qid = np.array([1, 1, True, 2, 2.0, 3], dtype=object)
-    qids, offsets, order = G.group_queries("f", qid)
+    qids, offsets, order = GR.group_queries("f", qid)
     assert qids.tolist() == [1, 2, 3] and offsets.tolist() == [0, 3, 5, 6] and order is None
     for missing in (None, float("nan")):
         with pytest.raises(ValueError, match="qid must not contain missing ids"):
-            G.group_queries("f", np.array(["a", "a", missing, "b"], dtype=object))
+            GR.group_queries("f", np.array(["a", "a", missing, "b"], dtype=object))
 
 
 @pytest.mark.parametrize("make", [
@@ -410,7 +413,7 @@ def test_shuffled_string_ids_keyed_by_their_characters(make):
     # position's characters (a mixed-radix number), when those span a small range.
     rng = np.random.default_rng(16)
     qid = make(rng, 3000)
-    keys = G._string_character_keys(qid)
+    keys = KEYS._string_character_keys(qid)
     if keys is not None:  # the keys order the rows as the strings do
         _, inverse = np.unique(qid, return_inverse=True)
         np.testing.assert_array_equal(np.argsort(keys, kind="stable"),
@@ -428,12 +431,12 @@ def test_character_keys_direct_or_numbered(ids, numbered, monkeypatch):
     # Keys are each position's character minus its smallest (one matrix-vector product)
     # unless those ranges multiply past the limit: then the characters found are numbered.
     calls = []
-    original = G._numbered_character_keys
-    monkeypatch.setattr(G, "_numbered_character_keys",
+    original = KEYS._numbered_character_keys
+    monkeypatch.setattr(KEYS, "_numbered_character_keys",
                         lambda *a: calls.append(1) or original(*a))
     rng = np.random.default_rng(3)
     qid = np.array(ids)[rng.integers(0, len(ids), 1000)]
-    keys = G._string_character_keys(qid)
+    keys = KEYS._string_character_keys(qid)
     assert keys is not None and bool(calls) == numbered
     _, inverse = np.unique(qid, return_inverse=True)
     # Equal strings, equal keys; the keys' order is the strings' order.
@@ -448,7 +451,7 @@ def test_character_keys_over_many_rows_and_short_tails():
     for n in (1, 255, 256, 257, 1000):
         qid = np.array(["m5"] * n)
         qid[-1], qid[0] = "z9", "a0"
-        keys = G._string_character_keys(qid)
+        keys = KEYS._string_character_keys(qid)
         if n > 2:
             assert keys[0] < keys[n // 2] < keys[-1]
         _assert_grouped_like_stable_sort(qid)
@@ -460,7 +463,7 @@ def test_no_rows_are_no_queries(dtype):
     # zero queries (np.unique's answer), not one empty query or an IndexError.
     qid = np.array([], dtype=dtype)
     _assert_like_unique(qid)
-    qids, offsets, _ = G.group_queries("f", qid)
+    qids, offsets, _ = GR.group_queries("f", qid)
     assert qids.shape == (0,) and qids.dtype == qid.dtype
     np.testing.assert_array_equal(offsets, [0])
 
@@ -490,13 +493,13 @@ def test_tie_groups_ordered_by_label_like_a_stable_sort_per_group(worst_first, v
         want += sorted(group) if worst_first else sorted(group, key=lambda v: -v)
         start += size
     got = labels.copy()
-    G._order_ties_by_label(got, same, worst_first=worst_first)
+    R._order_ties_by_label(got, same, worst_first=worst_first)
     np.testing.assert_array_equal(got.view(np.uint64), np.array(want).view(np.uint64))
 
 
 @pytest.mark.parametrize("dtype", ["S3", "U3", np.int64, np.uint8, np.float64, bool, object,
                                    "datetime64[s]"])
 def test_empty_ids_have_no_query(dtype):
-    codes, uniques, grouped = G.factorize_qid("f", np.zeros(0, dtype=dtype))
+    codes, uniques, grouped = C.factorize_qid("f", np.zeros(0, dtype=dtype))
     assert codes.shape == (0,) and uniques.shape == (0,) and grouped
     assert uniques.dtype == np.dtype(dtype)

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from skrank import _grouping as G
+from skrank._engine import codes as C
 
 try:  # works whether or not tests/ is a package
     from tests.conftest import NO_SPEEDUPS
@@ -37,10 +37,10 @@ ids = np.array(["a", "b"] * 500, dtype=object)
 out = np.empty(1000, dtype=np.int64)
 heads, low, high = np.empty(1000, dtype=np.uint64), np.empty(8, np.uint8), np.empty(8, np.uint8)
 calls = {
-    "int_values": lambda a: G._speedups.int_values(a, out),
-    "str_codes": lambda a: G._speedups.str_codes(a, out, out.copy()),
-    "str_runs": lambda a: G._speedups.str_runs(a, out),
-    "ascii_heads": lambda a: G._speedups.ascii_heads(a, heads, low, high),
+    "int_values": lambda a: C._speedups.int_values(a, out),
+    "str_codes": lambda a: C._speedups.str_codes(a, out, out.copy()),
+    "str_runs": lambda a: C._speedups.str_runs(a, out),
+    "ascii_heads": lambda a: C._speedups.ascii_heads(a, heads, low, high),
 }
 for name, call in calls.items():
     for hostile in (Claims(), ids.view(Sub), np.arange(3)):
@@ -56,7 +56,7 @@ print("ok")
 
 
 def test_c_functions_refuse_anything_but_an_object_ndarray():
-    if G._speedups is None:
+    if C._speedups is None:
         pytest.skip(NO_SPEEDUPS)
     done = subprocess.run([sys.executable, "-c", HOSTILE], capture_output=True, text=True,
                           timeout=120)
@@ -69,7 +69,7 @@ def test_environment_variable_forces_the_pure_path():
         import skrank
         from skrank import _grouping as G
         qid = np.array(["q2", "q1", "q2", "q1", "q3"], dtype=object)
-        print(G._speedups is None, skrank.ndcg_score([1, 0, 2, 1, 0], [.5, .4, .3, .2, .1],
+        print(C._speedups is None, skrank.ndcg_score([1, 0, 2, 1, 0], [.5, .4, .3, .2, .1],
                                                      qid=qid))
     """)
     values = {}
@@ -81,5 +81,5 @@ def test_environment_variable_forces_the_pure_path():
         pure, value = done.stdout.split()
         values[setting] = (pure, float(value))
     assert values["1"][0] == "True"
-    assert values["0"][0] == str(G._speedups is None)
+    assert values["0"][0] == str(C._speedups is None)
     assert values["1"][1] == values["0"][1]

@@ -13,10 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skrank
-from skrank import _grouping as G
-from skrank._validation import as_qid_array
+from skrank._engine import codes as C
+from skrank._engine import groups as GR
+from skrank._engine import keys as KEYS
+from skrank._engine.ids import as_qid_array
 
-# Every test runs on both routes of object ids: read in C (skrank._speedups), and the
+# Every test runs on both routes of object ids: read in C (skrank._engine._speedups), and the
 # pure-numpy paths alone, as where the module was not built (see conftest.py).
 pytestmark = pytest.mark.usefixtures("object_id_route")
 
@@ -36,12 +38,12 @@ def _objects(values):
 
 def _assert_like_reference(qid, values, want_type):
     want_codes, want_uniques = _reference(values)
-    codes, uniques, _ = G.factorize_qid("f", qid)
+    codes, uniques, _ = C.factorize_qid("f", qid)
     assert uniques.dtype == object
     assert uniques.tolist() == want_uniques
     assert {type(u) for u in uniques.tolist()} <= {want_type}
     np.testing.assert_array_equal(codes, want_codes)
-    qids, offsets, order = G.group_queries("f", qid)
+    qids, offsets, order = GR.group_queries("f", qid)
     assert qids.dtype == object and qids.tolist() == want_uniques
     assert {type(u) for u in qids.tolist()} <= {want_type}
     np.testing.assert_array_equal(np.diff(offsets), np.bincount(want_codes, minlength=len(want_uniques)))
@@ -73,10 +75,10 @@ def test_object_string_ids(words, shuffled):
 def test_object_string_ids_become_bytes_only_when_ascii():
     # The fixed-width array the engine groups: S (one byte a character) for ASCII ids,
     # <U otherwise, None when an id holds "\0" (numpy would drop it as padding).
-    assert G._plain_object_ids(_objects(["b", "a1"])).dtype.kind == "S"
-    assert G._plain_object_ids(_objects(["b", "ä1"])).dtype.kind == "U"
-    assert G._plain_object_ids(_objects(["b", "a\0"])) is None
-    assert G._plain_object_ids(_objects(["b", 1])) is None
+    assert C._plain_object_ids(_objects(["b", "a1"])).dtype.kind == "S"
+    assert C._plain_object_ids(_objects(["b", "ä1"])).dtype.kind == "U"
+    assert C._plain_object_ids(_objects(["b", "a\0"])) is None
+    assert C._plain_object_ids(_objects(["b", 1])) is None
     # numpy's str_ is a str: grouped with the equal str, handed back as str
     values = [np.str_("b"), "a", "b"]
     _assert_like_reference(_objects(values), ["b", "a", "b"], str)
@@ -89,7 +91,7 @@ def test_object_string_ids_become_bytes_only_when_ascii():
 ])
 def test_object_int_ids_packed(values):
     qid = _objects(values)
-    assert G._plain_object_ids(qid).dtype == np.int64
+    assert C._plain_object_ids(qid).dtype == np.int64
     _assert_like_reference(qid, [int(v) for v in values], int)
 
 
@@ -102,7 +104,7 @@ def test_object_int_ids_packed(values):
     [2 ** 70, 1],               # beyond int64
 ])
 def test_object_ids_that_are_not_all_ints_keep_the_object_path(values):
-    assert G._plain_object_ids(_objects(values)) is None
+    assert C._plain_object_ids(_objects(values)) is None
 
 
 def test_object_ids_that_are_not_all_ints_group_as_before():
@@ -203,11 +205,11 @@ def test_categorical_codes_used_as_they_are(monkeypatch):
 
 def test_arrow_string_columns_read_from_their_buffers(monkeypatch):
     pa = pytest.importorskip("pyarrow")
-    from skrank import _validation as V
+    from skrank._engine import ids as IDS
 
     calls = []
-    original = V._factorized_codes
-    monkeypatch.setattr(V, "_factorized_codes", lambda qid: calls.append(1) or original(qid))
+    original = IDS._factorized_codes
+    monkeypatch.setattr(IDS, "_factorized_codes", lambda qid: calls.append(1) or original(qid))
     y, s, qid, perm = _rows()
     y, s, qid = y[perm], s[perm], qid[perm]
     for kind in ("one length", "lengths vary"):
@@ -228,7 +230,7 @@ def test_arrow_string_columns_read_from_their_buffers(monkeypatch):
         column = pd.Series(words, dtype="string[pyarrow]")
         arr = as_qid_array(column)
         assert arr.dtype == object and arr.tolist() == words
-        codes, uniques, _ = G.factorize_qid("f", arr)
+        codes, uniques, _ = C.factorize_qid("f", arr)
         want_codes, want_uniques = _reference(words)
         assert uniques.tolist() == want_uniques
         np.testing.assert_array_equal(codes, want_codes)
@@ -245,7 +247,7 @@ def test_arrow_string_columns_read_from_their_buffers(monkeypatch):
 def test_character_keys_with_the_strings_of_every_key(words, decoded, kind):
     rng = np.random.default_rng(2)
     qid = np.array(words, dtype=kind)[rng.integers(0, len(words), 2000)]
-    keys, strings = G._string_character_keys(qid, with_strings=True)
+    keys, strings = KEYS._string_character_keys(qid, with_strings=True)
     assert (strings is not None) == decoded
     _, inverse = np.unique(qid, return_inverse=True)
     np.testing.assert_array_equal(np.unique(keys, return_inverse=True)[1].reshape(-1), inverse.reshape(-1))
@@ -274,15 +276,15 @@ def _assert_string_keys_like_python(qid):
     # factorisation both find Python's sorted distinct ids, whichever route they take.
     values = qid.tolist()
     codes, uniques = _reference(values)
-    keys = G._string_character_keys(qid)
+    keys = KEYS._string_character_keys(qid)
     if keys is not None:
         np.testing.assert_array_equal(np.unique(keys, return_inverse=True)[1].reshape(-1), codes)
-    qids, offsets, order = G.group_queries("f", qid)
+    qids, offsets, order = GR.group_queries("f", qid)
     assert qids.dtype == qid.dtype and qids.tolist() == uniques
     order = np.arange(qid.shape[0]) if order is None else order
     assert [values[i] for i in order] == sorted(values)  # stable: equal ids keep their rows' order
     assert np.diff(offsets).tolist() == np.bincount(codes, minlength=len(uniques)).tolist()
-    got_codes, got_uniques, _ = G.factorize_qid("f", qid)
+    got_codes, got_uniques, _ = C.factorize_qid("f", qid)
     assert got_codes.tolist() == codes and got_uniques.tolist() == uniques
     return keys
 
@@ -303,7 +305,7 @@ def test_character_keys_of_narrowed_code_points(words, narrowed, dtype):
     rng = np.random.default_rng(11)
     qid = np.array(words)[rng.integers(0, len(words), 3000)].astype(dtype + str(max(map(len, words))))
     chars = np.ascontiguousarray(qid, dtype=qid.dtype.newbyteorder("=")).view(np.uint32)
-    assert G._narrow_characters(chars.reshape(qid.shape[0], -1)).dtype == narrowed
+    assert KEYS._narrow_characters(chars.reshape(qid.shape[0], -1)).dtype == narrowed
     assert _assert_string_keys_like_python(qid) is not None
 
 
@@ -358,7 +360,7 @@ def test_shuffled_string_ids_decoded_from_their_keys_or_read_at_a_row(n_ids, dec
     digits = 2 if decoded else 3
     ids = np.char.add("q", np.char.zfill(rng.choice(10 ** digits, n_ids, replace=False).astype(str), 3))
     qid = ids[rng.integers(0, n_ids, 2000)].astype(">U4")
-    _, strings = G._string_character_keys(qid, with_strings=True)
+    _, strings = KEYS._string_character_keys(qid, with_strings=True)
     assert (strings is not None) == decoded
     _assert_string_keys_like_python(qid)
 
@@ -369,10 +371,10 @@ def test_shuffled_string_ids_decoded_from_their_keys_or_read_at_a_row(n_ids, dec
 def test_code_points_narrowed_block_by_block(monkeypatch, last, narrowed, block_bytes):
     # Code points are checked and cast block by block; a wide one in the last block
     # sends every row to the wider dtype, values unchanged.
-    monkeypatch.setattr(G, "_NARROW_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(KEYS, "_NARROW_BLOCK_BYTES", block_bytes)
     qid = np.array(["ab", "a", "ba", "b" + last] * 25)
     chars = qid.view(np.uint32).reshape(qid.shape[0], -1)
-    narrow = G._narrow_characters(chars)
+    narrow = KEYS._narrow_characters(chars)
     assert narrow.dtype == narrowed
     np.testing.assert_array_equal(narrow, chars)
     _assert_string_keys_like_python(qid)
@@ -384,10 +386,10 @@ def test_code_points_narrowed_block_by_block(monkeypatch, last, narrowed, block_
     ("\U0001F600", "a", np.uint32),
 ])
 def test_code_points_widened_as_blocks_need(monkeypatch, first, later, narrowed):
-    monkeypatch.setattr(G, "_NARROW_BLOCK_BYTES", 40)
+    monkeypatch.setattr(KEYS, "_NARROW_BLOCK_BYTES", 40)
     qid = np.array(["b" + first] + ["ab", "a", "ba"] * 30 + ["b" + later])
     chars = qid.view(np.uint32).reshape(qid.shape[0], -1)
-    narrow = G._narrow_characters(chars)
+    narrow = KEYS._narrow_characters(chars)
     assert narrow.dtype == narrowed
     np.testing.assert_array_equal(narrow, chars)
     _assert_string_keys_like_python(qid)

@@ -54,7 +54,9 @@ def test_scoring_strings_work_whichever_is_imported_first():
 
 def test_lazy_names_are_the_public_objects():
     import skrank
-    from skrank import _compare, _scorer, plot
+    from skrank import _compare
+    from skrank import _scorer
+    from skrank import plot
 
     assert skrank.compare is _compare.compare and skrank.Comparison is _compare.Comparison
     assert skrank.get_scorer is _scorer.get_scorer and skrank.RankingScorer is _scorer.RankingScorer

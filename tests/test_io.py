@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skrank.io import _join, _tokenize
+from skrank.io import _join
+from skrank.io import _tokenize
 from skrank.io import Qrels, Run, TrecArrays, join_qrels_run, read_qrels, read_run
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval"
@@ -613,7 +614,7 @@ def test_block_order_sorts_each_query_block_like_lexsort(seed):
 def test_order_ties_sorts_each_group_stably(seed, descending):
     # The one tie-reordering routine (trec_eval's docno order here, the engine's
     # pessimistic/optimistic label order): oracle, Python's stable sort per group.
-    from skrank._grouping import order_ties
+    from skrank._engine.ranking import order_ties
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 60))

@@ -13,8 +13,14 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 import skrank
-from skrank.judging import (agreement, krippendorff_alpha, merge_qrels, ranking_agreement,
-                            read_pool, tau_ap)
+from skrank.judging import (
+    agreement,
+    krippendorff_alpha,
+    merge_qrels,
+    ranking_agreement,
+    read_pool,
+    tau_ap,
+)
 
 # --------------------------------------------------------------------------------------
 # pooling

@@ -562,7 +562,7 @@ def test_top_order_against_a_loop(stable, layout):
     ``stable=True``.  Segments of one size keep exactly those rows; segments of uneven
     sizes keep the rows reaching a lower bound of that score, at most 4 * depth rows
     (or exactly those) each, also when a segment's rows come sorted (a loose bound)."""
-    from skrank._grouping import segmented_top_order
+    from skrank._engine.segments import segmented_top_order
 
     rng = np.random.default_rng(11)
     if layout == "equal sizes":
@@ -612,7 +612,7 @@ def test_top_order_against_a_loop(stable, layout):
 def test_kth_floor_is_at_most_the_kth_largest(layout):
     """kth_floor: -inf for segments of at most 2k values; else at most the k-th largest
     value, and that value itself for segments of one size or ranked runs."""
-    from skrank._grouping import kth_floor
+    from skrank._engine.segments import kth_floor
 
     rng = np.random.default_rng(8)
     sizes = np.full(30, 41) if layout == "equal sizes" else rng.integers(0, 200, size=200)
@@ -641,7 +641,8 @@ def test_top_order_of_uneven_segments_takes_the_bound_its_rows_need(monkeypatch,
     """Segments of uneven sizes: rows in no order take the slice-maxima bound alone;
     ranked rows (descending) are found so and read at their depth-th row; rows whose
     bound keeps too many (ascending) take their exact depth-th largest value."""
-    from skrank import _grouping as G
+    from skrank._engine import ranking as R
+    from skrank._engine import segments as S
 
     rng = np.random.default_rng(3)
     sizes = rng.integers(30, 300, size=50)
@@ -652,12 +653,12 @@ def test_top_order_of_uneven_segments_takes_the_bound_its_rows_need(monkeypatch,
             segment = values[offsets[q]:offsets[q + 1]]
             segment[...] = np.sort(segment)[::-1 if order == "ranked" else 1]
     calls = {"ranked": [], "exact": []}
-    found_ranked, exact_floor = G._ranked_segments, G.kth_largest_floor
-    monkeypatch.setattr(G, "_ranked_segments",
+    found_ranked, exact_floor = S._ranked_segments, S.kth_largest_floor
+    monkeypatch.setattr(S, "_ranked_segments",
                         lambda *a: calls["ranked"].append(found_ranked(*a)) or calls["ranked"][-1])
-    monkeypatch.setattr(G, "kth_largest_floor",
+    monkeypatch.setattr(S, "kth_largest_floor",
                         lambda *a, **kw: calls["exact"].append(1) or exact_floor(*a, **kw))
-    order_, kept_offsets = G.segmented_top_order(values, offsets, 5, stable=True)
+    order_, kept_offsets = S.segmented_top_order(values, offsets, 5, stable=True)
     found = calls["ranked"][0]
     assert (found is not None and bool(found.all())) == ranked
     assert bool(calls["exact"]) == exact
@@ -695,7 +696,7 @@ def test_evaluate_shares_one_ranking_deep_enough_for_every_metric(ties):
 
 def test_a_metric_never_reads_below_the_depth_ranked():
     """The internal guard: a kernel asked for ranks the ranking does not hold fails loudly."""
-    from skrank._grouping import Depth, rank_queries
+    from skrank._engine.ranking import Depth, rank_queries
     from skrank._plan import run_kernel
 
     y = np.tile(np.arange(10.0) % 2, 3)

@@ -14,10 +14,9 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 from sklearn.pipeline import make_pipeline
 
 import skrank
-import skrank._evaluate
 from skrank import make_ranking_scorer
 from skrank._scorer import MultiRankingScorer
-from skrank._validation import InvalidParameterError
+from skrank._core.checks import InvalidParameterError
 from skrank.model_selection import DropQid
 
 THREE = ["ndcg@10", "map", "mrr"]

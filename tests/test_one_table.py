@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 import skrank
-import skrank._names
+import skrank._declare.names
 import skrank._plan
-from skrank import _judged
-from skrank._metrics import METRICS, MetricSpec
-from skrank._names import metric_names, parse_metric_name, split_name
-from skrank._params import Interval, K
+from skrank._trec import judged as TJ
+from skrank._declare.table import METRICS, MetricSpec
+from skrank._declare.names import metric_names, parse_metric_name, split_name
+from skrank._declare.params import Interval, K
 from skrank._plan import MetricCall
 
 Y = [2, 0, 1, 1, 0, 1]
@@ -34,7 +34,7 @@ def _with_table(monkeypatch, *specs):
     """The table with ``specs`` added or replacing those of their names, everywhere
     names and calls are read."""
     table = MappingProxyType({**METRICS, **{spec.name: spec for spec in specs}})
-    for module in (skrank._names, skrank._plan):
+    for module in (skrank._declare.names, skrank._plan):
         monkeypatch.setattr(module, "METRICS", table)
     return table
 
@@ -48,7 +48,7 @@ def test_judged_metrics_are_declarations_of_the_table():
         spec = skrank.METRICS[name]
         assert isinstance(spec, MetricSpec)
         assert spec.inputs == ("judged",) and not spec.scorer
-        assert spec.executor is _judged.judged_columns
+        assert spec.executor is TJ.judged_columns
     assert all(spec.scorer for spec in skrank.METRICS.values() if not spec.inputs)
 
 
@@ -161,13 +161,13 @@ def test_the_command_line_reads_a_name_once(monkeypatch, tmp_path, capsys):
     run = tmp_path / "run.txt"
     run.write_text("q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\nq2 Q0 x 1 0.3 t\n")
     read = []
-    real = skrank._names.parse_metric_name
+    real = skrank._declare.names.parse_metric_name
 
     def counting(name, **kwargs):
         read.append(name)
         return real(name, **kwargs)
 
-    monkeypatch.setattr(skrank._names, "parse_metric_name", counting)
+    monkeypatch.setattr(skrank._declare.names, "parse_metric_name", counting)
     monkeypatch.setattr(skrank._plan, "parse_metric_name", counting)
     _read_name.cache_clear()
     assert main(["evaluate", str(qrels), str(run), "-m", "ndcg@2", "-m", "err@2",

@@ -12,7 +12,7 @@ from sklearn.metrics import check_scoring
 import skrank
 from tests._reference import FixedScores
 import skrank._plan
-from skrank._grouping import Depth
+from skrank._engine.ranking import Depth
 from skrank._plan import MetricCall, plan
 from skrank._scorer import is_ranking_name
 

@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from scipy import stats  # noqa: E402
 
 import skrank  # noqa: E402
-from skrank.datasets import make_ranking  # noqa: E402
-from skrank.plot import MetricAtKDisplay, MetricDistributionDisplay, PerQueryDisplay  # noqa: E402
+from skrank.datasets import make_ranking
+from skrank.plot import MetricAtKDisplay, MetricDistributionDisplay, PerQueryDisplay
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

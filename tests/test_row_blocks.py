@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import skrank
-from skrank import _row_blocks
+from skrank._engine import row_blocks as _row_blocks
 from tests._reference import ref_query_value
 
 sp = pytest.importorskip("scipy.sparse")

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import settings
 
 import skrank
-from skrank._params import Interval, Param
+from skrank._declare.params import Interval, Param
 
 try:  # works whether or not tests/ is a package
     from tests.conftest import (SPECS, NoExampleValues, _values_of, hypothesis_profile,
@@ -120,7 +120,7 @@ def test_docs_scorer_table_is_generated_from_the_declarations():
     to the table appears there, one that reads judged= does not."""
     from pathlib import Path
 
-    from skrank._names import scorer_names_markdown
+    from skrank._declare.names import scorer_names_markdown
 
     table = scorer_names_markdown()
     text = (Path(__file__).resolve().parents[1] / "docs" / "tuning.md").read_text(

@@ -15,8 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skrank
-from skrank import _grouping, _kernels
-from skrank._grouping import Depth, rank_queries, segmented_argsort_desc
+from skrank._engine import ranking as R
+from skrank._engine import segments as S
+from skrank._engine import kernels as _kernels
+from skrank._engine.ranking import Depth, rank_queries
+from skrank._engine.segments import segmented_argsort_desc
 from skrank._plan import _Extremes, run_kernel
 from tests._reference import FixedScores, ref_mean
 
@@ -205,7 +208,7 @@ def test_tie_averaged_map_and_mrr_take_the_per_shape_paths_on_short_rankings():
 @pytest.mark.parametrize("rows_per_pass", [1, 3, 7, 2 ** 16])
 def test_relevant_rows_above_each_tie_group_counted_a_pass_at_a_time(rows_per_pass,
                                                                       monkeypatch):
-    monkeypatch.setattr(_grouping, "_PASS_ROWS", rows_per_pass)
+    monkeypatch.setattr(R, "_PASS_ROWS", rows_per_pass)
     y, s, qid = _rows([6, 3, 11, 4, 9], [0, 1, 2], RNG, tied=True)
     retrieved = np.ones(qid.size, dtype=bool)
     retrieved[6:9] = False   # the second query ranks no row
@@ -229,7 +232,7 @@ def test_relevant_rows_above_each_tie_group_counted_a_pass_at_a_time(rows_per_pa
 @pytest.mark.parametrize("chunk", [1, 7, 40])
 @pytest.mark.parametrize("sizes", [[10] * 9, [1, 4, 9, 30, 2, 17, 5, 8]])
 def test_rows_sorted_a_chunk_at_a_time(chunk, sizes, monkeypatch):
-    monkeypatch.setattr(_grouping, "_SORT_CHUNK_CELLS", chunk)
+    monkeypatch.setattr(S, "_SORT_CHUNK_CELLS", chunk)
     y, s, qid = _rows(sizes, [0, 1, 2], RNG, tied=True)
     offsets = np.concatenate(([0], np.cumsum(sizes)))
     # Stable: within each query by decreasing score, ties in input order (lexsort's last
@@ -243,7 +246,7 @@ def test_rows_sorted_a_chunk_at_a_time(chunk, sizes, monkeypatch):
     metrics = ["ndcg@3", "map", "mrr", "precision@2", "recall"]
     got = {ties: skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
            for ties in ("average", "stable", "pessimistic", "optimistic")}
-    monkeypatch.setattr(_grouping, "_SORT_CHUNK_CELLS", 2 ** 16)
+    monkeypatch.setattr(S, "_SORT_CHUNK_CELLS", 2 ** 16)
     for ties, result in got.items():
         expected_result = skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
         for label in metrics:
@@ -278,7 +281,7 @@ def test_keyed_row_sort_is_the_stable_sort_and_finds_every_tie(data, chunk):
     expected = np.lexsort((np.arange(s.size), -s, qid))
     sorted_scores = s[expected]
     has_tie = bool(np.any((sorted_scores[1:] == sorted_scores[:-1]) & (qid[1:] == qid[:-1])))
-    with mock.patch.object(_grouping, "_SORT_CHUNK_CELLS", chunk):
+    with mock.patch.object(S, "_SORT_CHUNK_CELLS", chunk):
         order, tied = segmented_argsort_desc(s, offsets, stable=True, with_ties=True)
         unstable = segmented_argsort_desc(s, offsets, stable=False)
     np.testing.assert_array_equal(order, expected)
@@ -301,7 +304,7 @@ def test_keyed_row_sort_gives_the_reference_values_for_every_tie_policy(data, la
     for ties in ("average", "stable", "pessimistic", "optimistic"):
         got = skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
         # The general path (an argsort of the negated scores, then the tie check).
-        with mock.patch.object(_grouping, "_KEYED_MAX_WIDTH", 0):
+        with mock.patch.object(S, "_KEYED_MAX_WIDTH", 0):
             general = skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
         for label in metrics:
             np.testing.assert_allclose(got.per_query[label], general.per_query[label],
@@ -317,7 +320,7 @@ def test_keyed_row_sort_gives_the_reference_values_for_every_tie_policy(data, la
 
 @pytest.mark.parametrize("chunk", [1, 3, 64])
 def test_tie_groups_found_a_chunk_at_a_time(chunk, monkeypatch):
-    monkeypatch.setattr(_grouping, "_SORT_CHUNK_CELLS", chunk)
+    monkeypatch.setattr(S, "_SORT_CHUNK_CELLS", chunk)
     y, s, qid = _rows([6, 1, 11, 4], [0, 1], RNG, tied=True)
     ranking = rank_queries("test", y, s, qid, None, None, "average")
     order = np.lexsort((-s, qid))
@@ -331,17 +334,17 @@ def test_tie_groups_found_a_chunk_at_a_time(chunk, monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_labels_taken_in_order_over_the_order_and_ties_flagged_a_chunk_at_a_time(
         chunk, dtype, monkeypatch):
-    monkeypatch.setattr(_grouping, "_SORT_CHUNK_CELLS", chunk)
+    monkeypatch.setattr(S, "_SORT_CHUNK_CELLS", chunk)
     rng = np.random.default_rng(5)
     labels = rng.integers(0, 3, 23).astype(dtype)
     scores = rng.integers(0, 4, 23).astype(float)
     order = rng.permutation(23)
     expected_labels, sorted_scores = labels[order], scores[order]
-    taken, same = _grouping._take_in_order(order.copy(), labels, scores)
+    taken, same = S._take_in_order(order.copy(), labels, scores)
     np.testing.assert_array_equal(taken, expected_labels)
     assert taken.dtype == labels.dtype
     np.testing.assert_array_equal(same, sorted_scores[1:] == sorted_scores[:-1])
-    taken, same = _grouping._take_in_order(order.copy(), labels)
+    taken, same = S._take_in_order(order.copy(), labels)
     np.testing.assert_array_equal(taken, expected_labels)
     assert same is None
 

@@ -91,16 +91,16 @@ def test_missing_ids_counted_and_valid_ids_untouched():
 
 def test_missing_id_check_is_vectorised_for_numbers():
     """A numeric qid never goes through a per-row Python call."""
-    from skrank import _grouping
+    from skrank._engine import codes as C
 
     calls = []
-    original = _grouping._is_missing_id
-    _grouping._is_missing_id = lambda v: calls.append(v) or original(v)
+    original = C._is_missing_id
+    C._is_missing_id = lambda v: calls.append(v) or original(v)
     try:
         skrank.ndcg_score(np.ones(1000), np.arange(1000.0), qid=np.repeat(np.arange(10.0), 100))
         skrank.ndcg_score(np.ones(1000), np.arange(1000.0), qid=np.repeat(np.arange(10), 100))
     finally:
-        _grouping._is_missing_id = original
+        C._is_missing_id = original
     assert calls == []
 
 

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skrank
-from skrank import _grouping as G
+from skrank._engine import groups as GR
+from skrank._engine import ranking as R
 
 
 def _regrouped(qid, *arrays):
@@ -38,40 +39,41 @@ def _kth_largest_by_sorting(scores, codes, n_queries, k):
 
 @contextlib.contextmanager
 def _knobs(**values):
-    """Module constants of skrank._grouping set for a block (hypothesis tests cannot
+    """Module constants of skrank._engine.ranking set for a block (hypothesis tests cannot
     take pytest's function-scoped monkeypatch)."""
-    saved = {name: getattr(G, name) for name in values}
+    home = {name: R if hasattr(R, name) else GR for name in values}
+    saved = {name: getattr(home[name], name) for name in values}
     for name, value in values.items():
-        setattr(G, name, value)
+        setattr(home[name], name, value)
     try:
         yield
     finally:
         for name, value in saved.items():
-            setattr(G, name, value)
+            setattr(home[name], name, value)
 
 
 @pytest.fixture
 def small_knobs(monkeypatch):
     """Chunks and subsets small enough that several run on a few hundred rows, and
     candidates kept whatever their share (so the candidate path runs on every input)."""
-    monkeypatch.setattr(G, "_PASS_ROWS", 37)
-    monkeypatch.setattr(G, "_CHUNK_ROWS", 50)
-    monkeypatch.setattr(G, "_SUBSETS_PER_K", 1)
-    monkeypatch.setattr(G, "_CANDIDATE_SHARE", 1.0)
+    monkeypatch.setattr(R, "_PASS_ROWS", 37)
+    monkeypatch.setattr(GR, "_CHUNK_ROWS", 50)
+    monkeypatch.setattr(R, "_SUBSETS_PER_K", 1)
+    monkeypatch.setattr(R, "_CANDIDATE_SHARE", 1.0)
 
 
 @pytest.fixture
 def candidate_calls(monkeypatch):
     """Counts the rankings built from candidates (the path under test ran)."""
     calls = []
-    original = G._candidate_rows
+    original = R._candidate_rows
 
     def spy(*args, **kwargs):
         found = original(*args, **kwargs)
         calls.append(found is not None)
         return found
 
-    monkeypatch.setattr(G, "_candidate_rows", spy)
+    monkeypatch.setattr(R, "_candidate_rows", spy)
     return calls
 
 
@@ -86,10 +88,10 @@ def test_bound_is_at_most_the_kth_largest_score(data):
     scores = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n)),
                       dtype=float)  # many ties
     with _knobs(_SUBSETS_PER_K=data.draw(st.sampled_from([1, 2]), label="subsets per k")):
-        bound = G._kth_largest_lower_bound(scores, codes, n_queries, k)
+        bound = R._kth_largest_lower_bound(scores, codes, n_queries, k)
     truth = _kth_largest_by_sorting(scores, codes, n_queries, k)
     if bound is None:  # fewer rows than subsets x queries
-        assert G._SUBSETS_PER_K == 2 or n < k * n_queries
+        assert R._SUBSETS_PER_K == 2 or n < k * n_queries
         return
     assert bound.shape == (n_queries,)
     assert np.all(bound <= truth)
@@ -103,7 +105,7 @@ def test_bound_is_tight_on_rows_in_random_order():
     rng = np.random.default_rng(0)
     codes = rng.permutation(np.repeat(np.arange(400), 100))
     scores = rng.random(codes.size)
-    bound = G._kth_largest_lower_bound(scores, codes, 400, 10)
+    bound = R._kth_largest_lower_bound(scores, codes, 400, 10)
     candidates = np.bincount(codes[scores >= bound[codes]], minlength=400)
     assert candidates.min() >= 10
     assert candidates.mean() < 20  # of 100 rows per query
@@ -111,7 +113,7 @@ def test_bound_is_tight_on_rows_in_random_order():
 
 def test_bound_is_refused_when_queries_are_too_short_to_fill_the_subsets():
     codes = np.repeat(np.arange(10), 5)
-    assert G._kth_largest_lower_bound(np.zeros(50), codes, 10, 10) is None
+    assert R._kth_largest_lower_bound(np.zeros(50), codes, 10, 10) is None
 
 
 @given(data=st.data())
@@ -123,12 +125,12 @@ def test_candidates_are_the_rows_reaching_the_bound_grouped_in_input_order(data)
     scores = np.array(data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n)), float)
     labels = np.arange(n, dtype=float)  # the row number: shows which rows came, in which order
     k = data.draw(st.integers(1, 3), label="k")
-    groups = G.query_groups("f", qid)
+    groups = GR.query_groups("f", qid)
     if groups.codes is None:
         return  # ids already sorted: no candidates to select
     with _knobs(_PASS_ROWS=7, _CANDIDATE_SHARE=1.0, _SUBSETS_PER_K=1):
-        found = G._candidate_rows(groups, labels, scores, G.Depth(k))
-        bound = G._kth_largest_lower_bound(scores, groups.codes, groups.n_queries, k)
+        found = R._candidate_rows(groups, labels, scores, R.Depth(k))
+        bound = R._kth_largest_lower_bound(scores, groups.codes, groups.n_queries, k)
     if found is None:  # too few rows per query for the subsets
         assert bound is None
         return
@@ -239,9 +241,9 @@ def test_counts_over_every_row_come_from_the_codes(small_knobs, candidate_calls,
     # are those of the ranking of the grouped rows.
     y, s, q = _shuffled_case(np.random.default_rng(5), labels)
     qg, yg, sg = _regrouped(q, y, s)
-    depth = G.Depth(k=3)
-    got = G.rank_queries("f", y, s, q, None, None, "average", depth=depth)
-    want = G.rank_queries("f", yg, sg, qg, None, None, "average", depth=depth)
+    depth = R.Depth(k=3)
+    got = R.rank_queries("f", y, s, q, None, None, "average", depth=depth)
+    want = R.rank_queries("f", yg, sg, qg, None, None, "average", depth=depth)
     assert candidate_calls == [True]
     assert got.depth == depth
     np.testing.assert_array_equal(got.qids, want.qids)
@@ -259,8 +261,8 @@ def test_counts_over_every_row_come_from_the_codes(small_knobs, candidate_calls,
     np.testing.assert_array_equal(got.ideal_labels(), want.ideal_labels())
     # Each query holds at least its leading 3 ranks: with stable ties, the same labels
     # in the same order as the grouped rows' ranking.
-    got = G.rank_queries("f", y, s, q, None, None, "stable", depth=depth)
-    full = G.rank_queries("f", yg, sg, qg, None, None, "stable")
+    got = R.rank_queries("f", y, s, q, None, None, "stable", depth=depth)
+    full = R.rank_queries("f", yg, sg, qg, None, None, "stable")
     assert got.depth == depth and full.depth is None
     for q_index in range(got.n_queries):
         held = got.labels[got.offsets[q_index]:got.offsets[q_index + 1]]
@@ -291,13 +293,13 @@ def test_shuffled_rows_score_as_the_grouped_rows_on_generated_inputs(data):
 
 @pytest.mark.parametrize("n_queries", [1, 3, 40, 200])
 def test_rows_grouped_chunk_by_chunk_equal_the_gather_through_the_order(monkeypatch, n_queries):
-    monkeypatch.setattr(G, "_CHUNK_ROWS", 64)
+    monkeypatch.setattr(GR, "_CHUNK_ROWS", 64)
     rng = np.random.default_rng(n_queries)
     qid = rng.integers(0, n_queries, 1000) * 5 + 2
     qid[:300] = np.sort(qid[:300])  # runs spanning chunk boundaries
     if n_queries == 1:
         qid[0] = 7  # not sorted
-    groups = G.query_groups("f", qid)
+    groups = GR.query_groups("f", qid)
     y = rng.random(qid.size)
     keep = rng.random(qid.size) < 0.5
     codes = rng.integers(0, 9, qid.size).astype(np.int8)

@@ -1,4 +1,4 @@
-"""skrank._speedups, the optional C reading of object query ids.
+"""skrank._engine._speedups, the optional C reading of object query ids.
 
 Where it is built, all-``str`` and all-``int`` object ids are read by it; the
 pure-numpy paths it stands in for must give the same ids (values, order, Python
@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skrank
-from skrank import _grouping as G
+from skrank._engine import codes as C
+from skrank._engine import groups as GR
 
 try:  # works whether or not tests/ is a package
     from tests.conftest import NO_SPEEDUPS
@@ -24,9 +25,9 @@ except ImportError:  # pragma: no cover - depends on pytest's rootdir / import m
 
 @pytest.fixture(scope="module")
 def speedups():
-    if G._speedups is None:
+    if C._speedups is None:
         pytest.skip(NO_SPEEDUPS)
-    return G._speedups
+    return C._speedups
 
 
 def _objects(values):
@@ -44,11 +45,11 @@ def _reference(values):
 def _on_both_routes(qid, monkeypatch):
     """factorize_qid and query_groups of ``qid``, compiled then pure."""
     out = []
-    for compiled in (G._speedups, None):
+    for compiled in (C._speedups, None):
         with monkeypatch.context() as m:
-            m.setattr(G, "_speedups", compiled)
-            codes, uniques, grouped = G.factorize_qid("f", qid)
-            groups = G.query_groups("f", qid)
+            m.setattr(C, "_speedups", compiled)
+            codes, uniques, grouped = C.factorize_qid("f", qid)
+            groups = GR.query_groups("f", qid)
             out.append((codes, uniques.tolist(), [type(u) for u in uniques.tolist()], grouped,
                         groups.qids.tolist(), groups.offsets, groups.order))
     return out
@@ -121,13 +122,13 @@ class _Name(str):
     ([(1, 2), (1, 2)], None),
 ])
 def test_what_the_compiled_route_reads(speedups, values, read_as):
-    got = G._compiled_object_ids(_objects(values))
+    got = C._compiled_object_ids(_objects(values))
     if read_as is None:
         assert got is None
     elif read_as == "int64":
         assert got.dtype == np.int64 and got.tolist() == values
     else:
-        assert isinstance(got, G.CodedIds)
+        assert isinstance(got, C.CodedIds)
         assert got.ids[got.codes].tolist() == values and got.ids.tolist() == sorted(set(values))
 
 
@@ -146,7 +147,7 @@ def test_many_distinct_ids_and_a_strided_view(speedups, monkeypatch):
     values = [words[i] for i in rng.integers(0, len(words), 300_000)]
     _assert_routes_agree(values, monkeypatch)
     view = _objects(values)[::3]
-    got = G._compiled_object_ids(view)
+    got = C._compiled_object_ids(view)
     want_codes, want_uniques = _reference(values[::3])
     np.testing.assert_array_equal(got.codes, want_codes)
     assert got.ids.tolist() == want_uniques
@@ -159,7 +160,7 @@ def test_metric_values_on_both_routes(speedups, monkeypatch):
     metrics = ["ndcg@10", "map", "mrr", "precision@5"]
     for ids in (np.char.add("q", qid.astype(str)).astype(object), qid.astype(object)):
         compiled = skrank.evaluate(y, s, qid=ids, metrics=metrics)
-        monkeypatch.setattr(G, "_speedups", None)
+        monkeypatch.setattr(C, "_speedups", None)
         pure = skrank.evaluate(y, s, qid=ids, metrics=metrics)
         monkeypatch.undo()
         assert compiled.qid.tolist() == pure.qid.tolist()
@@ -193,7 +194,7 @@ def test_the_c_functions_check_their_output_buffers(speedups):
 
 
 def test_coded_ids_read_as_the_ids_they_stand_for():
-    coded = G.CodedIds(np.array([1, 0, 1]), np.array(["a", "b"], dtype=object))
+    coded = C.CodedIds(np.array([1, 0, 1]), np.array(["a", "b"], dtype=object))
     assert len(coded) == 3 and coded.shape == (3,) and coded.ndim == 1 and coded.dtype == object
     assert np.asarray(coded).tolist() == ["b", "a", "b"] == coded.tolist()
     assert coded[0] == "b" and coded[1:].tolist() == ["a", "b"]
@@ -216,14 +217,14 @@ def test_short_ascii_ids_are_their_own_keys(speedups):
     # Positions 1 and 2 vary ("1".."3" and "\0".."0"): keys below 3 * 49, ordered as
     # the strings, the ids indexed by key (holes for unused keys).
     values = ["q10", "q1", "q2", "q10", "q3", "q2"]
-    got = G._compiled_object_ids(_objects(values))
-    assert isinstance(got, G.CodedIds)
+    got = C._compiled_object_ids(_objects(values))
+    assert isinstance(got, C.CodedIds)
     assert [got.ids[k] for k in sorted(set(got.codes.tolist()))] == sorted(set(values))
     assert got.ids[got.codes].tolist() == values
     assert got.ids.shape[0] == 3 * 49                       # holes: a radix key, not a count
     # 9 characters, "\0" or non-ASCII: numbered by the hash table (no holes)
     for other in (["q000000010", "q000000001"], ["a\0", "a"], ["é", "e"]):
-        got = G._compiled_object_ids(_objects(other))
+        got = C._compiled_object_ids(_objects(other))
         assert got.ids.tolist() == sorted(other)
 
 
@@ -233,7 +234,7 @@ def test_keys_spanning_too_wide_a_range_take_the_hash_table(speedups, monkeypatc
     rng = np.random.default_rng(7)
     values = ["".join(chr(c) for c in rng.integers(33, 127, 8)) for _ in range(3000)]
     values = [values[i] for i in rng.integers(0, 3000, 6000)]
-    got = G._compiled_object_ids(_objects(values))
+    got = C._compiled_object_ids(_objects(values))
     assert got.ids.shape[0] == len(set(values))             # numbered, not keyed
     _assert_routes_agree(values, monkeypatch)
 
@@ -244,11 +245,11 @@ def test_grouped_string_ids_are_found_as_runs(speedups, monkeypatch):
     names = [f"query-{i:04d}" for i in range(2000)]
     sizes = np.random.default_rng(8).integers(1, 6, 2000)
     values = [name for name, size in zip(names, sizes) for _ in range(size)]
-    groups = G.query_groups("f", _objects(values))
+    groups = GR.query_groups("f", _objects(values))
     assert groups.order is None and groups.qids.tolist() == names
     np.testing.assert_array_equal(np.diff(groups.offsets), sizes)
     backwards = [name for name, size in zip(names[::-1], sizes[::-1]) for _ in range(size)]
-    groups = G.query_groups("f", _objects(backwards))
+    groups = GR.query_groups("f", _objects(backwards))
     assert groups.order is not None and groups.qids.tolist() == names
     _assert_routes_agree(values, monkeypatch)
     _assert_routes_agree(backwards, monkeypatch)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import skrank
-from skrank import _kernels
+from skrank._engine import kernels as _kernels
 from tests._reference import ref_query_value
 
 

@@ -17,7 +17,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import skrank  # noqa: E402
-from skrank.torch import RankingMetrics  # noqa: E402
+from skrank.torch import RankingMetrics
 
 try:  # works whether or not tests/ is a package
     from tests import _reference as R

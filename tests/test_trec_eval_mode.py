@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skrank._trec_data import segment_accumulate
+from skrank._engine.scan import segment_accumulate
 from skrank._trec_eval import evaluate_files, select_measures
-from skrank._trec_measures import NICKNAMES, TREC_MEASURES
+from skrank._trec.measures import NICKNAMES, TREC_MEASURES
 from skrank.cli import main
 from skrank.io import Qrels, Run
 

@@ -17,7 +17,7 @@ from scipy import stats
 
 import skrank
 from skrank import Evaluation
-from skrank._compare import _bootstrap_means
+from skrank._paired_tests import _bootstrap_means
 
 
 def _evaluation(values, weights=None, qid=None):

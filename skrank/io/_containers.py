@@ -6,11 +6,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._grouping import factorize_qid
-from .._inputs import (qrels_columns, qrels_columns_from_mapping, rank_in_query, run_columns,
-                       run_columns_from_mapping)
-from .._validation import _check_length
-from ._tokenize import Table, decode
+from .._engine.codes import factorize_qid
+from ._columns import (
+    qrels_columns,
+    qrels_columns_from_mapping,
+    rank_in_query,
+    run_columns,
+    run_columns_from_mapping,
+)
+from .._core.checks import _check_length
+from ._tokenize import Table
+from ._fields import decode
+from ._external import qrels_from_ir_datasets
+from ._external import run_from_ir_datasets
 
 
 def factorize_ids(func, ids):
@@ -221,7 +229,6 @@ class Qrels(_Columns):
         >>> Qrels.from_ir_datasets(Dataset()).rel
         array([ 2, -1])
         """
-        from ._external import qrels_from_ir_datasets
 
         qid, docno, rel = qrels_from_ir_datasets(dataset)
         return cls(qid=qid, docno=docno, rel=rel)
@@ -365,7 +372,6 @@ class Run(_Columns):
         run : Run
             Fields read by name (``query_id``, ``doc_id``, ``score``).
         """
-        from ._external import run_from_ir_datasets
 
         qid, docno, score = run_from_ir_datasets(dataset)
         return cls(qid=qid, docno=docno, score=score)

@@ -21,6 +21,10 @@ import os
 import re
 
 import numpy as np
+from ._tokenize import source_name
+from .._core.checks import check_choice
+from ._tokenize import QRELS, read_tables
+from ._tokenize import Table
 
 FORMATS_QRELS = ("trec", "beir", "json")
 FORMATS_RUN = ("trec", "json")
@@ -30,7 +34,6 @@ _SNIFF_BYTES = 1 << 16
 
 
 def _name(source):
-    from ._tokenize import source_name
 
     return source_name(source)
 
@@ -96,7 +99,6 @@ def detect(source):
 
 
 def _check_format(func, format, choices):
-    from .._validation import check_choice
 
     if format is not None:
         check_choice(func, "format", format, choices)
@@ -152,7 +154,6 @@ def _line(data, number):
 
 def read_beir_qrels_table(source):
     """A BEIR/MTEB qrels TSV as the byte table of TREC qrels (grades as ``rel``)."""
-    from ._tokenize import QRELS, read_tables
 
     name = _name(source)
     data = _read_bytes(source)
@@ -228,7 +229,6 @@ def _slow_beir_table(name, body):
 
 def _table(name, qid, docno, numbers, tag=None):
     """The byte table the readers give, of str columns."""
-    from ._tokenize import Table
 
     return Table.of_columns(name, qid, docno, numbers, tag=tag)
 

@@ -6,11 +6,13 @@ import warnings
 
 import numpy as np
 
-from .._grouping import order_ties, segmented_argsort_desc
-from .._inputs import _SHOWN, _shown
-from .._validation import InvalidParameterError, caller_stacklevel, check_choice
+from .._engine.ranking import order_ties
+from .._engine.segments import segmented_argsort_desc
+from ._columns import _SHOWN, _shown
+from .._core.checks import InvalidParameterError, caller_stacklevel, check_choice
 from ._containers import Qrels, Run, TrecArrays, factorize_ids, qrels_table, run_table
-from ._tokenize import check_no_duplicates, decode
+from ._tokenize import check_no_duplicates
+from ._fields import decode
 
 _U64 = np.uint64
 

@@ -6,18 +6,28 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._inputs import (_QRELS_FORMS, _RUN_FORMS, is_frame, qrels_columns,
-                       qrels_columns_from_mapping, run_columns, run_columns_from_mapping)
-from .._validation import InvalidParameterError, _describe
+from ._columns import (
+    _QRELS_FORMS,
+    _RUN_FORMS,
+    is_frame,
+    qrels_columns,
+    qrels_columns_from_mapping,
+    run_columns,
+    run_columns_from_mapping,
+)
+from .._core.checks import InvalidParameterError, _describe
 from ._containers import Qrels, Run, qrels_of, run_of
 from ._tokenize import QRELS, RUN, Table, check_no_duplicates, read_tables
+from ._formats import qrels_table_of
+from ._formats import run_table_of
+from ._formats import FORMATS_QRELS, _check_format
+from ._formats import FORMATS_RUN
 
 
 def read_qrels_table(path, format=None, split=None):
     """A qrels file as one table (bytes ids, ``rel``); BEIR TSV and JSON files
     (detected, or ``format``) too."""
     if format != "trec":
-        from ._formats import qrels_table_of
 
         table = qrels_table_of(path, format, split)
         if table is not None:
@@ -30,7 +40,6 @@ def read_run_table(path, *, compact=False, format=None):
     column, the tag of each query's first row).  JSON runs (detected, or
     ``format``) too."""
     if format != "trec":
-        from ._formats import run_table_of
 
         table = run_table_of(path, format)
         if table is not None:
@@ -43,7 +52,6 @@ def read_run_table(path, *, compact=False, format=None):
 def iter_run_tables(path, block_bytes):
     """A run file as tables of whole queries, one per ``block_bytes`` read (a JSON
     run: one table)."""
-    from ._formats import run_table_of
 
     table = run_table_of(path)
     if table is not None:
@@ -111,7 +119,6 @@ def read_qrels(path, *, format=None, split=None):
     >>> beir.qid, beir.docno, beir.rel
     (array(['q1'], dtype='<U2'), array(['doc7'], dtype='<U4'), array([2]))
     """
-    from ._formats import FORMATS_QRELS, _check_format
 
     _check_path("read_qrels", path)
     _check_format("read_qrels", format, FORMATS_QRELS)
@@ -170,7 +177,6 @@ def read_run(path, *, format=None):
     >>> read_run(io.BytesIO(b'{"q1": {"d3": 0.9, "d1": 0.4}}')).docno
     array(['d3', 'd1'], dtype='<U2')
     """
-    from ._formats import FORMATS_RUN, _check_format
 
     _check_path("read_run", path)
     _check_format("read_run", format, FORMATS_RUN)

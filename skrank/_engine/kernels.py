@@ -1,4 +1,4 @@
-"""Vectorised metric kernels: a :class:`~skrank._grouping.Ranking` -> one value per query.
+"""Vectorised metric kernels: a :class:`~skrank._engine.ranking.Ranking` -> one value per query.
 
 Each kernel returns ``(values, undefined)``: a float vector over queries and a
 boolean mask of queries where the metric is undefined (no relevant document),
@@ -25,14 +25,16 @@ import functools
 
 import numpy as np
 
-from . import _device_kernels as DK
-from ._grouping import segmented_sort_desc
+from . import device_kernels as DK
+from .segments import segmented_sort_desc
+from .xp import namespace
+from .scan import segment_accumulate
 
 
 def _device_form(device_kernel):
     """The NumPy kernel below for a NumPy :class:`Ranking` (which has no ``xp``), and
     ``device_kernel`` (same closed form, array-API operations) for a ranking of device
-    arrays (:class:`skrank._array_api.DeviceRanking`): one interface for both, so the
+    arrays (:class:`skrank._engine.device.DeviceRanking`): one interface for both, so the
     metric kernels never branch on the namespace."""
     def with_device_form(numpy_kernel):
         @functools.wraps(numpy_kernel)
@@ -203,7 +205,6 @@ def log_discount(log_base):
     def discount(positions):
         if isinstance(positions, np.ndarray):
             return scale / np.log(positions + 2.0)
-        from ._array_api import namespace
 
         return float(scale) / namespace(positions).log(positions + 2.0)
 
@@ -512,7 +513,6 @@ def expected_reciprocal_rank(ranking, labels, max_grade, k):
     # on large scales) is counted apart so that no -inf enters the sums.
     certain = stop >= 1.0
     log_continue = np.log1p(-np.where(certain, 0.0, stop))
-    from ._trec_data import segment_accumulate
 
     first = ranking.offsets[:-1][ranking.query]
     # Sums within each query (not differences of one running sum over all queries):

@@ -16,7 +16,8 @@ path, so messages stay those of the whole matrix.
 
 import numpy as np
 
-from ._aggregate import query_weights
+from .aggregate import query_weights
+from .matrix import _issparse as issparse
 
 # The rows of a block hold about this many cells.  Measured on 2 shared cores
 # (docs/recommender.md): a block costs 5-9 ms of fixed overhead (evaluate of 6
@@ -47,7 +48,6 @@ _DEPTH_FACTOR = 4
 
 
 def _issparse(value):
-    from ._inputs import _issparse as issparse
 
     return issparse(value)
 
@@ -112,7 +112,7 @@ def _rows(value, r0, r1):
 
 def _flat_rows(y_true, y_score, exclude, r0, r1):
     """``(labels, scores, qid)`` of rows r0:r1 with ``exclude``, for plans reading whole
-    rankings: the arrays :func:`skrank._inputs.matrix_arrays` gives them (every item
+    rankings: the arrays :func:`skrank._engine.matrix.matrix_arrays` gives them (every item
     not excluded, user after user, item order; float64; qid the row in the block),
     from a dense block instead of a look-up of every cell in the sparse labels.
     None (that path then) for a user with every item excluded (it holds an unranked

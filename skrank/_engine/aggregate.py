@@ -3,6 +3,11 @@
 import warnings
 
 import numpy as np
+from .xp import is_device_array, namespace, to_numpy
+from .codes import factorize_qid
+from .device import query_weights as query_weights_on_device
+from .device import factorize
+from .xp import device_of
 
 
 
@@ -51,7 +56,6 @@ def apply_no_relevant(func, qids, values, undefined, no_relevant, weights=None):
 def _apply_no_relevant_on_device(func, qids, values, undefined, no_relevant, weights):
     """:func:`apply_no_relevant` for device values; host query ids are filtered with a
     host copy of the mask."""
-    from ._array_api import is_device_array, namespace, to_numpy
 
     xp = namespace(values)
     weights = _like(weights, values, xp)
@@ -73,7 +77,6 @@ def mean_over_queries(func, values, weights=None):
     """Mean over queries, weighted by ``weights`` (one per query) when given:
     ``sum(w_q * v_q) / sum(w_q)``.  NaN with a warning when no query is left."""
     if not isinstance(values, np.ndarray):
-        from ._array_api import namespace
 
         xp = namespace(values)
         if values.shape[0] and weights is None:
@@ -117,13 +120,10 @@ def query_weights(func, sample_weight, qid=None, n_queries=None):
     """
     if sample_weight is None:
         return None
-    from ._array_api import is_device_array
 
     if is_device_array(sample_weight) or is_device_array(qid):
-        from ._array_api import query_weights as query_weights_on_device
 
         def codes_of(ids):
-            from ._array_api import factorize, namespace
 
             xp = namespace(sample_weight, ids)
             device = _device(sample_weight if is_device_array(sample_weight) else ids)
@@ -151,7 +151,6 @@ def query_weights(func, sample_weight, qid=None, n_queries=None):
                          f"over no weight is undefined). Got a total of 0 instead.")
     if qid is None:
         return weights
-    from ._grouping import factorize_qid
 
     codes, qids, _ = factorize_qid(func, qid)
     per_query = np.empty(qids.shape[0])
@@ -170,7 +169,6 @@ def query_weights(func, sample_weight, qid=None, n_queries=None):
 
 
 def _device(x):
-    from ._array_api import device_of
 
     return device_of(x)
 

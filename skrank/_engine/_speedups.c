@@ -1,5 +1,5 @@
 /*
- * skrank._speedups: optional compiled passes over arrays of Python objects.
+ * skrank._engine._speedups: optional compiled passes over arrays of Python objects.
  *
  * Query ids often arrive as numpy object arrays (what pandas hands over), one
  * Python str or int per row.  Every pure-numpy route through them pays a Python

@@ -1,7 +1,7 @@
-"""The kernels of :mod:`skrank._kernels` on a :class:`~skrank._array_api.DeviceRanking`.
+"""The kernels of :mod:`skrank._engine.kernels` on a :class:`~skrank._engine.device.DeviceRanking`.
 
 Same signatures and the same closed forms for tie averaging (see
-:mod:`skrank._kernels`' docstring), written with array-API operations and the
+:mod:`skrank._engine.kernels`' docstring), written with array-API operations and the
 adapter's segment sums, so that any namespace on any device runs them.
 Binomial coefficients come from a table of ``log(n!)`` (their arguments are
 integers no larger than the longest query), where the NumPy kernels use
@@ -10,8 +10,9 @@ integers no larger than the longest query), where the NumPy kernels use
 
 import numpy as np
 
-from . import _array_api as A
-from ._array_api import log_comb, log_factorial, segment_cumsum_exclusive, segment_sum
+from . import device as D
+from . import xp as XP
+from .xp import log_comb, log_factorial, segment_cumsum_exclusive, segment_sum
 
 
 def _is_scalar(cutoff):
@@ -44,7 +45,7 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     if _is_scalar(cutoff):
         longest = min(longest, cutoff)
     steps = weight(xp.arange(longest, dtype=ranking.dtype, device=ranking.device))
-    cumulative = A.cumulative_sum_from_zero(xp, steps)
+    cumulative = XP.cumulative_sum_from_zero(xp, steps)
     group_pos, sizes = ranking.group_position, ranking.group_size
     if cutoff is None:
         limit = xp.full(group_pos.shape, longest, dtype=group_pos.dtype, device=ranking.device)
@@ -195,7 +196,7 @@ def expected_reciprocal_rank(ranking, labels, max_grade, k):
     stop = xp.pow(2.0, labels - max_grade) - 2.0 ** (-max_grade)  # (2^rel - 1) / 2^max_grade
     certain = stop >= 1.0
     log_continue = xp.log1p(-xp.where(certain, xp.zeros_like(stop), stop))
-    before = A.segment_cumsum_exclusive_local(xp, log_continue, ranking.position,
+    before = D.segment_cumsum_exclusive_local(xp, log_continue, ranking.position,
                                               ranking.max_kept)
     blocked = segment_cumsum_exclusive(xp, xp.astype(certain, xp.int64), ranking.query,
                                        ranking.offsets) > 0

@@ -4,7 +4,7 @@ Each :class:`TrecMeasure` holds what trec_eval's ``m_<name>.c`` declares:
 its name, how its parameters are read (``kind``), its default parameters,
 how the ``all`` row aggregates the per-query values, whether per-query rows
 are printed, and the kernel computing the per-query values from a
-:class:`skrank._trec_data.TrecRanking` with numpy over all queries at once.
+:class:`skrank._trec.data.TrecRanking` with numpy over all queries at once.
 The table :data:`TREC_MEASURES` drives ``skrank evaluate``'s trec_eval mode
 (``-m all_trec``, ``-m official``, bare and parameterised names, the output
 order), its ``--help`` and the docs page ``docs/trec_eval.md``; adding a
@@ -16,7 +16,8 @@ from typing import Callable
 
 import numpy as np
 
-from ._trec_data import NONPOOL, UNJUDGED, lround, segment_accumulate, segment_last
+from .data import NONPOOL, UNJUDGED, lround
+from .._engine.scan import segment_accumulate, segment_last
 
 MIN_GEO_MEAN = 0.00001      # trec_eval.h: floor of the values in geometric means
 INFAP_EPSILON = 0.00001     # trec_eval.h: smoothing in infAP

@@ -1,46 +1,15 @@
-"""Metrics for incomplete judgements: bpref, infAP and judged@k.
-
-These need to know which documents were judged, which ``y_true`` alone cannot
-say (an unjudged document is not a non-relevant one).  A ``judged`` boolean
-mask says it, as ``retrieved`` says which judged documents the system did not
-retrieve.  The values are trec_eval's (``bpref``, ``infAP``; ``1 - unj`` on long rankings):
-the arrays are turned into trec_eval's relevance codes and the kernels of
-:mod:`skrank._trec_measures` compute them.
+"""bpref, infAP and judged@k on arrays: the ``judged`` mask and the labels turned into
+trec_eval's relevance codes, ranked once per (tie policy, threshold) and handed to
+the kernels of :mod:`skrank._trec.measures` (the executor their declarations name).
 """
 
 import numpy as np
 
-from ._grouping import rank_queries
-from ._trec_data import NONPOOL, UNJUDGED, TrecRanking
-from ._trec_measures import _bpref, _k_infap
-from . import _params as P
-from ._validation import _describe
-
-#: trec_eval's kernels rank one order of the tied documents: no tie average.
-JUDGED_TIES = P.TIES.replace(
-    default="pessimistic", supported=("pessimistic", "optimistic", "stable"),
-    unsupported="the judged metrics rank one order of tied documents (trec_eval's kernels) "
-                "and have no average over their orderings.",
-    description="Order of documents with equal scores: least relevant first, most\n"
-                "relevant first, or input order.  (trec_eval orders them by docno.)",
-    valid=("pessimistic", "optimistic", "stable"), invalid=("average", "bogus", None))
-
-RETRIEVED = P.RETRIEVED.replace(
-    description="False marks a judged document the system did not retrieve: it counts\n"
-                "in R and N but takes no rank.  None means every row was retrieved.")
-
-#: The array arguments of their public functions around the options.
-BEFORE_OPTIONS = (P.QID, P.JUDGED)
-AFTER_OPTIONS = (RETRIEVED, P.SAMPLE_WEIGHT)
-
-#: What ``y_true`` means to them (their declarations' ``label_note``).
-LABEL_NOTE = ("A negative label marks a document in the pool but not judged\n"
-              "(trec_eval's -1).")
-
-
-# ---------------------------------------------------------------------------
-# Kernels on trec_eval's ranking (see :func:`judged_columns`): ``kernel(ranking,
-# **options) -> per-query values``, the options that do not shape the ranking.
+from .._core.checks import _describe
+from .._engine.ranking import rank_queries
+from .data import NONPOOL, TrecRanking, UNJUDGED
+from .measures import _bpref, _k_infap
+from .._engine.xp import namespace
 
 
 def bpref_kernel(r):
@@ -106,7 +75,6 @@ def judged_columns(func, calls, prepared):
     policy, threshold), shared by the calls that read it; each call's declared
     kernel computes its values on it."""
     arrays = prepared.arrays
-    from ._array_api import namespace
 
     if namespace(arrays[0], arrays[1]) is not None:
         raise TypeError(

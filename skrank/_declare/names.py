@@ -14,7 +14,7 @@ Every spelling of a metric name goes through :func:`split_name` and
 - the names of metrics that read an extra array (``bpref``, ``infap``,
   ``judged@10``: ``judged=``) are read where the caller can give it (``inputs``).
 
-``k`` is checked by the metric's ``k`` :class:`~skrank._params.Param` (an integer
+``k`` is checked by the metric's ``k`` :class:`~skrank._declare.params.Param` (an integer
 >= 1), the one place that rule lives.  trec_eval's own ``-m`` lists
 (``P.5,10``, ``relative_P.5``) are trec_eval mode's (:mod:`skrank._trec_eval`).
 """
@@ -24,8 +24,8 @@ import math
 import re
 from typing import NamedTuple, Optional
 
-from ._metrics import METRICS
-from ._validation import InvalidParameterError
+from .table import METRICS
+from .._core.checks import InvalidParameterError
 
 _NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_-]*?)(?:\((?P<options>[^()]*)\))?"
                    r"(?:(?P<sep>[@._])(?P<k>\d+))?$")

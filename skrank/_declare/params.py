@@ -19,7 +19,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._validation import InvalidParameterError, _describe
+from .._core.checks import InvalidParameterError, _describe
 
 #: Default of an option that has none (the caller must pass it).
 REQUIRED = inspect.Parameter.empty
@@ -213,7 +213,7 @@ class Param:
     Examples
     --------
     >>> from numbers import Real
-    >>> from skrank._params import Interval, Param
+    >>> from skrank._declare.params import Interval, Param
     >>> alpha = Param("alpha", (Interval(Real, 0, 1, closed="neither"),), default=0.5,
     ...               description="Mixing weight.")
     >>> alpha.validate("f", 0.25)

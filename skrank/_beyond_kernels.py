@@ -1,0 +1,265 @@
+"""The per-user and per-item computations behind :mod:`skrank.beyond`: recommendation
+lists as ``(users, k)`` item codes, popularity, exposure and similarity, in blocks of
+users so that memory stays O(users x k).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+
+from ._core.checks import InvalidParameterError, _describe
+
+
+#: Users per block where item vectors are gathered (bounds memory to a block x k x d).
+_BLOCK_USERS = 8192
+
+
+def _lists(func, recommended, n_items=None):
+    """``(items, valid)``: the lists as an int64 matrix and the mask of real entries."""
+    items = np.asarray(recommended)
+    if items.ndim != 2:
+        raise ValueError(f"{func}: recommended must be a 2-D array of item indices, one row per "
+                         f"user (-1 pads a shorter list). Got an array of shape {items.shape} "
+                         f"instead.")
+    if items.size and not np.issubdtype(items.dtype, np.integer):
+        if not np.issubdtype(items.dtype, np.floating) or not np.all(
+                np.isfinite(items) & (items == np.round(items))):
+            raise ValueError(f"{func}: recommended must hold integer item indices. Got dtype "
+                             f"{items.dtype} instead.")
+    items = items.astype(np.int64)
+    valid = items >= 0
+    if (items < -1).any():
+        raise ValueError(f"{func}: recommended must hold item indices >= 0, or -1 for padding. "
+                         f"Got {int(items.min())} instead.")
+    if n_items is not None and items.size and int(items.max()) >= n_items:
+        raise ValueError(f"{func}: recommended holds item {int(items.max())}, outside the catalog "
+                         f"of n_items = {n_items} items (indices 0 .. {n_items - 1}). Pass the "
+                         f"catalog's size as n_items.")
+    if items.shape[1] > 1:
+        ordered = np.sort(np.where(valid, items, -1 - np.arange(items.shape[1])), axis=1)
+        if (ordered[:, 1:] == ordered[:, :-1]).any():
+            row = int(np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))[0])
+            raise ValueError(f"{func}: a user's list must not repeat an item. Got a repeated item "
+                             f"in row {row} of recommended instead.")
+    return items, valid
+
+
+def _check_n_items(func, n_items):
+    if isinstance(n_items, (bool, np.bool_)) or not isinstance(n_items, Integral) or n_items < 1:
+        raise InvalidParameterError(f"{func}: n_items (the catalog's size) must be an int >= 1. "
+                                    f"Got {_describe(n_items)} instead.")
+    return int(n_items)
+
+
+def _popularity(func, item_popularity, items, valid):
+    pop = np.asarray(item_popularity, dtype=np.float64)
+    if pop.ndim != 1:
+        raise ValueError(f"{func}: item_popularity must be 1-D, one count per item of the "
+                         f"catalog. "
+                         f"Got shape {pop.shape} instead.")
+    if not np.isfinite(pop).all() or (pop < 0).any():
+        raise ValueError(f"{func}: item_popularity must hold finite counts >= 0. Got "
+                         f"min {np.nanmin(pop) if pop.size else 0:g} or a NaN instead.")
+    if valid.any() and int(items[valid].max()) >= pop.shape[0]:
+        raise ValueError(f"{func}: item_popularity must cover every recommended item. Got "
+                         f"{pop.shape[0]} counts for item index {int(items[valid].max())} "
+                         f"instead.")
+    return pop
+
+
+def _mean_over_users(values, defined, func="beyond"):
+    kept = values[defined]
+    if not kept.size:
+        raise ValueError(f"{func}: no user has a list it is defined on (a non-empty list; two "
+                         f"items or more for intra-list metrics; a history for serendipity). "
+                         f"Got none instead.")
+    return float(kept.mean())
+
+
+def _row_counts(valid):
+    return valid.sum(axis=1)
+
+
+def _exposure(items, valid, n_items=None):
+    """How many times each recommended item is recommended (the items with a count > 0)."""
+    return np.unique(items[valid], return_counts=True)[1].astype(np.float64)
+
+
+def _per_user_novelty(func, items, valid, item_popularity, n_interactions=None):
+    pop = _popularity(func, item_popularity, items, valid)
+    total = pop.sum() if n_interactions is None else float(n_interactions)
+    seen = pop[items[valid]]
+    if (seen <= 0).any():
+        raise ValueError(f"{func}: item_popularity must be > 0 for every recommended item (its "
+                         f"self-information -log2(popularity / total) is infinite otherwise). "
+                         f"Got popularity 0 for item {int(items[valid][seen <= 0][0])} instead.")
+    info = np.zeros(items.shape)
+    info[valid] = -np.log2(seen / total)
+    n = _row_counts(valid)
+    return np.divide(info.sum(axis=1), n, out=np.zeros(n.shape), where=n > 0), n > 0
+
+
+def _per_user_popularity(func, items, valid, item_popularity):
+    pop = _popularity(func, item_popularity, items, valid)
+    value = np.zeros(items.shape)
+    value[valid] = pop[items[valid]]
+    n = _row_counts(valid)
+    return np.divide(value.sum(axis=1), n, out=np.zeros(n.shape), where=n > 0), n > 0
+
+
+def tail_items(item_popularity, tail=0.1):
+    """The long-tail items as RecBole chooses them: with ``tail <= 1``, the
+    ``max(int(tail * n), 1)`` least popular of the ``n`` items seen in training
+    (popularity > 0), ties by item index; with ``tail > 1``, the items seen at most
+    ``tail`` times.  Returns a boolean mask over the catalog."""
+    pop = np.asarray(item_popularity, dtype=np.float64)
+    seen = np.flatnonzero(pop > 0)
+    mask = np.zeros(pop.shape[0], dtype=bool)
+    if tail > 1:
+        mask[seen[pop[seen] <= tail]] = True
+        return mask
+    cut = max(int(seen.size * tail), 1)
+    order = seen[np.lexsort((seen, pop[seen]))]
+    mask[order[:cut]] = True
+    return mask
+
+
+def _per_user_tail(func, items, valid, item_popularity, tail):
+    if isinstance(tail, (bool, np.bool_)) or not isinstance(tail, Real) or not tail > 0:
+        raise InvalidParameterError(f"{func}: tail must be a number > 0 (a share of the items "
+                                    f"in (0, 1], or a count). Got {_describe(tail)} instead.")
+    pop = _popularity(func, item_popularity, items, valid)
+    mask = tail_items(pop, tail)
+    hit = np.zeros(items.shape)
+    hit[valid] = mask[items[valid]]
+    n = _row_counts(valid)
+    return np.divide(hit.sum(axis=1), n, out=np.zeros(n.shape), where=n > 0), n > 0
+
+
+def _unit_features(func, item_features, n_needed):
+    """Item feature vectors scaled to unit length (a zero vector stays 0: its similarity to
+    anything is 0, as recommenders fills a missing co-occurrence)."""
+    if hasattr(item_features, "tocsr"):  # scipy.sparse, e.g. items x users interactions
+        features = item_features.tocsr().astype(np.float64)
+        norms = np.sqrt(np.asarray(features.multiply(features).sum(axis=1)).ravel())
+    else:
+        features = np.asarray(item_features, dtype=np.float64)
+        if features.ndim != 2:
+            raise ValueError(f"{func}: item_features must be 2-D, one row of features per item. "
+                             f"Got shape {features.shape} instead.")
+        if not np.isfinite(features).all():
+            raise ValueError(f"{func}: item_features must be finite. Got NaN or infinity "
+                             f"instead.")
+        norms = np.linalg.norm(features, axis=1)
+    if features.shape[0] < n_needed:
+        raise ValueError(f"{func}: item_features must have a row for every recommended item. Got "
+                         f"{features.shape[0]} rows for item index {n_needed - 1} instead.")
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    if hasattr(features, "multiply"):
+        from scipy import sparse
+
+        return sparse.diags(scale) @ features
+    return features * scale[:, None]
+
+
+def _indicator(items, valid, n_items):
+    from scipy import sparse
+
+    rows = np.repeat(np.arange(items.shape[0]), valid.sum(axis=1))
+    return sparse.csr_matrix((np.ones(rows.shape[0]), (rows, items[valid])),
+                             shape=(items.shape[0], n_items))
+
+
+def _row_sq_norms(matrix):
+    if hasattr(matrix, "multiply"):
+        return np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", matrix, matrix)
+
+
+def _per_user_ils(func, items, valid, item_features=None, similarity=None):
+    n = _row_counts(valid)
+    pairs = n * (n - 1) / 2.0
+    defined = n >= 2
+    if (item_features is None) == (similarity is None):
+        raise InvalidParameterError(f"{func}: pass exactly one of item_features (cosine "
+                                    f"similarity of feature vectors) and similarity (a "
+                                    f"callable). Got "
+                                    f"{'both' if similarity is not None else 'none'} "
+                                    f"instead.")
+    if similarity is not None:
+        total = _pairs_by_callable(func, items, valid, similarity)
+    else:
+        n_needed = int(items[valid].max()) + 1 if valid.any() else 0
+        unit = _unit_features(func, item_features, n_needed)
+        summed = _indicator(items, valid, unit.shape[0]) @ unit
+        self_sim = np.zeros(items.shape)
+        self_sim[valid] = _row_sq_norms(unit)[items[valid]]   # 1, or 0 for a zero vector
+        total = (_row_sq_norms(summed) - self_sim.sum(axis=1)) / 2.0
+    return np.divide(total, pairs, out=np.zeros(n.shape), where=defined), defined
+
+
+def _pairs_by_callable(func, items, valid, similarity):
+    k = items.shape[1]
+    first, second = np.triu_indices(k, 1)
+    total = np.zeros(items.shape[0])
+    for start in range(0, items.shape[0], _BLOCK_USERS):
+        block, ok = items[start:start + _BLOCK_USERS], valid[start:start + _BLOCK_USERS]
+        both = ok[:, first] & ok[:, second]
+        a, b = block[:, first][both], block[:, second][both]
+        sims = np.asarray(similarity(a, b), dtype=np.float64)
+        if sims.shape != a.shape or not np.isfinite(sims).all():
+            raise ValueError(f"{func}: similarity(items_a, items_b) must return one finite "
+                             f"similarity per pair, shape {a.shape}. Got {_describe(sims)} "
+                             f"instead.")
+        values = np.zeros(both.shape)
+        values[both] = sims
+        total[start:start + _BLOCK_USERS] = values.sum(axis=1)
+    return total
+
+
+def _per_user_serendipity(func, items, valid, history, item_features, relevance=None):
+    from scipy import sparse
+
+    hist = history if sparse.issparse(history) else None
+    if hist is None:
+        hist_items, hist_valid = _lists(func, history)
+        if hist_items.shape[0] != items.shape[0]:
+            raise ValueError(f"{func}: history must have one row per user, as recommended. Got "
+                             f"{hist_items.shape[0]} and {items.shape[0]} rows instead.")
+        n_needed = max(int(items[valid].max(initial=-1)), int(hist_items[hist_valid].max(
+            initial=-1))) + 1
+    else:
+        if hist.shape[0] != items.shape[0]:
+            raise ValueError(f"{func}: history must have one row per user, as recommended. Got "
+                             f"{hist.shape[0]} and {items.shape[0]} rows instead.")
+        n_needed = max(int(items[valid].max(initial=-1)) + 1, hist.shape[1])
+    unit = _unit_features(func, item_features, n_needed)
+    if hist is None:
+        hist = _indicator(hist_items, hist_valid, unit.shape[0])
+    hist = sparse.csr_matrix(hist, dtype=np.float64)
+    hist.data[:] = 1.0
+    sizes = np.asarray(hist.sum(axis=1)).ravel()
+    centroid = hist @ unit   # sum of the history's unit vectors, per user
+    defined = (sizes > 0) & valid.any(axis=1)
+    rel = np.ones(items.shape) if relevance is None else np.asarray(relevance, dtype=np.float64)
+    if rel.shape != items.shape or not np.isfinite(rel).all():
+        raise ValueError(f"{func}: relevance must be a finite array of the shape of recommended "
+                         f"{items.shape}. Got {_describe(relevance)} instead.")
+    values = np.zeros(items.shape[0])
+    for start in range(0, items.shape[0], _BLOCK_USERS):
+        stop = start + _BLOCK_USERS
+        block, ok = items[start:stop], valid[start:stop]
+        users = np.repeat(np.arange(block.shape[0]), ok.sum(axis=1))
+        reco = unit[block[ok]]
+        hist_block = centroid[start:stop]
+        if hasattr(reco, "multiply"):
+            dots = np.asarray(reco.multiply(hist_block[users]).sum(axis=1)).ravel()
+        else:
+            hist_block = hist_block.toarray() if hasattr(hist_block, "toarray") else hist_block
+            dots = np.einsum("ij,ij->i", reco, np.asarray(hist_block)[users])
+        mean_sim = dots / np.maximum(sizes[start:stop][users], 1.0)
+        each = np.zeros(block.shape)
+        each[ok] = (1.0 - mean_sim) * rel[start:stop][ok]
+        n = ok.sum(axis=1)
+        values[start:stop] = np.divide(each.sum(axis=1), n, out=np.zeros(n.shape), where=n > 0)
+    return values, defined

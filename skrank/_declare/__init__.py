@@ -1,0 +1,1 @@
+"""Layer 4: the declarations: options, the metric table and the name grammar."""
