@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover - depends on pytest's rootdir / import m
 
 HOSTILE = """
 import numpy as np
-from skrank import _grouping as G
+from skrank._engine import codes as C
 
 bogus = {"typestr": "|O", "shape": (1000,), "data": (16, False), "version": 3}
 
@@ -67,7 +67,7 @@ def test_environment_variable_forces_the_pure_path():
     code = textwrap.dedent("""
         import numpy as np
         import skrank
-        from skrank import _grouping as G
+        from skrank._engine import codes as C
         qid = np.array(["q2", "q1", "q2", "q1", "q3"], dtype=object)
         print(C._speedups is None, skrank.ndcg_score([1, 0, 2, 1, 0], [.5, .4, .3, .2, .1],
                                                      qid=qid))

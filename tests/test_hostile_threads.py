@@ -18,7 +18,7 @@ PACKAGE = os.path.dirname(skrank.__file__)
 FILTER_CALLS = {"catch_warnings", "simplefilter", "filterwarnings", "resetwarnings"}
 # The only places allowed to touch the filters: the command line's entry point (the
 # main thread of a process of its own) and the NumPy 1.x shim (see its docstring).
-ALLOWED = {("cli.py", "main"), ("_validation.py", "filtered_on_numpy_1")}
+ALLOWED = {("cli.py", "main"), ("checks.py", "filtered_on_numpy_1")}
 
 
 class _Calls(ast.NodeVisitor):
