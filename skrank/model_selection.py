@@ -458,27 +458,28 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
             raise ValueError(f"{func}: each query must be in at most one test fold; "
                              f"{type(cv).__name__} puts some rows in several. Use a "
                              f"partition such as QueryKFold.")
-        cut = np.isin(codes[test], codes[train])
-        if cut.any():  # a row-wise splitter (KFold): the model saw the query it ranks
-            first = codes[test][cut][0]
-            in_train = int((codes[train] == first).sum())
+        # One count per query and side says both ways a split can cut a query.
+        in_test = np.bincount(codes[test], minlength=n_queries)
+        in_train = np.bincount(codes[train], minlength=n_queries)
+        both = (in_test > 0) & (in_train > 0)
+        if both.any():  # a row-wise splitter (KFold): the model saw the query it ranks
+            first = codes[test][both[codes[test]]][0]
             raise ValueError(
                 f"{func}: each query must be whole in a split, but {type(cv).__name__} puts "
-                f"{int(np.unique(codes[test][cut]).size)} queries in both the training and "
-                f"the test rows of a split (query {str(qids[first])!r}: {in_train} rows in "
-                f"training, {int((codes[test] == first).sum())} in test), so their test "
+                f"{int(both.sum())} queries in both the training and "
+                f"the test rows of a split (query {str(qids[first])!r}: {int(in_train[first])} "
+                f"rows in training, {int(in_test[first])} in test), so their test "
                 f"documents are ranked by a model that saw the query, and the metric reads "
                 f"cut rankings. Use a query-aware splitter: QueryKFold, QueryShuffleSplit "
                 f"or GroupKFold (with the ids as groups).")
         # A test query is held out whole: none of its rows trains or is left out.
-        in_test = np.bincount(codes[test], minlength=n_queries)
         cut = (in_test > 0) & (in_test < query_sizes)
         if cut.any():
             q = int(np.argmax(cut))
             raise ValueError(
                 f"{func}: each test fold must hold whole queries. Got {type(cv).__name__} "
                 f"testing {int(in_test[q])} of the {int(query_sizes[q])} rows of query "
-                f"{str(qid[np.argmax(codes == q)])!r} (queries cut in this fold: "
+                f"{str(qids[q])!r} (queries cut in this fold: "
                 f"{int(cut.sum())}). Use a query-aware splitter such as QueryKFold, or a group "
                 f"splitter such as GroupKFold.")
         query_tested[codes[test]] = True
