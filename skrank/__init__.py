@@ -29,7 +29,7 @@ from ._evaluation import Evaluation
 from ._evaluate import evaluate
 from ._core.checks import InvalidParameterError
 from . import datasets
-from ._sklearn_hook import (
+from ._sklearn_registration import (
     register_when_sklearn_scorers_load as _register_when_sklearn_scorers_load,
 )
 

@@ -4,32 +4,18 @@ A skrank scorer is a scikit-learn scorer (the class ``make_scorer`` returns)
 that also finds the query ids: from metadata routing (it requests ``qid``) or,
 without routing, from a ``qid`` column of a pandas DataFrame ``X``.
 
-Registration.  scikit-learn resolves ``scoring="..."`` strings in
-``sklearn.metrics._scorer._SCORERS`` and validates them against sets of names
-frozen when each of its modules is imported.  :func:`register_with_sklearn`
-(run when ``import skrank`` and scikit-learn's scorers have both happened) does two deliberate, idempotent things:
-
-1. it swaps ``_SCORERS`` for a dict subclass with the same entries whose
-   missing-key hook builds a skrank scorer for a valid ranking name, so
-   ``get_scorer("ndcg_exp@37")`` works for any cutoff;
-2. it lets ``StrOptions`` constraints that hold scikit-learn's scorer names
-   (those created before and after the import alike) also accept valid
-   ranking names.
-
-scikit-learn's own names, their scorers and its error messages are untouched:
-a name scikit-learn knows always means scikit-learn's scorer.  If a future
-scikit-learn moves these internals, importing skrank still works, a warning
-says the strings are unavailable, and ``skrank.get_scorer(name)`` still works.
+Registration.  The names become ``scoring=`` strings through
+:mod:`skrank._sklearn_registration`, the one module that touches scikit-learn's
+internals (what it changes and why is written there and in docs/developing.md);
+this module hands it the scorers when it has loaded.
 """
 
-import functools
+import sys
 import warnings
 
 import numpy as np
-# From its module: this may run while sklearn.metrics itself is still being imported.
-from sklearn.metrics._scorer import make_scorer
 
-from . import _plan
+from . import _plan, _sklearn_registration
 from ._engine.xp import keep_device
 from ._declare.table import METRICS
 from ._declare.names import metric_names, parse_metric_name
@@ -37,11 +23,9 @@ from ._core.checks import InvalidParameterError, _describe, check_choice
 from ._engine.arrays import apply_gain
 from ._evaluate import evaluate
 
+_sklearn_names = _sklearn_registration.sklearn_scorer_names
+
 _RESPONSES = ("predict", "expected_gain")
-
-
-def _sklearn_scorer_class():
-    return type(make_scorer(METRICS["ndcg"].function))
 
 
 def qid_from_X(X):
@@ -120,7 +104,7 @@ def _missing_qid_message(name):
     )
 
 
-class RankingScorer(_sklearn_scorer_class()):
+class RankingScorer(_sklearn_registration.sklearn_scorer_class()):
     """A scikit-learn scorer for a ranking metric; greater is better.
 
     Build one with :func:`skrank.get_scorer` or :func:`skrank.make_ranking_scorer`.
@@ -239,7 +223,7 @@ class RankingScorer(_sklearn_scorer_class()):
 SHADOWED_NAMES = {"recall": "recall@100", "precision": "precision@10"}
 
 
-class ShadowedNameScorer(_sklearn_scorer_class()):
+class ShadowedNameScorer(_sklearn_registration.sklearn_scorer_class()):
     """scikit-learn's own scorer for a name that is also a ranking metric stem.
 
     It scores exactly as scikit-learn's (same function, options and response);
@@ -315,16 +299,6 @@ class MultiRankingScorer(RankingScorer):
         return table.means("evaluate")
 
 
-def _sklearn_call_cache(method_caller):
-    """The cache scikit-learn's multi-metric scorer (a dict ``scoring=``) keeps for one
-    call on one estimator and one X, or None (a single scorer, or another scikit-learn)."""
-    if isinstance(method_caller, functools.partial) and method_caller.args:
-        cache = method_caller.args[0]
-        if isinstance(cache, dict):
-            return cache
-    return None
-
-
 class _Shared:
     """Checked arrays and rankings shared by the skrank scorers of one dict ``scoring=``."""
 
@@ -339,7 +313,7 @@ def _execute(p, method_caller, y_true, y_score, qid, sample_weight):
     """Run a scorer's plan on one fold.  Inside scikit-learn's multi-metric scorer, the
     skrank scorers of the dict check the arrays and rank them once for all of them: the
     first builds complete rankings into scikit-learn's per-call cache, the others read them."""
-    cache = _sklearn_call_cache(method_caller)
+    cache = _sklearn_registration.sklearn_call_cache(method_caller)
     if cache is None:
         prepared = _plan.prepare(p, y_true, keep_device(y_score), qid,
                                  sample_weight=sample_weight)
@@ -525,22 +499,6 @@ def get_scorer_names():
     return [name for name in metric_names() if name not in _sklearn_names()]
 
 
-def _sklearn_names():
-    """scikit-learn's own scorer names (never shadowed by skrank)."""
-    try:
-        from sklearn.metrics._scorer import _SCORERS
-
-        keys = dict.keys(_SCORERS) if isinstance(_SCORERS, dict) else _SCORERS.keys()
-        return set(keys)
-    except Exception:  # an incompatible scikit-learn: fall back to the public list
-        try:
-            from sklearn.metrics import get_scorer_names as sk_names
-
-            return set(sk_names())
-        except Exception:
-            return set()
-
-
 def is_ranking_name(name):
     """True for a valid skrank name that does not shadow a scikit-learn scorer name."""
     if not isinstance(name, str) or name in _sklearn_names():
@@ -552,75 +510,11 @@ def is_ranking_name(name):
     return True
 
 
-# ---------------------------------------------------------------------------
-# Registration with scikit-learn.
-
-
-class _ScorerRegistry(dict):
-    """scikit-learn's scorer dict, plus on-demand skrank ranking names."""
-
-    def __missing__(self, key):
-        if is_ranking_name(key):
-            return get_scorer(key)
-        raise KeyError(key)
-
-    def __contains__(self, key):
-        return dict.__contains__(self, key) or is_ranking_name(key)
-
-
-def _is_scorer_name_set(options):
-    # The StrOptions holding scikit-learn's scorer names (see get_scorer_names).
-    return isinstance(options, (set, frozenset)) and {
-        "accuracy", "neg_mean_squared_error", "r2"} <= options
-
-
-REGISTERED = False
-
-
 def register_with_sklearn():
-    """Make skrank's ranking names valid ``scoring=`` strings in scikit-learn.
-
-    Idempotent; returns True on success.  On an incompatible scikit-learn it
-    warns and returns False (use ``scoring=skrank.get_scorer(name)`` then).
-    """
-    global REGISTERED
-    try:
-        from sklearn.metrics import _scorer as sk_scorer
-        from sklearn.utils import _param_validation as pv
-
-        if not isinstance(sk_scorer._SCORERS, dict) or not callable(sk_scorer.get_scorer):
-            raise AttributeError("sklearn.metrics._scorer._SCORERS is not a dict")
-        if not isinstance(sk_scorer._SCORERS, _ScorerRegistry):
-            sk_scorer._SCORERS = _ScorerRegistry(sk_scorer._SCORERS)
-        for name in SHADOWED_NAMES:
-            scorer = dict.get(sk_scorer._SCORERS, name)
-            if type(scorer) is _sklearn_scorer_class():  # scikit-learn's, not yet wrapped
-                dict.__setitem__(sk_scorer._SCORERS, name, ShadowedNameScorer.wrap(scorer, name))
-
-        str_options = pv.StrOptions
-        original = str_options.is_satisfied_by
-        if not getattr(original, "_skrank", False):
-            def is_satisfied_by(self, val):
-                if original(self, val):
-                    return True
-                return (isinstance(val, str) and _is_scorer_name_set(self.options)
-                        and is_ranking_name(val))
-
-            is_satisfied_by._skrank = True
-            is_satisfied_by.__wrapped__ = original
-            str_options.is_satisfied_by = is_satisfied_by
-    except Exception as exc:  # an incompatible scikit-learn must not break the import
-        REGISTERED = False
-        warnings.warn(
-            f"skrank could not register its scorer names with this scikit-learn ({exc!r}); "
-            f"strings such as scoring='ndcg@10' will be rejected by scikit-learn. Pass "
-            f"scoring=skrank.get_scorer('ndcg@10') instead.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return False
-    REGISTERED = True
-    return True
+    """Make skrank's ranking names valid ``scoring=`` strings in scikit-learn (see
+    :mod:`skrank._sklearn_registration`, the one module that touches its internals).
+    Idempotent; returns True on success, else warns and returns False."""
+    return _sklearn_registration.register_with_sklearn(sys.modules[__name__])
 
 
 # This module imports scikit-learn: its names are registered from here on (idempotent).

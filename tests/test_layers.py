@@ -171,3 +171,47 @@ def test_own_modules_are_imported_at_the_top():
 def test_no_file_over_800_lines(path):
     n_lines = len(path.read_text().splitlines())
     assert n_lines <= 850, f"{path.name} has {n_lines} lines: split it along its jobs"
+
+
+#: The touches of scikit-learn's internals that make skrank's names ``scoring=`` strings,
+#: and the one module allowed to make them (docs/developing.md, "Scorer names").
+SKLEARN_REGISTRATION = "skrank._sklearn_registration"
+SKLEARN_TOUCHES = ("_SCORERS", "StrOptions", "is_satisfied_by", "sklearn.metrics._scorer",
+                   "meta_path")
+
+
+def _code_words(path):
+    """(line, text) of every name, attribute, imported module and string constant of the
+    file's code (docstrings and comments are prose, not touches)."""
+    tree = ast.parse(path.read_text(), str(path))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                       ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.lineno, node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.lineno, node.attr
+        elif isinstance(node, ast.ImportFrom):
+            yield node.lineno, f"{node.module}." + " ".join(a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            yield node.lineno, " ".join(a.name for a in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings:
+            yield node.lineno, node.value
+
+
+def test_sklearn_internals_are_touched_in_one_module():
+    outside = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        if module == SKLEARN_REGISTRATION:
+            continue
+        outside += [f"{module}:{line} touches {touch}" for line, text in _code_words(path)
+                    for touch in SKLEARN_TOUCHES if touch in text]
+    assert not outside, "\n".join(outside)
+    touched = {t for _, text in _code_words(PACKAGE / "_sklearn_registration.py")
+               for t in SKLEARN_TOUCHES if t in text}
+    assert touched == set(SKLEARN_TOUCHES)  # the list names what the module does

@@ -502,7 +502,7 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import skrank
 messages = [(w.category.__name__, str(w.message)) for w in caught]
-result = {{"registered": skrank._scorer.REGISTERED, "warnings": messages}}
+result = {{"registered": skrank._sklearn_registration.REGISTERED, "warnings": messages}}
 
 from sklearn.linear_model import Ridge
 rng = np.random.default_rng(0)
@@ -1049,3 +1049,18 @@ def test_same_cv_results_with_n_jobs_1_and_2(how):
     for key in keys:
         np.testing.assert_array_equal(one.cv_results_[key], two.cv_results_[key], err_msg=key)
     assert one.best_index_ == two.best_index_ and one.best_score_ == two.best_score_
+
+
+def test_str_options_answer_changes_only_for_ranking_names_in_scorer_sets():
+    from sklearn.utils._param_validation import StrOptions
+
+    scorer_names = StrOptions(set(sklearn.metrics.get_scorer_names()))
+    other = StrOptions({"auto", "ndcg", "accuracy"})
+    assert scorer_names.is_satisfied_by("ndcg_exp@37")
+    assert scorer_names.is_satisfied_by("accuracy")
+    # not a ranking name, not a scorer-name set, not a string: the original answer
+    for options, value in [(scorer_names, "ndgc@10"), (scorer_names, "ndcg@0"),
+                           (other, "ndcg@10"), (other, "map"), (scorer_names, 10)]:
+        assert options.is_satisfied_by(value) is \
+            options.is_satisfied_by.__wrapped__(options, value) is False
+    assert other.is_satisfied_by("ndcg") is True
