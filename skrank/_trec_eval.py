@@ -1,20 +1,17 @@
 """``skrank evaluate`` as trec_eval 10: measure selection, evaluation, output.
 
-:func:`select_measures` reads ``-m`` options as trec_eval's ``mark_measure``
-does (nicknames, ``name.params``); :func:`trec_eval_lines` evaluates the
+:func:`skrank._declare.names.select_measures` reads ``-m`` options as trec_eval's
+``mark_measure`` does (nicknames, ``name.params``); :func:`trec_eval_lines` evaluates the
 selected measures of :mod:`skrank._trec.measures` over a
 :class:`skrank._trec.data.TrecRanking` and writes trec_eval's lines (per
 query, grouped by query, then the ``all`` rows).
 """
 
-import re
 import shlex
-from dataclasses import dataclass
-
 import numpy as np
 
-from ._trec.measures import NICKNAMES, TREC_MEASURES, UNSUPPORTED
-from ._declare.names import _closest, did_you_mean_hint
+from ._trec.measures import TREC_MEASURES
+from ._declare.names import atof, select_measures
 from .io._fields import encode
 from . import io
 from ._trec.data import trec_ranking
@@ -30,147 +27,6 @@ from .io._tokenize import Table
 
 MISSING_ZSCORE_VALUE = -1000000.0   # trec_eval.h
 _FUNC = "evaluate"
-_LONG = re.compile(r"^\s*[+-]?\d+")
-_DOUBLE = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-
-
-def _atol(text):
-    """C's ``atol``: the leading integer of ``text``, or 0."""
-    match = _LONG.match(text)
-    return int(match.group()) if match else 0
-
-
-def _atof(text):
-    """C's ``atof`` for the decimal forms trec_eval's parameters use, or 0."""
-    match = _DOUBLE.match(text)
-    return float(match.group()) if match else 0.0
-
-
-@dataclass(frozen=True)
-class Selected:
-    """A measure to compute, with its parameters and its printed row names."""
-
-    measure: object
-    params: tuple
-    names: tuple
-
-
-_ROW_NAME = re.compile(r"^(?P<name>.+)_(?P<cut>\d+(?:\.\d+)?)$")
-
-
-def _row_alias(spec):
-    """``("P", "5")`` for a printed row name such as ``P_5`` of a cut measure, else None."""
-    match = _ROW_NAME.match(spec)
-    if match and match["name"] in TREC_MEASURES and \
-            TREC_MEASURES[match["name"]].kind in ("cut_long", "cut_double"):
-        return match["name"], match["cut"]
-    return None
-
-
-def is_trec_spec(spec):
-    """Whether ``-m spec`` names a trec_eval measure or nickname (``P.5,10``), or a row
-    trec_eval prints (``P_5``)."""
-    base = spec.split(".", 1)[0]
-    return (base in TREC_MEASURES or base in NICKNAMES or base in UNSUPPORTED
-            or _row_alias(spec) is not None)
-
-
-def _parse_params(measure, text):
-    name, kind = measure.name, measure.kind
-    parts = text.split(",")
-    if kind == "cut_long":
-        cutoffs = sorted(_atol(p) for p in parts)
-        if cutoffs[0] <= 0:
-            raise ValueError(f"{_FUNC}: the cutoffs of {name} must be positive integers. "
-                             f"Got {name}.{text} instead; write e.g. {name}.5,10.")
-        if len(set(cutoffs)) != len(cutoffs):
-            raise ValueError(f"{_FUNC}: the cutoffs of {name} must be distinct. "
-                             f"Got {name}.{text} instead.")
-        return tuple(cutoffs), None
-    if kind == "cut_double":
-        cutoffs = sorted(_atof(p) for p in parts)
-        if len(set(cutoffs)) != len(cutoffs):
-            raise ValueError(f"{_FUNC}: the cutoffs of {name} must be distinct. "
-                             f"Got {name}.{text} instead.")
-        return tuple(cutoffs), None
-    if kind == "p_double":
-        return tuple(_atof(p) for p in parts), text
-    if kind == "p_pair":
-        pairs = []
-        for part in parts:
-            key, sep, value = part.partition("=")
-            if not sep or not key or "=" in value:
-                raise ValueError(
-                    f"{_FUNC}: the parameters of {name} must be name=value pairs, e.g. "
-                    f"{name}.p=0.8 or {name}.1=1,2=3. Got {name}.{text} instead.")
-            pairs.append((key, _atof(value)))
-        return tuple(pairs), text
-    return (), None
-
-
-def _row_names(measure, params, printable):
-    if measure.kind == "cut_long":
-        return tuple(f"{measure.name}_{k}" for k in params)
-    if measure.kind == "cut_double":
-        return tuple(f"{measure.name}_{v:3.2f}" for v in params)
-    if printable is not None:
-        return (f"{measure.name}_{printable}",)
-    return (measure.name,)
-
-
-def unknown_measure_error(spec):
-    base = spec.split(".", 1)[0]
-    if base in UNSUPPORTED:
-        return ValueError(f"{_FUNC}: the trec_eval measure {base!r} (preference or judgement "
-                          f"group measures) is not computed by skrank. Supported: "
-                          f"{', '.join(TREC_MEASURES)}.")
-
-    candidates = list(TREC_MEASURES) + list(NICKNAMES)
-    close = _closest(base, candidates)
-    # no trec_eval measure near: perhaps a skrank name without its '@' (mrrr, presicion)
-    hint = (f" Did you mean {close + spec[len(base):]!r}?" if close
-            else did_you_mean_hint(spec, inputs=("judged",)))
-    return ValueError(f"{_FUNC}: unknown trec_eval measure {spec!r}.{hint} Valid: "
-                      f"{', '.join(candidates)} (optionally name.params, e.g. P.5,10), or a skrank "
-                      f"metric name such as ndcg@10.")
-
-
-def select_measures(specs):
-    """The measures ``-m spec ...`` select, in trec_eval's order (``official`` when none)."""
-    specs = list(specs) or ["official"]
-    marked, given, rows = set(), {}, {}
-    for spec in specs:
-        alias = _row_alias(spec)
-        if alias is not None:  # P_5: the row trec_eval prints, as a cutoff of P
-            marked.add(alias[0])
-            rows.setdefault(alias[0], []).append(alias[1])
-            continue
-        base, dot, text = spec.partition(".")
-        if dot and not text:
-            raise ValueError(f"{_FUNC}: measure {spec!r} has an empty parameter list. "
-                             f"Write e.g. '{base}.10', or '{base}' for its default cutoffs.")
-        if base in NICKNAMES:
-            marked.update(NICKNAMES[base])
-            continue
-        if base not in TREC_MEASURES:
-            raise unknown_measure_error(spec)
-        marked.add(base)
-        if dot:
-            given.setdefault(base, text)  # trec_eval uses the first parameters given
-    selected = []
-    for name, measure in TREC_MEASURES.items():
-        if name not in marked:
-            continue
-        if name in given:
-            params, printable = _parse_params(measure, given[name])
-        elif name in rows:
-            params, printable = _parse_params(measure, ",".join(dict.fromkeys(rows[name])))
-        else:
-            params, printable = measure.defaults, None
-        selected.append(Selected(measure, params, _row_names(measure, params, printable)))
-    return selected
-
-
 def read_zscores(path):
     """``qid measure mean stddev`` lines -> {(qid, measure): (mean, stddev)}."""
     table = {}
@@ -189,7 +45,7 @@ def read_zscores(path):
             if len(fields) < 4:
                 raise ValueError(f"{_FUNC}: {path}: line {number} must read 'qid measure "
                                  f"mean stddev'. Got {line!r} instead.")
-            table[(fields[0], fields[1])] = (_atof(fields[2]), _atof(fields[3]))
+            table[(fields[0], fields[1])] = (atof(fields[2]), atof(fields[3]))
     return table
 
 

@@ -214,8 +214,7 @@ def _read_name(name):
     prints it carries trec_eval's value (``rbp``: trec_eval's p=0.9).  Names neither
     knows go to trec_eval mode, whose error suggests both."""
     from ._evaluation import INPUTS
-    from ._declare.names import parse_metric_name
-    from ._trec_eval import is_trec_spec
+    from ._declare.names import is_trec_spec, parse_metric_name
 
     if name in COUNTS:
         return _Reading(not is_trec_spec(name), name, None, None)

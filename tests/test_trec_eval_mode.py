@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from skrank._engine.scan import segment_accumulate
-from skrank._trec_eval import evaluate_files, select_measures
+from skrank._trec_eval import evaluate_files
+from skrank._declare.names import select_measures
 from skrank._trec.measures import NICKNAMES, TREC_MEASURES
 from skrank.cli import main
 from skrank.io import Qrels, Run

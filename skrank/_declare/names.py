@@ -15,16 +15,22 @@ Every spelling of a metric name goes through :func:`split_name` and
   ``judged@10``: ``judged=``) are read where the caller can give it (``inputs``).
 
 ``k`` is checked by the metric's ``k`` :class:`~skrank._declare.params.Param` (an integer
->= 1), the one place that rule lives.  trec_eval's own ``-m`` lists
-(``P.5,10``, ``relative_P.5``) are trec_eval mode's (:mod:`skrank._trec_eval`).
+>= 1), the one place that rule lives.
+
+- trec_eval's own ``-m`` lists (``P.5,10``, ``rbp.p=0.8``, nicknames such as
+  ``official``, printed rows such as ``P_5``) select measures of trec_eval mode
+  (:data:`skrank._trec.measures.TREC_MEASURES`): :func:`select_measures` reads them as
+  trec_eval's ``mark_measure`` does, :func:`is_trec_spec` says whether a name is one.
 """
 
 import difflib
 import math
 import re
+from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
 from .table import METRICS
+from .._trec.measures import NICKNAMES, TREC_MEASURES, UNSUPPORTED
 from .._core.checks import InvalidParameterError
 
 _NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_-]*?)(?:\((?P<options>[^()]*)\))?"
@@ -413,3 +419,148 @@ def judged_metrics_markdown():
             rows.append(f"| `{spec.function_name}` | `{spec.name}{_CUT[spec.k]}` | "
                         f"{_options_cell(spec)} | {_trec_cell(spec)} | {_values_cell(spec)} |")
     return "\n".join(rows) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# trec_eval's -m lists: measure.params, nicknames, printed rows.
+
+_TREC_FUNC = "evaluate"
+_TREC_LONG = re.compile(r"^\s*[+-]?\d+")
+_TREC_DOUBLE = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def atol(text):
+    """C's ``atol``: the leading integer of ``text``, or 0."""
+    match = _TREC_LONG.match(text)
+    return int(match.group()) if match else 0
+
+
+def atof(text):
+    """C's ``atof`` for the decimal forms trec_eval's parameters use, or 0."""
+    match = _TREC_DOUBLE.match(text)
+    return float(match.group()) if match else 0.0
+
+
+@dataclass(frozen=True)
+class Selected:
+    """A measure to compute, with its parameters and its printed row names."""
+
+    measure: object
+    params: tuple
+    names: tuple
+
+
+_TREC_ROW_NAME = re.compile(r"^(?P<name>.+)_(?P<cut>\d+(?:\.\d+)?)$")
+
+
+def trec_row_alias(spec):
+    """``("P", "5")`` for a printed row name such as ``P_5`` of a cut measure, else None."""
+    match = _TREC_ROW_NAME.match(spec)
+    if match and match["name"] in TREC_MEASURES and \
+            TREC_MEASURES[match["name"]].kind in ("cut_long", "cut_double"):
+        return match["name"], match["cut"]
+    return None
+
+
+def is_trec_spec(spec):
+    """Whether ``-m spec`` names a trec_eval measure or nickname (``P.5,10``), or a row
+    trec_eval prints (``P_5``)."""
+    base = spec.split(".", 1)[0]
+    return (base in TREC_MEASURES or base in NICKNAMES or base in UNSUPPORTED
+            or trec_row_alias(spec) is not None)
+
+
+def _parse_trec_params(measure, text):
+    name, kind = measure.name, measure.kind
+    parts = text.split(",")
+    if kind == "cut_long":
+        cutoffs = sorted(atol(p) for p in parts)
+        if cutoffs[0] <= 0:
+            raise ValueError(f"{_TREC_FUNC}: the cutoffs of {name} must be positive integers. "
+                             f"Got {name}.{text} instead; write e.g. {name}.5,10.")
+        if len(set(cutoffs)) != len(cutoffs):
+            raise ValueError(f"{_TREC_FUNC}: the cutoffs of {name} must be distinct. "
+                             f"Got {name}.{text} instead.")
+        return tuple(cutoffs), None
+    if kind == "cut_double":
+        cutoffs = sorted(atof(p) for p in parts)
+        if len(set(cutoffs)) != len(cutoffs):
+            raise ValueError(f"{_TREC_FUNC}: the cutoffs of {name} must be distinct. "
+                             f"Got {name}.{text} instead.")
+        return tuple(cutoffs), None
+    if kind == "p_double":
+        return tuple(atof(p) for p in parts), text
+    if kind == "p_pair":
+        pairs = []
+        for part in parts:
+            key, sep, value = part.partition("=")
+            if not sep or not key or "=" in value:
+                raise ValueError(
+                    f"{_TREC_FUNC}: the parameters of {name} must be name=value pairs, e.g. "
+                    f"{name}.p=0.8 or {name}.1=1,2=3. Got {name}.{text} instead.")
+            pairs.append((key, atof(value)))
+        return tuple(pairs), text
+    return (), None
+
+
+def _trec_row_names(measure, params, printable):
+    if measure.kind == "cut_long":
+        return tuple(f"{measure.name}_{k}" for k in params)
+    if measure.kind == "cut_double":
+        return tuple(f"{measure.name}_{v:3.2f}" for v in params)
+    if printable is not None:
+        return (f"{measure.name}_{printable}",)
+    return (measure.name,)
+
+
+def unknown_measure_error(spec):
+    base = spec.split(".", 1)[0]
+    if base in UNSUPPORTED:
+        return ValueError(f"{_TREC_FUNC}: the trec_eval measure {base!r} (preference or judgement "
+                          f"group measures) is not computed by skrank. Supported: "
+                          f"{', '.join(TREC_MEASURES)}.")
+
+    candidates = list(TREC_MEASURES) + list(NICKNAMES)
+    close = _closest(base, candidates)
+    # no trec_eval measure near: perhaps a skrank name without its '@' (mrrr, presicion)
+    hint = (f" Did you mean {close + spec[len(base):]!r}?" if close
+            else did_you_mean_hint(spec, inputs=("judged",)))
+    return ValueError(f"{_TREC_FUNC}: unknown trec_eval measure {spec!r}.{hint} Valid: "
+                      f"{', '.join(candidates)} (optionally name.params, e.g. P.5,10), or a skrank "
+                      f"metric name such as ndcg@10.")
+
+
+def select_measures(specs):
+    """The measures ``-m spec ...`` select, in trec_eval's order (``official`` when none)."""
+    specs = list(specs) or ["official"]
+    marked, given, rows = set(), {}, {}
+    for spec in specs:
+        alias = trec_row_alias(spec)
+        if alias is not None:  # P_5: the row trec_eval prints, as a cutoff of P
+            marked.add(alias[0])
+            rows.setdefault(alias[0], []).append(alias[1])
+            continue
+        base, dot, text = spec.partition(".")
+        if dot and not text:
+            raise ValueError(f"{_TREC_FUNC}: measure {spec!r} has an empty parameter list. "
+                             f"Write e.g. '{base}.10', or '{base}' for its default cutoffs.")
+        if base in NICKNAMES:
+            marked.update(NICKNAMES[base])
+            continue
+        if base not in TREC_MEASURES:
+            raise unknown_measure_error(spec)
+        marked.add(base)
+        if dot:
+            given.setdefault(base, text)  # trec_eval uses the first parameters given
+    selected = []
+    for name, measure in TREC_MEASURES.items():
+        if name not in marked:
+            continue
+        if name in given:
+            params, printable = _parse_trec_params(measure, given[name])
+        elif name in rows:
+            params, printable = _parse_trec_params(measure, ",".join(dict.fromkeys(rows[name])))
+        else:
+            params, printable = measure.defaults, None
+        selected.append(Selected(measure, params, _trec_row_names(measure, params, printable)))
+    return selected
