@@ -189,7 +189,52 @@ def agreement(a, b, *, weights=None, threshold=None):
                      n_only_b=int(keys_b.shape[0] - common.shape[0]), weights=weights)
 
 
-def krippendorff_alpha(sources, *, level="ordinal"):
+@dataclass(frozen=True, eq=False)
+class KrippendorffAlpha:
+    """Result of :func:`skrank.judging.krippendorff_alpha` with ``per_query=True``.
+
+    Attributes
+    ----------
+    alpha : float
+        Over every pair judged by two judges or more (what ``per_query=False``
+        returns).
+    qid : ndarray of str
+        Queries with at least one pair judged by two judges or more.
+    per_query_alpha : ndarray of float
+        Each query's alpha, its pairs taken as reliability data of their own
+        (ordinal distances from the query's own grade frequencies).  NaN
+        where alpha is undefined: the query's pairable judgements use one
+        grade only (no disagreement to expect), as ``Agreement.per_query_kappa``
+        is NaN for a query with one label; ``n_undefined`` counts them.
+    per_query_n : ndarray of int64
+        Each query's pairs judged by two judges or more.
+    level : str
+    """
+
+    alpha: float
+    qid: np.ndarray
+    per_query_alpha: np.ndarray
+    per_query_n: np.ndarray
+    level: str
+
+    @property
+    def n_undefined(self):
+        """Queries whose alpha is undefined (NaN): one grade on all their pairs."""
+        return int(np.isnan(self.per_query_alpha).sum())
+
+    def to_pandas(self):
+        """Per-query alpha and pairable pairs, indexed by qid (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame({"alpha": self.per_query_alpha, "n_pairs": self.per_query_n},
+                            index=pd.Index(self.qid, name="qid"))
+
+    def __repr__(self):
+        return (f"KrippendorffAlpha(alpha={self.alpha:.4f}, level={self.level!r}, "
+                f"n_queries={self.qid.shape[0]}, n_undefined={self.n_undefined})")
+
+
+def krippendorff_alpha(sources, *, level="ordinal", per_query=False):
     """Krippendorff's alpha of several judges over the (query, document) pairs.
 
     Parameters
@@ -201,11 +246,16 @@ def krippendorff_alpha(sources, *, level="ordinal"):
     level : {"nominal", "ordinal", "interval", "ratio"}, default="ordinal"
         Level of measurement of the grades, which sets the distance between
         two grades (Krippendorff 2011).
+    per_query : bool, default=False
+        Also each query's alpha (one coincidence matrix per query, built for
+        all queries at once): a :class:`KrippendorffAlpha` instead of a float.
 
     Returns
     -------
-    alpha : float
-        1 is perfect agreement, 0 agreement at chance level.
+    alpha : float or KrippendorffAlpha
+        1 is perfect agreement, 0 agreement at chance level.  With
+        ``per_query``: the overall alpha, each query's (NaN where undefined,
+        counted by ``n_undefined``) and its pairs.
 
     Examples
     --------
@@ -214,16 +264,30 @@ def krippendorff_alpha(sources, *, level="ordinal"):
     >>> b = {"q1": {"d1": 1, "d2": 0, "d3": 0}}
     >>> round(krippendorff_alpha({"a": a, "b": b}, level="nominal"), 4)
     0.4444
+
+    Per query: on q2 the judges agree on two grades (alpha 1); on q3 they use
+    one grade only, so there is no disagreement to expect and alpha is
+    undefined (NaN, counted):
+
+    >>> a2 = {**a, "q2": {"d1": 2, "d2": 0}, "q3": {"d1": 1, "d2": 1}}
+    >>> b2 = {**b, "q2": {"d1": 2, "d2": 0}, "q3": {"d1": 1, "d2": 1}}
+    >>> res = krippendorff_alpha({"a": a2, "b": b2}, level="nominal", per_query=True)
+    >>> res.qid.tolist(), res.per_query_alpha.round(4).tolist(), res.n_undefined
+    (['q1', 'q2', 'q3'], [0.4444, 1.0, nan], 1)
     """
     func = "krippendorff_alpha"
     check_choice(func, "level", level, LEVELS)
+    if not isinstance(per_query, (bool, np.bool_)):
+        raise InvalidParameterError(f"{func}: per_query must be True or False. Got "
+                                    f"{_describe(per_query)} instead.")
     if not isinstance(sources, Mapping) or len(sources) < 2:
         raise InvalidParameterError(f"{func}: sources must be a mapping of at least 2 judges' "
                                     f"qrels. Got {_describe(sources)} instead.")
     judged = [_as_judged(func, v, f"sources[{k!r}]") for k, v in sources.items()]
     keys = np.concatenate([k for k, _, _ in judged])
     grades = np.concatenate([g for _, g, _ in judged])
-    units, unit = np.unique(keys, return_inverse=True)
+    unit_qid = np.concatenate([np.asarray(q).astype(str) for _, _, q in judged])
+    units, first, unit = np.unique(keys, return_index=True, return_inverse=True)
     values, value = np.unique(grades, return_inverse=True)
     unit, value = unit.reshape(-1), value.reshape(-1)
     n_v = values.shape[0]
@@ -232,7 +296,7 @@ def krippendorff_alpha(sources, *, level="ordinal"):
     counts = counts.reshape(units.shape[0], n_v).astype(np.float64)
     m = counts.sum(axis=1)
     pairable = m >= 2
-    counts, m = counts[pairable], m[pairable]
+    counts, m, unit_qid = counts[pairable], m[pairable], unit_qid[first][pairable]
     if counts.shape[0] == 0:
         raise ValueError(f"{func}: at least one pair must be judged by 2 or more judges. Got "
                          f"none.")
@@ -247,11 +311,48 @@ def krippendorff_alpha(sources, *, level="ordinal"):
         raise ValueError(f"{func}: the judges must give at least 2 different grades (at "
                          f"distinct distances) for alpha to be defined. Got only "
                          f"{values.tolist()} on the pairs judged twice or more.")
-    return float(1.0 - (n - 1) * (coincidence * delta).sum() / expected)
+    alpha = float(1.0 - (n - 1) * (coincidence * delta).sum() / expected)
+    if not per_query:
+        return alpha
+    qids, qcode = np.unique(unit_qid, return_inverse=True)
+    qcode = qcode.reshape(-1)
+    per_q = _coincidences_by_query(counts, m, qcode, qids.shape[0])
+    n_qc = per_q.sum(axis=2)
+    delta_q = _distances(values.astype(np.float64), n_qc, level)
+    expected_q = (n_qc[:, :, None] * n_qc[:, None, :] * delta_q).sum(axis=(1, 2))
+    observed_q = (per_q * delta_q).sum(axis=(1, 2))
+    defined = expected_q > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha_q = np.where(defined, 1.0 - (n_qc.sum(axis=1) - 1) * observed_q
+                           / np.where(defined, expected_q, 1.0), np.nan)
+    return KrippendorffAlpha(alpha=alpha, qid=qids, per_query_alpha=alpha_q,
+                             per_query_n=np.bincount(qcode, minlength=qids.shape[0]
+                                                     ).astype(np.int64), level=level)
+
+
+def _coincidences_by_query(counts, m, qcode, n_queries):
+    """The coincidence matrix of each query's units, (n_queries, n_values, n_values):
+    ``o_qck = sum_{u in q} (n_uc n_uk - [c == k] n_uc) / (m_u - 1)``, summed by one
+    bincount over (query, c, k) codes of the pairs of grades present in each unit
+    (a unit holds at most one entry per grade, so the pairs are few)."""
+    n_v = counts.shape[1]
+    u, c = np.nonzero(counts)                  # by unit, then grade
+    n_uc = counts[u, c]
+    per_unit = np.bincount(u, minlength=counts.shape[0])
+    start = np.cumsum(per_unit) - per_unit     # first entry of each unit
+    reps = per_unit[u]                         # each entry meets every entry of its unit
+    left = np.repeat(np.arange(u.shape[0]), reps)
+    offset = np.arange(left.shape[0]) - np.repeat(np.cumsum(reps) - reps, reps)
+    right = start[u[left]] + offset
+    weight = (n_uc[left] * n_uc[right] - (left == right) * n_uc[left]) / (m[u[left]] - 1)
+    code = (qcode[u[left]] * n_v + c[left]) * n_v + c[right]
+    cells = np.bincount(code, weights=weight, minlength=n_queries * n_v * n_v)
+    return cells.reshape(n_queries, n_v, n_v)
 
 
 def _distances(values, n_c, level):
-    """Squared distances delta^2 between grades (Krippendorff 2011)."""
+    """Squared distances delta^2 between grades (Krippendorff 2011); ordinal ones
+    from the grade frequencies ``n_c``, (n_values,) or (n_queries, n_values)."""
     if level == "nominal":
         return 1.0 - np.eye(values.shape[0])
     if level == "interval":
@@ -261,11 +362,12 @@ def _distances(values, n_c, level):
         with np.errstate(invalid="ignore", divide="ignore"):
             d = ((values[:, None] - values[None, :]) / total) ** 2
         return np.where(total == 0, 0.0, d)
-    # ordinal: (sum of n_g for g from c to k, less half of n_c and n_k)^2
-    cum = np.concatenate([[0.0], np.cumsum(n_c)])
+    # ordinal: (sum of n_g for g from c to k, less half of n_c and n_k)^2, from the
+    # frequencies n_c (..., n_values): one matrix per leading index (per query)
+    cum = np.concatenate([np.zeros(n_c.shape[:-1] + (1,)), np.cumsum(n_c, axis=-1)], axis=-1)
     i = np.arange(values.shape[0])
     lo, hi = np.minimum(i[:, None], i[None, :]), np.maximum(i[:, None], i[None, :])
-    between = cum[hi + 1] - cum[lo] - (n_c[:, None] + n_c[None, :]) / 2
+    between = cum[..., hi + 1] - cum[..., lo] - (n_c[..., :, None] + n_c[..., None, :]) / 2
     return between ** 2
 
 

@@ -272,6 +272,71 @@ def test_krippendorff_alpha_is_the_krippendorff_packages(level, seed):
     assert krippendorff_alpha(judges, level=level) == pytest.approx(ref, abs=1e-10)
 
 
+def _alpha_by_query_with_the_package(judges, level):
+    """Each query's alpha by the krippendorff package, query by query (a plain loop);
+    NaN where the query's pairable judgements use one grade only."""
+    domain = sorted({g for j in judges.values() for docs in j.values() for g in docs.values()})
+    out = {}
+    for q in sorted({q for j in judges.values() for q in j}):
+        docs = sorted({d for j in judges.values() for d in j.get(q, {})})
+        data = np.array([[j.get(q, {}).get(d, np.nan) for d in docs] for j in judges.values()],
+                        dtype=float)
+        pairable = (~np.isnan(data)).sum(axis=0) >= 2
+        if not pairable.any():
+            continue   # no pair judged twice: the query is left out
+        used = np.unique(data[:, pairable][~np.isnan(data[:, pairable])])
+        if used.shape[0] < 2:
+            out[q] = (np.nan, int(pairable.sum()))
+            continue
+        out[q] = (krippendorff.alpha(reliability_data=data[:, pairable], value_domain=domain,
+                                     level_of_measurement=level), int(pairable.sum()))
+    return out
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_krippendorff_alpha_per_query_is_the_packages_on_each_query(level, seed):
+    rng = np.random.default_rng(seed)
+    judges = {f"j{i}": _random_qrels(rng, 12, 6, 0.6, grades=3 if seed else 2)
+              for i in range(2 + seed)}
+    judges["j0"]["q_one_grade"] = {"x": 1, "y": 1}      # undefined: one grade only
+    judges["j1"]["q_one_grade"] = {"x": 1, "y": 1, "z": 0}
+    judges["j0"]["q_unpaired"] = {"x": 1}                # no pair judged twice: left out
+    judges["j1"]["q_unpaired"] = {"y": 0}
+    if level == "ratio":
+        judges = {k: {q: {d: g + 1 for d, g in v.items()} for q, v in j.items()}
+                  for k, j in judges.items()}
+    res = krippendorff_alpha(judges, level=level, per_query=True)
+    ref = _alpha_by_query_with_the_package(judges, level)
+    assert res.qid.tolist() == list(ref) and "q_unpaired" not in ref
+    for q, got, n in zip(res.qid, res.per_query_alpha, res.per_query_n):
+        want, want_n = ref[q]
+        assert n == want_n
+        assert (np.isnan(got) and np.isnan(want)) or got == pytest.approx(want, abs=1e-10)
+    assert res.n_undefined == sum(np.isnan(a) for a, _ in ref.values()) >= 1
+    assert res.alpha == krippendorff_alpha(judges, level=level)
+    frame = res.to_pandas()
+    assert list(frame.columns) == ["alpha", "n_pairs"] and frame.index.name == "qid"
+    assert "n_undefined=" in repr(res)
+
+
+def test_krippendorff_alpha_per_query_by_hand():
+    # q1, nominal, 2 judges: [1, 0, 1] and [1, 0, 0] -> 1 - 5 * 2 / 18 (the overall example)
+    # q2, interval, 3 judges on one pair: grades 0, 1, 2 -> m_u = 3, o_ck = 1/2 for c != k;
+    # n = 3, n_c = 1 each: D_o = sum o_ck d_ck = (1 + 4 + 1) * 2 / 2 = 6,
+    # D_e = sum n_c n_k d_ck = (1 + 4 + 1) * 2 = 12: alpha = 1 - (n - 1) * 6 / 12 = 0
+    a = {"q1": {"x": 1, "y": 0, "z": 1}, "q2": {"w": 0}}
+    b = {"q1": {"x": 1, "y": 0, "z": 0}, "q2": {"w": 1}}
+    c = {"q2": {"w": 2}}
+    res = krippendorff_alpha({"a": a, "b": b}, level="nominal", per_query=True)
+    assert res.per_query_alpha[0] == pytest.approx(1 - 10 / 18)
+    res = krippendorff_alpha({"a": a, "b": b, "c": c}, level="interval", per_query=True)
+    assert res.qid.tolist() == ["q1", "q2"] and res.per_query_n.tolist() == [3, 1]
+    assert res.per_query_alpha[1] == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(skrank.InvalidParameterError, match="per_query must be True or False"):
+        krippendorff_alpha({"a": a, "b": b}, per_query="yes")
+
+
 # --------------------------------------------------------------------------------------
 # system rankings
 # --------------------------------------------------------------------------------------
