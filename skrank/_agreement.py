@@ -536,6 +536,9 @@ class RankingAgreement:
     swapped : list of (str, str)
         Pairs of systems ordered one way under ``qrels_a`` and the other way
         under ``qrels_b`` (the first of each pair is ahead under ``qrels_a``).
+    tau_ap_ties : {"a", "b"}
+        Which tie-aware tau-AP ``tau_ap`` is (see :func:`skrank.judging.tau_ap`):
+        Urbano and Marrero's tau_AP_a or tau_AP_b.
     """
 
     metric: str
