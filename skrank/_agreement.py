@@ -189,7 +189,52 @@ def agreement(a, b, *, weights=None, threshold=None):
                      n_only_b=int(keys_b.shape[0] - common.shape[0]), weights=weights)
 
 
-def krippendorff_alpha(sources, *, level="ordinal"):
+@dataclass(frozen=True, eq=False)
+class KrippendorffAlpha:
+    """Result of :func:`skrank.judging.krippendorff_alpha` with ``per_query=True``.
+
+    Attributes
+    ----------
+    alpha : float
+        Over every pair judged by two judges or more (what ``per_query=False``
+        returns).
+    qid : ndarray of str
+        Queries with at least one pair judged by two judges or more.
+    per_query_alpha : ndarray of float
+        Each query's alpha, its pairs taken as reliability data of their own
+        (ordinal distances from the query's own grade frequencies).  NaN
+        where alpha is undefined: the query's pairable judgements use one
+        grade only (no disagreement to expect), as ``Agreement.per_query_kappa``
+        is NaN for a query with one label; ``n_undefined`` counts them.
+    per_query_n : ndarray of int64
+        Each query's pairs judged by two judges or more.
+    level : str
+    """
+
+    alpha: float
+    qid: np.ndarray
+    per_query_alpha: np.ndarray
+    per_query_n: np.ndarray
+    level: str
+
+    @property
+    def n_undefined(self):
+        """Queries whose alpha is undefined (NaN): one grade on all their pairs."""
+        return int(np.isnan(self.per_query_alpha).sum())
+
+    def to_pandas(self):
+        """Per-query alpha and pairable pairs, indexed by qid (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame({"alpha": self.per_query_alpha, "n_pairs": self.per_query_n},
+                            index=pd.Index(self.qid, name="qid"))
+
+    def __repr__(self):
+        return (f"KrippendorffAlpha(alpha={self.alpha:.4f}, level={self.level!r}, "
+                f"n_queries={self.qid.shape[0]}, n_undefined={self.n_undefined})")
+
+
+def krippendorff_alpha(sources, *, level="ordinal", per_query=False):
     """Krippendorff's alpha of several judges over the (query, document) pairs.
 
     Parameters
@@ -201,11 +246,16 @@ def krippendorff_alpha(sources, *, level="ordinal"):
     level : {"nominal", "ordinal", "interval", "ratio"}, default="ordinal"
         Level of measurement of the grades, which sets the distance between
         two grades (Krippendorff 2011).
+    per_query : bool, default=False
+        Also each query's alpha (one coincidence matrix per query, built for
+        all queries at once): a :class:`KrippendorffAlpha` instead of a float.
 
     Returns
     -------
-    alpha : float
-        1 is perfect agreement, 0 agreement at chance level.
+    alpha : float or KrippendorffAlpha
+        1 is perfect agreement, 0 agreement at chance level.  With
+        ``per_query``: the overall alpha, each query's (NaN where undefined,
+        counted by ``n_undefined``) and its pairs.
 
     Examples
     --------
@@ -214,16 +264,30 @@ def krippendorff_alpha(sources, *, level="ordinal"):
     >>> b = {"q1": {"d1": 1, "d2": 0, "d3": 0}}
     >>> round(krippendorff_alpha({"a": a, "b": b}, level="nominal"), 4)
     0.4444
+
+    Per query: on q2 the judges agree on two grades (alpha 1); on q3 they use
+    one grade only, so there is no disagreement to expect and alpha is
+    undefined (NaN, counted):
+
+    >>> a2 = {**a, "q2": {"d1": 2, "d2": 0}, "q3": {"d1": 1, "d2": 1}}
+    >>> b2 = {**b, "q2": {"d1": 2, "d2": 0}, "q3": {"d1": 1, "d2": 1}}
+    >>> res = krippendorff_alpha({"a": a2, "b": b2}, level="nominal", per_query=True)
+    >>> res.qid.tolist(), res.per_query_alpha.round(4).tolist(), res.n_undefined
+    (['q1', 'q2', 'q3'], [0.4444, 1.0, nan], 1)
     """
     func = "krippendorff_alpha"
     check_choice(func, "level", level, LEVELS)
+    if not isinstance(per_query, (bool, np.bool_)):
+        raise InvalidParameterError(f"{func}: per_query must be True or False. Got "
+                                    f"{_describe(per_query)} instead.")
     if not isinstance(sources, Mapping) or len(sources) < 2:
         raise InvalidParameterError(f"{func}: sources must be a mapping of at least 2 judges' "
                                     f"qrels. Got {_describe(sources)} instead.")
     judged = [_as_judged(func, v, f"sources[{k!r}]") for k, v in sources.items()]
     keys = np.concatenate([k for k, _, _ in judged])
     grades = np.concatenate([g for _, g, _ in judged])
-    units, unit = np.unique(keys, return_inverse=True)
+    unit_qid = np.concatenate([np.asarray(q).astype(str) for _, _, q in judged])
+    units, first, unit = np.unique(keys, return_index=True, return_inverse=True)
     values, value = np.unique(grades, return_inverse=True)
     unit, value = unit.reshape(-1), value.reshape(-1)
     n_v = values.shape[0]
@@ -232,7 +296,7 @@ def krippendorff_alpha(sources, *, level="ordinal"):
     counts = counts.reshape(units.shape[0], n_v).astype(np.float64)
     m = counts.sum(axis=1)
     pairable = m >= 2
-    counts, m = counts[pairable], m[pairable]
+    counts, m, unit_qid = counts[pairable], m[pairable], unit_qid[first][pairable]
     if counts.shape[0] == 0:
         raise ValueError(f"{func}: at least one pair must be judged by 2 or more judges. Got "
                          f"none.")
@@ -247,11 +311,48 @@ def krippendorff_alpha(sources, *, level="ordinal"):
         raise ValueError(f"{func}: the judges must give at least 2 different grades (at "
                          f"distinct distances) for alpha to be defined. Got only "
                          f"{values.tolist()} on the pairs judged twice or more.")
-    return float(1.0 - (n - 1) * (coincidence * delta).sum() / expected)
+    alpha = float(1.0 - (n - 1) * (coincidence * delta).sum() / expected)
+    if not per_query:
+        return alpha
+    qids, qcode = np.unique(unit_qid, return_inverse=True)
+    qcode = qcode.reshape(-1)
+    per_q = _coincidences_by_query(counts, m, qcode, qids.shape[0])
+    n_qc = per_q.sum(axis=2)
+    delta_q = _distances(values.astype(np.float64), n_qc, level)
+    expected_q = (n_qc[:, :, None] * n_qc[:, None, :] * delta_q).sum(axis=(1, 2))
+    observed_q = (per_q * delta_q).sum(axis=(1, 2))
+    defined = expected_q > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha_q = np.where(defined, 1.0 - (n_qc.sum(axis=1) - 1) * observed_q
+                           / np.where(defined, expected_q, 1.0), np.nan)
+    return KrippendorffAlpha(alpha=alpha, qid=qids, per_query_alpha=alpha_q,
+                             per_query_n=np.bincount(qcode, minlength=qids.shape[0]
+                                                     ).astype(np.int64), level=level)
+
+
+def _coincidences_by_query(counts, m, qcode, n_queries):
+    """The coincidence matrix of each query's units, (n_queries, n_values, n_values):
+    ``o_qck = sum_{u in q} (n_uc n_uk - [c == k] n_uc) / (m_u - 1)``, summed by one
+    bincount over (query, c, k) codes of the pairs of grades present in each unit
+    (a unit holds at most one entry per grade, so the pairs are few)."""
+    n_v = counts.shape[1]
+    u, c = np.nonzero(counts)                  # by unit, then grade
+    n_uc = counts[u, c]
+    per_unit = np.bincount(u, minlength=counts.shape[0])
+    start = np.cumsum(per_unit) - per_unit     # first entry of each unit
+    reps = per_unit[u]                         # each entry meets every entry of its unit
+    left = np.repeat(np.arange(u.shape[0]), reps)
+    offset = np.arange(left.shape[0]) - np.repeat(np.cumsum(reps) - reps, reps)
+    right = start[u[left]] + offset
+    weight = (n_uc[left] * n_uc[right] - (left == right) * n_uc[left]) / (m[u[left]] - 1)
+    code = (qcode[u[left]] * n_v + c[left]) * n_v + c[right]
+    cells = np.bincount(code, weights=weight, minlength=n_queries * n_v * n_v)
+    return cells.reshape(n_queries, n_v, n_v)
 
 
 def _distances(values, n_c, level):
-    """Squared distances delta^2 between grades (Krippendorff 2011)."""
+    """Squared distances delta^2 between grades (Krippendorff 2011); ordinal ones
+    from the grade frequencies ``n_c``, (n_values,) or (n_queries, n_values)."""
     if level == "nominal":
         return 1.0 - np.eye(values.shape[0])
     if level == "interval":
@@ -261,11 +362,12 @@ def _distances(values, n_c, level):
         with np.errstate(invalid="ignore", divide="ignore"):
             d = ((values[:, None] - values[None, :]) / total) ** 2
         return np.where(total == 0, 0.0, d)
-    # ordinal: (sum of n_g for g from c to k, less half of n_c and n_k)^2
-    cum = np.concatenate([[0.0], np.cumsum(n_c)])
+    # ordinal: (sum of n_g for g from c to k, less half of n_c and n_k)^2, from the
+    # frequencies n_c (..., n_values): one matrix per leading index (per query)
+    cum = np.concatenate([np.zeros(n_c.shape[:-1] + (1,)), np.cumsum(n_c, axis=-1)], axis=-1)
     i = np.arange(values.shape[0])
     lo, hi = np.minimum(i[:, None], i[None, :]), np.maximum(i[:, None], i[None, :])
-    between = cum[hi + 1] - cum[lo] - (n_c[:, None] + n_c[None, :]) / 2
+    between = cum[..., hi + 1] - cum[..., lo] - (n_c[..., :, None] + n_c[..., None, :]) / 2
     return between ** 2
 
 
@@ -274,13 +376,17 @@ def _distances(values, n_c, level):
 # --------------------------------------------------------------------------------------
 
 
-def tau_ap(reference, estimate):
-    """Yilmaz, Aslam and Robertson's (2008) AP rank correlation, tau-AP.
+TAU_AP_TIES = ("a", "b", "error")
+
+
+def tau_ap(reference, estimate, *, ties="a"):
+    """AP rank correlation, tau-AP (Yilmaz, Aslam and Robertson 2008), with ties
+    treated as Urbano and Marrero (2017) do.
 
     Kendall's tau counts every discordant pair alike; tau-AP weighs the top
     of the ranking more: going down the ranking by ``estimate`` (highest
     first), each system at position ``i > 1`` adds the share of the ``i - 1``
-    systems above it that ``reference`` also places strictly above it;
+    systems above it that ``reference`` also places above it;
     ``tau_AP = 2 * mean(share) - 1``.  It is not symmetric: ``reference`` is
     the ranking taken as true (e.g. under people's judgements).
 
@@ -288,12 +394,35 @@ def tau_ap(reference, estimate):
     ----------
     reference, estimate : array-like of float of shape (n_systems,)
         One score per system (higher ranks higher), e.g. mean nDCG under two
-        qrels.  Ties in ``estimate`` keep the input order; a pair tied in
-        ``reference`` does not count as correctly ordered.
+        qrels.
+    ties : {"a", "b", "error"}, default="a"
+        Ties of scores (Urbano and Marrero, "The Treatment of Ties in AP
+        Correlation", ICTIR 2017):
+
+        * ``"a"``, tau_AP_a, the accuracy of an estimate against a true
+          ranking: ``reference`` must not tie; systems tied in ``estimate``
+          count as in every order of the tie alike, so tau_AP_a is the mean of
+          tau-AP over all the ways to break the estimate's ties.  Without ties
+          it is tau-AP itself.
+        * ``"b"``, tau_AP_b, the agreement of two rankings with ties in both
+          (none taken as true): in each direction, each system outside the top
+          tie group adds the share of the systems strictly above its tie group
+          that the other ranking also places strictly above it; tau_AP_b is the
+          mean of the two directions.  It is symmetric, and without ties it is
+          ``(tau_ap(x, y) + tau_ap(y, x)) / 2``, not tau-AP.  Undefined (an
+          error) when either ranking ties every system.
+        * ``"error"``: plain tau-AP; any tie is an error.
 
     Returns
     -------
     tau_ap : float in [-1, 1]
+
+    Notes
+    -----
+    scipy has no tau-AP: :func:`scipy.stats.weightedtau` is Vigna's weighted
+    Kendall tau (hyperbolic weights on the ranks of both rankings, symmetric),
+    a different top-weighted coefficient.  The values here agree with the
+    ``ircor`` R package of Urbano (``tauAP``, ``tauAP_a``, ``tauAP_b``).
 
     Examples
     --------
@@ -304,8 +433,22 @@ def tau_ap(reference, estimate):
     >>> ref = [4, 3, 2, 1]
     >>> round(tau_ap(ref, [3, 4, 2, 1]), 4), round(tau_ap(ref, [4, 3, 1, 2]), 4)
     (0.3333, 0.7778)
+
+    A tie of the top two in the estimate is the mean of its two orders:
+
+    >>> round(tau_ap(ref, [4, 4, 2, 1]), 4), round((1 + 1 / 3) / 2, 4)
+    (0.6667, 0.6667)
+
+    With ties in the reference too, tau_AP_b.  Down the estimate, B has A above
+    it, whom the reference ties with B (0/1), C and D have 2/2 and 3/3: 2 * 2/3 - 1;
+    down the reference, C and D have only systems above them in the estimate too
+    (A and B tie at the top and are not counted): 1.  tau_AP_b = (1/3 + 1) / 2:
+
+    >>> round(tau_ap([4, 4, 2, 1], [4, 3, 2, 1], ties="b"), 4)
+    0.6667
     """
     func = "tau_ap"
+    check_choice(func, "ties", ties, TAU_AP_TIES)
     ref = np.asarray(reference, dtype=np.float64).reshape(-1)
     est = np.asarray(estimate, dtype=np.float64).reshape(-1)
     if ref.shape != est.shape or ref.shape[0] < 2:
@@ -314,11 +457,62 @@ def tau_ap(reference, estimate):
                                     f"{est.shape[0]} scores instead.")
     if not (np.isfinite(ref).all() and np.isfinite(est).all()):
         raise ValueError(f"{func}: scores must be finite. Got NaN or inf.")
-    order = np.argsort(-est, kind="stable")
-    r = ref[order]
-    above = np.tril(r[None, :] > r[:, None], k=-1)   # [i, j]: j above i, truly above
-    share = above.sum(axis=1)[1:] / np.arange(1, r.shape[0])
-    return float(2 * share.mean() - 1)
+    ref_ties = np.unique(ref).shape[0] < ref.shape[0]
+    est_ties = np.unique(est).shape[0] < est.shape[0]
+    if ties == "b":
+        if np.all(ref == ref[0]) or np.all(est == est[0]):
+            raise ValueError(f"{func}: tau_AP_b is undefined when one ranking ties every "
+                             f"system. Got {'reference' if np.all(ref == ref[0]) else 'estimate'}"
+                             f" with one score, {ref[0] if np.all(ref == ref[0]) else est[0]:g}.")
+        return float((_tau_ap_b_one_way(ref, est) + _tau_ap_b_one_way(est, ref)) / 2)
+    if ties == "error" and (ref_ties or est_ties):
+        raise ValueError(f"{func}: with ties='error', reference and estimate must not tie. Got "
+                         f"ties in {'reference' if ref_ties else 'estimate'}. Pass ties='a' "
+                         f"(ties in the estimate only) or ties='b' (ties in both).")
+    if ref_ties:
+        raise ValueError(f"{func}: with ties='a' (the accuracy of an estimate against a true "
+                         f"ranking), reference must not tie. Got tied reference scores. Pass "
+                         f"ties='b' (Urbano and Marrero's tau_AP_b, for ties in both).")
+    return float(_tau_ap_a(ref, est))
+
+
+def _harmonic(n):
+    """H[k] = 1 + 1/2 + ... + 1/k for k = 0..n."""
+    return np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n + 1))])
+
+
+def _tau_ap_a(ref, est):
+    """tau_AP_a (reference without ties): the expectation of tau-AP over the orders of
+    the estimate's tie groups, in closed form.  A system with ``above`` systems strictly
+    above its tie group of size ``t`` lands at position ``above + k`` (k = 1..t) with
+    probability 1/t: its concordant systems above the group weigh the mean of
+    ``1 / (above + k - 1)``; each of the ``k - 1`` group mates above it is concordant
+    with probability 1/2."""
+    n = ref.shape[0]
+    higher = est[None, :] > est[:, None]            # [i, j]: j strictly above i's group
+    above = higher.sum(axis=1)
+    tied = (est[None, :] == est[:, None]).sum(axis=1)
+    concordant = (higher & (ref[None, :] > ref[:, None])).sum(axis=1)
+    h = _harmonic(n)
+    # mean over k = 1..t of 1 / (above + k - 1); 0 for the top group (no one above)
+    lo = np.maximum(above - 1, 0)
+    weight = np.where(above > 0, (h[above + tied - 1] - h[lo]) / tied, 0.0)
+    # untied systems: exactly tau-AP's 1 / (position - 1), free of the harmonic sums' rounding
+    weight = np.where((tied == 1) & (above > 0), 1.0 / np.maximum(above, 1), weight)
+    # (1 / 2t) sum_{k=1}^{t-1} k / (above + k) per system of the group
+    within = ((tied - 1) - above * (h[above + tied - 1] - h[above])) / (2 * tied)
+    return 2 * ((concordant * weight).sum() + within.sum()) / (n - 1) - 1
+
+
+def _tau_ap_b_one_way(ref, est):
+    """One direction of tau_AP_b: down ``est``'s tie groups, each system outside the top
+    group adds the share of the systems strictly above its group that ``ref`` places
+    strictly above it."""
+    higher = est[None, :] > est[:, None]
+    above = higher.sum(axis=1)
+    concordant = (higher & (ref[None, :] > ref[:, None])).sum(axis=1)
+    counted = above > 0
+    return 2 * (concordant[counted] / above[counted]).mean() - 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -334,10 +528,17 @@ class RankingAgreement:
     kendall_tau : float
         :func:`scipy.stats.kendalltau` (tau-b) of the two lists of means.
     tau_ap : float
-        :func:`skrank.judging.tau_ap` with ``qrels_a``'s ranking as reference.
+        :func:`skrank.judging.tau_ap` with ``qrels_a``'s ranking as reference,
+        tie-aware: tau_AP_a while ``qrels_a``'s means do not tie (tau-AP itself
+        when neither side ties), tau_AP_b when they do (``tau_ap_ties`` says
+        which).  NaN when tau_AP_b is undefined, as ``kendall_tau`` is: every
+        system ties under one qrels.
     swapped : list of (str, str)
         Pairs of systems ordered one way under ``qrels_a`` and the other way
         under ``qrels_b`` (the first of each pair is ahead under ``qrels_a``).
+    tau_ap_ties : {"a", "b"}
+        Which tie-aware tau-AP ``tau_ap`` is (see :func:`skrank.judging.tau_ap`):
+        Urbano and Marrero's tau_AP_a or tau_AP_b.
     """
 
     metric: str
@@ -347,6 +548,7 @@ class RankingAgreement:
     kendall_tau: float
     tau_ap: float
     swapped: list
+    tau_ap_ties: str = "a"
 
     @property
     def n_swapped(self):
@@ -364,11 +566,12 @@ class RankingAgreement:
 
     def __repr__(self):
         return (f"RankingAgreement({self.metric}: kendall_tau={self.kendall_tau:.4f}, "
-                f"tau_ap={self.tau_ap:.4f}, {self.n_swapped} of "
+                f"tau_ap_{self.tau_ap_ties}={self.tau_ap:.4f}, {self.n_swapped} of "
                 f"{len(self.systems) * (len(self.systems) - 1) // 2} system pairs swapped)")
 
 
-def ranking_agreement(runs, qrels_a, qrels_b, *, metric="ndcg@10", **evaluate_options):
+def ranking_agreement(runs, qrels_a, qrels_b, *, metric="ndcg@10", tau_ap_ties=None,
+                      **evaluate_options):
     """Do two sets of judgements rank the systems alike?
 
     Each run is evaluated on ``metric`` with :func:`skrank.evaluate` under
@@ -382,13 +585,20 @@ def ranking_agreement(runs, qrels_a, qrels_b, *, metric="ndcg@10", **evaluate_op
         The reference judgements (e.g. people's) and the others (e.g. an LLM's).
     metric : str, default="ndcg@10"
         The metric the systems are ranked by, one name :func:`skrank.evaluate` takes.
+    tau_ap_ties : {None, "a", "b"}, default=None
+        How tau-AP treats systems with equal means (see :func:`tau_ap`): None
+        picks tau_AP_a (``qrels_a`` taken as true) unless ``qrels_a``'s means
+        tie, then tau_AP_b; ``"a"`` (an error when ``qrels_a``'s means tie) or
+        ``"b"`` (symmetric; tau-AP of both directions averaged even without
+        ties) always.
     **evaluate_options
         Passed to :func:`skrank.evaluate` (``missing_queries``, ``threshold``, ...).
 
     Returns
     -------
     result : RankingAgreement
-        Kendall's tau, tau-AP, and the pairs of systems that swap.
+        Kendall's tau (tau-b, which accounts for ties), tau-AP, and the pairs
+        of systems that swap.
 
     Examples
     --------
@@ -405,11 +615,22 @@ def ranking_agreement(runs, qrels_a, qrels_b, *, metric="ndcg@10", **evaluate_op
     [('s1', 's2')]
     >>> round(res.kendall_tau, 6)   # tau-b: (0 concordant - 1 discordant) / sqrt(2 * 2)
     -0.5
+
+    s2 and s3 tie under the first qrels, s1 and s3 under the second, so tau-AP
+    is Urbano and Marrero's tau_AP_b.  Down the second qrels' ranking, s1 and
+    s3 have s2 above them, whom the first does not place above either (0/1);
+    down the first's, s2 and s3 have s1 above them, whom the second does not
+    place above either: both directions are 2 * 0 - 1:
+
+    >>> res.tau_ap_ties, res.tau_ap
+    ('b', -1.0)
     """
     from scipy import stats
 
 
     func = "ranking_agreement"
+    if tau_ap_ties is not None:
+        check_choice(func, "tau_ap_ties", tau_ap_ties, ("a", "b"))
     if not isinstance(runs, Mapping) or len(runs) < 2:
         raise InvalidParameterError(f"{func}: runs must be a mapping of at least 2 system "
                                     f"names -> runs. Got {_describe(runs)} instead.")
@@ -430,7 +651,14 @@ def ranking_agreement(runs, qrels_a, qrels_b, *, metric="ndcg@10", **evaluate_op
     swapped = [(systems[i], systems[j]) if a[i] > a[j] else (systems[j], systems[i])
                for i, j in itertools.combinations(range(len(systems)), 2)
                if (a[i] - a[j]) * (b[i] - b[j]) < 0]
+    variant = tau_ap_ties
+    if variant is None:
+        variant = "b" if np.unique(a).shape[0] < a.shape[0] else "a"
+    if variant == "b" and (np.all(a == a[0]) or np.all(b == b[0])):
+        tap = float("nan")   # undefined, as Kendall's tau is here
+    else:
+        tap = tau_ap(a, b, ties=variant)
     return RankingAgreement(metric=metric, systems=systems,
                             mean_a=dict(zip(systems, a.tolist())),
                             mean_b=dict(zip(systems, b.tolist())), kendall_tau=tau,
-                            tau_ap=tau_ap(a, b), swapped=swapped)
+                            tau_ap=tap, swapped=swapped, tau_ap_ties=variant)

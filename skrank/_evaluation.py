@@ -82,16 +82,62 @@ class Evaluation:
         num_rel = self.counts.get("num_rel") if self.counts else None
         return 0 if num_rel is None else int((to_numpy(num_rel) == 0).sum())
 
-    def to_pandas(self):
-        """Per-query values as a DataFrame indexed by qid (needs pandas)."""
+    def to_pandas(self, ci=None, *, method="bootstrap", n_resamples=10_000, seed=None):
+        """Per-query values as a DataFrame indexed by qid (needs pandas), and on request
+        the mean with its confidence interval below them.
+
+        Parameters
+        ----------
+        ci : None, True or float in (0, 1), default=None
+            None (or False): the per-query rows only, as always.  True (95%) or a
+            confidence level: three rows follow the queries, ``"mean"``,
+            ``"ci_low"`` and ``"ci_high"``: the very numbers of
+            :meth:`confidence_interval` with the same ``method``,
+            ``n_resamples`` and ``seed`` (weighted by ``sample_weight`` when the
+            evaluation was; queries skipped by ``no_relevant="skip"`` left out).
+            The index then mixes query ids and these three names (object
+            dtype); a query named like one of them is an error.
+        method : {"bootstrap", "bca", "percentile", "t"}, default="bootstrap"
+        n_resamples : int, default=10_000
+        seed : int, numpy Generator or None, default=None
+            As in :meth:`confidence_interval` (used only with ``ci``).
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            One column per metric.  For the summary alone (one row per metric,
+            with the query counts) and its markdown and LaTeX tables, see
+            :meth:`confidence_interval` (``.to_pandas()``, ``.to_markdown()``,
+            ``.to_latex()``).
+
+        Examples
+        --------
+        >>> import skrank
+        >>> res = skrank.evaluate([1, 0, 0, 1, 1, 0, 0, 1], [.9, .8, .7, .6, .5, .4, .3, .2],
+        ...                       qid=[1, 1, 2, 2, 3, 3, 4, 4], metrics=["mrr"])
+        >>> res.to_pandas()["mrr"].tolist()
+        [1.0, 0.5, 1.0, 0.5]
+        >>> frame = res.to_pandas(ci=0.95, method="t")
+        >>> frame.index.tolist()
+        [1, 2, 3, 4, 'mean', 'ci_low', 'ci_high']
+        >>> frame.loc[["mean", "ci_low", "ci_high"], "mrr"].round(4).tolist()
+        [0.75, 0.2907, 1.2093]
+        """
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - exercised without pandas only
             raise ImportError("Evaluation.to_pandas needs pandas: pip install pandas") from exc
+        from ._uncertainty import SUMMARY_ROWS, summary_rows
+
+        rows = summary_rows(self, ci, method=method, n_resamples=n_resamples, seed=seed)
         # Device arrays (PyTorch, CuPy, ...) are copied to the host here.
         frame = pd.DataFrame({name: to_numpy(values) for name, values in self.per_query.items()},
                              index=pd.Index(to_numpy(self.qid), name="qid"))
-        return frame
+        if rows is None:
+            return frame
+        summary = pd.DataFrame(rows, index=pd.Index(SUMMARY_ROWS, dtype=object, name="qid"))
+        frame.index = frame.index.astype(object)
+        return pd.concat([frame, summary[frame.columns]])
 
     def to_dict(self):
         """Plain-Python form: means, per-query values and counts.

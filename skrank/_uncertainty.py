@@ -350,3 +350,42 @@ def by(evaluation, segment, *, method="t", confidence=0.95, n_resamples=10_000, 
             out[key][name] = value
     return SegmentBreakdown(segments=segments, metrics=list(evaluation.per_query),
                             method=method, confidence=confidence, **out)
+
+
+# --------------------------------------------------------------------------------------
+# intervals in Evaluation.to_pandas
+# --------------------------------------------------------------------------------------
+
+#: The rows that Evaluation.to_pandas(ci=...) adds below the queries.
+SUMMARY_ROWS = ("mean", "ci_low", "ci_high")
+
+
+def summary_rows(evaluation, ci, *, method, n_resamples, seed):
+    """``{metric: [mean, low, high]}`` of :meth:`skrank.Evaluation.to_pandas` with ``ci``
+    (the numbers of :func:`confidence_interval`), or None without ``ci``."""
+    func = "Evaluation.to_pandas"
+    if ci is None or ci is False:
+        return None
+    if ci is True:
+        confidence = 0.95
+    elif isinstance(ci, (bool, np.bool_)) or not isinstance(ci, (int, float, np.integer,
+                                                                  np.floating)):
+        raise InvalidParameterError(
+            f"{func}: ci must be None (no interval), True (95%) or a confidence level in "
+            f"(0, 1) such as 0.9. Got {_describe(ci)} instead.")
+    else:
+        confidence = check_real(func, "ci", ci, low=0, high=1, low_open=True, high_open=True)
+    qids = np.asarray(to_numpy(evaluation.qid))
+    clash = np.isin(qids.astype(str), SUMMARY_ROWS)
+    if clash.any():
+        raise ValueError(
+            f"{func}: with ci, the rows {list(SUMMARY_ROWS)} follow the queries, so no query "
+            f"id may be one of these names. Got query {qids[clash][0].item()!r}. Take the "
+            f"intervals from Evaluation.confidence_interval(...).to_pandas() instead.")
+    try:
+        intervals = confidence_interval(evaluation, None, method=method, confidence=confidence,
+                                        n_resamples=n_resamples, seed=seed)
+    except (ValueError, TypeError) as exc:   # name the method the user called
+        raise type(exc)(str(exc).replace("Evaluation.confidence_interval", func)) from None
+    return {m: [intervals.mean[m], intervals.low[m], intervals.high[m]]
+            for m in intervals.metrics}

@@ -17,6 +17,7 @@ from ._pool import Pool, pool, read_pool
 from ._judgements import Judgements, merge_qrels
 from ._agreement import (
     Agreement,
+    KrippendorffAlpha,
     RankingAgreement,
     agreement,
     krippendorff_alpha,
@@ -27,6 +28,7 @@ from ._agreement import (
 __all__ = [
     "Agreement",
     "Judgements",
+    "KrippendorffAlpha",
     "Pool",
     "RankingAgreement",
     "agreement",

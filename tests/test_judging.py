@@ -272,6 +272,71 @@ def test_krippendorff_alpha_is_the_krippendorff_packages(level, seed):
     assert krippendorff_alpha(judges, level=level) == pytest.approx(ref, abs=1e-10)
 
 
+def _alpha_by_query_with_the_package(judges, level):
+    """Each query's alpha by the krippendorff package, query by query (a plain loop);
+    NaN where the query's pairable judgements use one grade only."""
+    domain = sorted({g for j in judges.values() for docs in j.values() for g in docs.values()})
+    out = {}
+    for q in sorted({q for j in judges.values() for q in j}):
+        docs = sorted({d for j in judges.values() for d in j.get(q, {})})
+        data = np.array([[j.get(q, {}).get(d, np.nan) for d in docs] for j in judges.values()],
+                        dtype=float)
+        pairable = (~np.isnan(data)).sum(axis=0) >= 2
+        if not pairable.any():
+            continue   # no pair judged twice: the query is left out
+        used = np.unique(data[:, pairable][~np.isnan(data[:, pairable])])
+        if used.shape[0] < 2:
+            out[q] = (np.nan, int(pairable.sum()))
+            continue
+        out[q] = (krippendorff.alpha(reliability_data=data[:, pairable], value_domain=domain,
+                                     level_of_measurement=level), int(pairable.sum()))
+    return out
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_krippendorff_alpha_per_query_is_the_packages_on_each_query(level, seed):
+    rng = np.random.default_rng(seed)
+    judges = {f"j{i}": _random_qrels(rng, 12, 6, 0.6, grades=3 if seed else 2)
+              for i in range(2 + seed)}
+    judges["j0"]["q_one_grade"] = {"x": 1, "y": 1}      # undefined: one grade only
+    judges["j1"]["q_one_grade"] = {"x": 1, "y": 1, "z": 0}
+    judges["j0"]["q_unpaired"] = {"x": 1}                # no pair judged twice: left out
+    judges["j1"]["q_unpaired"] = {"y": 0}
+    if level == "ratio":
+        judges = {k: {q: {d: g + 1 for d, g in v.items()} for q, v in j.items()}
+                  for k, j in judges.items()}
+    res = krippendorff_alpha(judges, level=level, per_query=True)
+    ref = _alpha_by_query_with_the_package(judges, level)
+    assert res.qid.tolist() == list(ref) and "q_unpaired" not in ref
+    for q, got, n in zip(res.qid, res.per_query_alpha, res.per_query_n):
+        want, want_n = ref[q]
+        assert n == want_n
+        assert (np.isnan(got) and np.isnan(want)) or got == pytest.approx(want, abs=1e-10)
+    assert res.n_undefined == sum(np.isnan(a) for a, _ in ref.values()) >= 1
+    assert res.alpha == krippendorff_alpha(judges, level=level)
+    frame = res.to_pandas()
+    assert list(frame.columns) == ["alpha", "n_pairs"] and frame.index.name == "qid"
+    assert "n_undefined=" in repr(res)
+
+
+def test_krippendorff_alpha_per_query_by_hand():
+    # q1, nominal, 2 judges: [1, 0, 1] and [1, 0, 0] -> 1 - 5 * 2 / 18 (the overall example)
+    # q2, interval, 3 judges on one pair: grades 0, 1, 2 -> m_u = 3, o_ck = 1/2 for c != k;
+    # n = 3, n_c = 1 each: D_o = sum o_ck d_ck = (1 + 4 + 1) * 2 / 2 = 6,
+    # D_e = sum n_c n_k d_ck = (1 + 4 + 1) * 2 = 12: alpha = 1 - (n - 1) * 6 / 12 = 0
+    a = {"q1": {"x": 1, "y": 0, "z": 1}, "q2": {"w": 0}}
+    b = {"q1": {"x": 1, "y": 0, "z": 0}, "q2": {"w": 1}}
+    c = {"q2": {"w": 2}}
+    res = krippendorff_alpha({"a": a, "b": b}, level="nominal", per_query=True)
+    assert res.per_query_alpha[0] == pytest.approx(1 - 10 / 18)
+    res = krippendorff_alpha({"a": a, "b": b, "c": c}, level="interval", per_query=True)
+    assert res.qid.tolist() == ["q1", "q2"] and res.per_query_n.tolist() == [3, 1]
+    assert res.per_query_alpha[1] == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(skrank.InvalidParameterError, match="per_query must be True or False"):
+        krippendorff_alpha({"a": a, "b": b}, per_query="yes")
+
+
 # --------------------------------------------------------------------------------------
 # system rankings
 # --------------------------------------------------------------------------------------
@@ -286,11 +351,149 @@ def _slow_tau_ap(ref, est):
     return 2 * total / (len(order) - 1) - 1
 
 
+def _tau_ap_of_order(ref, order):
+    """tau-AP of a strict order (best first) against ``ref`` (a pair tied in ``ref``
+    is not correctly ordered)."""
+    total = 0.0
+    for i in range(1, len(order)):
+        total += sum(ref[order[j]] > ref[order[i]] for j in range(i)) / i
+    return 2 * total / (len(order) - 1) - 1
+
+
+def _slow_tau_ap_a(ref, est):
+    """tau_AP_a by its definition: the mean of tau-AP over EVERY way to break the
+    estimate's ties (each tie group in each of its orders)."""
+    groups = [[i for i in range(len(est)) if est[i] == v] for v in sorted(set(est), reverse=True)]
+    values = [_tau_ap_of_order(ref, [i for group in parts for i in group])
+              for parts in itertools.product(*(itertools.permutations(g) for g in groups))]
+    return sum(values) / len(values)
+
+
+def _slow_tau_ap_b(x, y):
+    """tau_AP_b as Urbano and Marrero describe it, with loops: down each ranking's tie
+    groups, each system outside the top group scores the share of the systems strictly
+    above its group that the other ranking places strictly above it; 2 * mean - 1 per
+    direction, and the mean of the two directions."""
+    def one_way(ref, est):
+        shares = []
+        for i in range(len(est)):
+            above = [j for j in range(len(est)) if est[j] > est[i]]
+            if above:
+                shares.append(sum(ref[j] > ref[i] for j in above) / len(above))
+        return 2 * sum(shares) / len(shares) - 1
+    return (one_way(x, y) + one_way(y, x)) / 2
+
+
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=2, max_size=9))
-def test_tau_ap_against_the_loop(pairs):
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=2, max_size=9,
+                unique_by=(lambda p: p[0], lambda p: p[1])))
+def test_tau_ap_without_ties_is_the_loop_in_every_variant(pairs):
     ref, est = [p[0] for p in pairs], [p[1] for p in pairs]
-    assert tau_ap(ref, est) == pytest.approx(_slow_tau_ap(ref, est), abs=1e-12)
+    plain = _tau_ap_of_order(ref, sorted(range(len(est)), key=lambda i: -est[i]))
+    assert tau_ap(ref, est) == pytest.approx(plain, abs=1e-12)
+    assert tau_ap(ref, est, ties="error") == pytest.approx(plain, abs=1e-12)
+    # tau_AP_b without ties: both directions of tau-AP averaged (not tau-AP itself)
+    assert tau_ap(ref, est, ties="b") == pytest.approx((plain + tau_ap(est, ref)) / 2, abs=1e-12)
+    assert tau_ap(ref, ref) == 1.0 and tau_ap(ref, [-v for v in ref]) == pytest.approx(-1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 6).flatmap(lambda n: st.tuples(
+    st.permutations(list(range(n))), st.lists(st.integers(0, 2), min_size=n, max_size=n))))
+def test_tau_ap_a_is_the_mean_over_every_tie_breaking(data):
+    ref, est = data
+    got = tau_ap(ref, est, ties="a")
+    assert got == pytest.approx(_slow_tau_ap_a(ref, est), abs=1e-12)
+    assert -1 <= got <= 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=2, max_size=9)
+       .filter(lambda ps: len({p[0] for p in ps}) > 1 and len({p[1] for p in ps}) > 1))
+def test_tau_ap_b_is_the_loop_symmetric_and_in_range(pairs):
+    x, y = [p[0] for p in pairs], [p[1] for p in pairs]
+    got = tau_ap(x, y, ties="b")
+    assert got == pytest.approx(_slow_tau_ap_b(x, y), abs=1e-12)
+    assert got == pytest.approx(tau_ap(y, x, ties="b"), abs=1e-12)
+    assert -1 - 1e-12 <= got <= 1 + 1e-12
+    assert tau_ap(x, x, ties="b") == pytest.approx(1.0)
+    assert tau_ap(x, [-v for v in x], ties="b") == pytest.approx(-1.0)
+
+
+# Urbano's ircor R package (tests/testthat/helper_data.R and test_tauAP.R): its data and
+# its values, to 4 decimals: tauAP(x, y), tauAP_a(x, y.ties), tauAP_b(x, y),
+# tauAP_b(x.ties, y.ties)
+IRCOR = [
+    ([0.897, 0.372, 0.908, 0.898, 0.661, 0.062, 0.177, 0.384, 0.498, 0.992],
+     [0.82, 0.406, 0.817, 0.953, 0.673, 0.073, 0.364, 0.547, 0.589, 0.988],
+     [0.9, 0.4, 0.9, 0.9, 0.7, 0.1, 0.2, 0.4, 0.5, 1],
+     [0.8, 0.4, 0.8, 1, 0.7, 0.1, 0.4, 0.5, 0.6, 1], (.8519, .7454, .8333, .7321)),
+    ([0.266, 0.573, 0.202, 0.945, 0.629, 0.206, 0.687, 0.77, 0.718, 0.38],
+     [0.263, 0.843, 0.728, 0.928, 0.08, 0.114, 0.467, 0.641, 0.973, 0.644],
+     [0.3, 0.6, 0.2, 0.9, 0.6, 0.2, 0.7, 0.8, 0.7, 0.4],
+     [0.3, 0.8, 0.7, 0.9, 0.1, 0.1, 0.5, 0.6, 1, 0.6], (.2504, .2692, .2880, .2970)),
+    ([0.185, 0.573, 0.944, 0.129, 0.468, 0.553, 0.761, 0.405, 0.976, 0.445],
+     [0.845, 0.272, 0.275, 0.924, 0.605, 0.334, 0.162, 0.872, 0.018, 0.25],
+     [0.2, 0.6, 0.9, 0.1, 0.5, 0.6, 0.8, 0.4, 1, 0.4],
+     [0.8, 0.3, 0.3, 0.9, 0.6, 0.3, 0.2, 0.9, 0, 0.2], (-.6971, -.5558, -.6680, -.7047)),
+]
+
+
+@pytest.mark.parametrize("x, y, x_ties, y_ties, expected", IRCOR)
+def test_tau_ap_variants_are_ircors(x, y, x_ties, y_ties, expected):
+    got = (tau_ap(x, y), tau_ap(x, y_ties, ties="a"), tau_ap(x, y, ties="b"),
+           tau_ap(x_ties, y_ties, ties="b"))
+    assert got == pytest.approx(expected, abs=5e-5)
+    assert tau_ap(y_ties, x_ties, ties="b") == pytest.approx(expected[3], abs=5e-5)
+
+
+def test_tau_ap_ties_by_hand_and_errors():
+    # the estimate ties all three: every order alike, the mean of tau-AP over the 6 orders
+    # is 0 (2/(n-1) * sum_{k=1}^{2} (k/2)/k - 1 = 2/2 * 1 - 1)
+    assert tau_ap([3, 2, 1], [5, 5, 5]) == pytest.approx(0.0, abs=1e-12)
+    # ties at the bottom of [4, 3, 2, 1]: orders (C, D) -> 1, (D, C) -> tau_ap of a
+    # bottom swap = 2 * (1 + 1 + 2/3) / 3 - 1; tau_AP_a is their mean
+    assert tau_ap([4, 3, 2, 1], [4, 3, 1, 1]) == pytest.approx(
+        (1 + 2 * (1 + 1 + 2 / 3) / 3 - 1) / 2)
+    with pytest.raises(ValueError, match="with ties='a' .* reference must not tie"):
+        tau_ap([1, 1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="with ties='error', reference and estimate must not "
+                                         "tie. Got ties in estimate"):
+        tau_ap([1, 2, 3], [1, 1, 3], ties="error")
+    with pytest.raises(ValueError, match="tau_AP_b is undefined when one ranking ties every "
+                                         "system. Got estimate"):
+        tau_ap([1, 2, 3], [2, 2, 2], ties="b")
+    with pytest.raises(skrank.InvalidParameterError, match="ties must be one of"):
+        tau_ap([1, 2], [1, 2], ties="first")
+
+
+def test_ranking_agreement_uses_the_tie_aware_tau_ap():
+    # one query, relevant document "a" under the first qrels, "b" under the second;
+    # p@1 of each system: 1 if it ranks the relevant document first
+    runs = {"s1": {"q": {"a": 3, "b": 2, "c": 1}}, "s2": {"q": {"b": 3, "a": 2, "c": 1}},
+            "s3": {"q": {"c": 3, "a": 2, "b": 1}}, "s4": {"q": {"a": 3, "c": 2, "b": 1}}}
+    first, second = {"q": {"a": 1}}, {"q": {"b": 1}}
+    res = ranking_agreement(runs, first, second, metric="p@1")
+    a, b = list(res.mean_a.values()), list(res.mean_b.values())
+    assert a == [1, 0, 0, 1] and b == [0, 1, 0, 0]
+    assert res.tau_ap_ties == "b" and res.tau_ap == pytest.approx(_slow_tau_ap_b(a, b))
+    assert "tau_ap_b=" in repr(res)
+    # reference without ties: tau_AP_a, the mean over the orders of the estimate's ties
+    graded = {"q": {"a": 3, "b": 2, "c": 1}}
+    res = ranking_agreement(runs, graded, second, metric="ndcg@3")
+    a, b = list(res.mean_a.values()), list(res.mean_b.values())
+    assert len(set(a)) == 4 and len(set(b)) < 4
+    assert res.tau_ap_ties == "a" and res.tau_ap == pytest.approx(_slow_tau_ap_a(a, b))
+    forced = ranking_agreement(runs, graded, second, metric="ndcg@3", tau_ap_ties="b")
+    assert forced.tau_ap == pytest.approx(_slow_tau_ap_b(a, b))
+    with pytest.raises(ValueError, match="reference must not tie"):
+        ranking_agreement(runs, first, second, metric="p@1", tau_ap_ties="a")
+    with pytest.raises(skrank.InvalidParameterError, match="tau_ap_ties must be one of"):
+        ranking_agreement(runs, first, second, metric="p@1", tau_ap_ties="c")
+    # every system ties under the second qrels: tau_AP_b undefined, NaN as Kendall's tau
+    nobody = {"q": {"z": 1}}
+    res = ranking_agreement(runs, first, nobody, metric="p@1")
+    assert np.isnan(res.tau_ap) and np.isnan(res.kendall_tau)
 
 
 def test_tau_ap_by_hand():

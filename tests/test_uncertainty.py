@@ -232,3 +232,66 @@ def test_segment_means_add_up_to_the_overall_mean(data):
     overall = ev.confidence_interval(method="t").mean["m"]
     assert (totals * res.mean["m"]).sum() / totals.sum() == pytest.approx(overall, abs=1e-12)
     assert res.n_queries["m"].sum() == n
+
+
+# --------------------------------------------------------------------------------------
+# intervals in Evaluation.to_pandas
+# --------------------------------------------------------------------------------------
+
+
+def _weighted_evaluation():
+    rng = np.random.default_rng(11)
+    n = 12
+    y_true = rng.integers(0, 3, size=n * 5)
+    y_true[:5] = 0   # query 0 has no relevant document: skipped by no_relevant="skip"
+    return skrank.evaluate(y_true, rng.random(n * 5), qid=np.repeat(np.arange(n), 5),
+                           metrics=["ndcg@3", "mrr"],
+                           sample_weight=np.repeat(rng.integers(1, 4, size=n), 5),
+                           no_relevant="skip")
+
+
+def test_to_pandas_default_is_unchanged():
+    import pandas as pd
+
+    res = _weighted_evaluation()
+    expected = pd.DataFrame(res.per_query, index=pd.Index(res.qid, name="qid"))
+    for frame in (res.to_pandas(), res.to_pandas(ci=None), res.to_pandas(ci=False)):
+        pd.testing.assert_frame_equal(frame, expected)
+
+
+@pytest.mark.parametrize("method", ["bootstrap", "percentile", "t"])
+@pytest.mark.parametrize("ci", [True, 0.8])
+def test_to_pandas_intervals_are_confidence_intervals(method, ci):
+    res = _weighted_evaluation()
+    assert res.weights is not None and np.isnan(res.per_query["mrr"]).any()
+    frame = res.to_pandas(ci=ci, method=method, n_resamples=500, seed=4)
+    ref = res.confidence_interval(method=method, confidence=0.95 if ci is True else ci,
+                                  n_resamples=500, seed=4)
+    assert frame.index.tolist() == res.qid.tolist() + ["mean", "ci_low", "ci_high"]
+    assert list(frame.columns) == res.metrics
+    for m in res.metrics:
+        # the very numbers (not approximately): one computation
+        assert frame.loc["mean", m] == ref.mean[m]
+        assert frame.loc["ci_low", m] == ref.low[m] and frame.loc["ci_high", m] == ref.high[m]
+        # the weighted mean of the evaluation, skipped queries left out
+        assert frame.loc["mean", m] == pytest.approx(res.mean[m], abs=1e-12)
+        np.testing.assert_array_equal(frame[m].to_numpy(dtype=float)[:-3], res.per_query[m])
+    weights = res.weights[~np.isnan(res.per_query["mrr"])]
+    kept = res.per_query["mrr"][~np.isnan(res.per_query["mrr"])]
+    assert frame.loc["mean", "mrr"] == pytest.approx((weights * kept).sum() / weights.sum())
+
+
+def test_to_pandas_ci_errors():
+    res = _evaluation([0.1, 0.5, 0.9], qid=["a", "mean", "c"])
+    with pytest.raises(ValueError, match=r"Evaluation.to_pandas: with ci, the rows .* Got "
+                                         r"query 'mean'"):
+        res.to_pandas(ci=True)
+    assert res.to_pandas().index.tolist() == ["a", "mean", "c"]   # no clash without ci
+    res = _evaluation([0.1, 0.5, 0.9])
+    for bad in (1.5, 0, "0.9", [0.9]):
+        with pytest.raises(skrank.InvalidParameterError, match="Evaluation.to_pandas: ci must"):
+            res.to_pandas(ci=bad)
+    with pytest.raises(skrank.InvalidParameterError, match="Evaluation.to_pandas: method must"):
+        res.to_pandas(ci=True, method="normal")
+    with pytest.raises(skrank.InvalidParameterError, match="Evaluation.to_pandas: n_resamples"):
+        res.to_pandas(ci=True, n_resamples=0)
