@@ -356,6 +356,19 @@ def _collect(func, results, metrics, queries):
             raise InvalidParameterError(
                 f"{func}: metrics must be None (every metric the systems share), a metric "
                 f"name or a non-empty list of names. Got {_describe(metrics)} instead.")
+    systems, metrics, per_system = _per_system(func, results, metrics)
+    qids = [q.reshape(-1) if q.ndim else q.reshape(1) for q, _ in per_system]
+    sizes = [q.shape[0] for q in qids]
+    unique, system_codes, common = _paired_queries(func, systems, qids, queries)
+    keep = np.flatnonzero(common)
+    values = _values_by_query(func, systems, metrics, per_system, unique, system_codes, common)
+    n_dropped = {s: int(size - keep.shape[0]) for s, size in zip(systems, sizes)}
+    return systems, metrics, unique[keep], values, n_dropped
+
+
+def _per_system(func, results, metrics):
+    """System names (distinct as strings), the metrics to compare (those all systems
+    share when None) and each system's ``(qid, {metric: values})``."""
     systems = [str(name) for name in results]
     if len(set(systems)) != len(systems):
         raise InvalidParameterError(f"{func}: system names must be distinct as strings. "
@@ -375,7 +388,13 @@ def _collect(func, results, metrics, queries):
                 f"{func}: metrics must name metrics every system has: system {name!r} has "
                 f"no values of {missing}. Its metrics are {list(values)}.")
 
-    qids = [q.reshape(-1) if q.ndim else q.reshape(1) for q, _ in per_system]
+    return systems, metrics, per_system
+
+
+def _paired_queries(func, systems, qids, queries):
+    """The query ids of all systems, each system's codes into them, and which queries
+    every system has (checked: unique per system, the same in all with ``"same"``, at
+    least 2 shared)."""
     kinds = {q.dtype.kind for q in qids}
     if len(kinds) > 1:  # e.g. int ids beside str ids: compare ids as Python objects
         qids = [q.astype(object) for q in qids]
@@ -408,6 +427,14 @@ def _collect(func, results, metrics, queries):
     if n < 2:
         raise ValueError(f"{func}: at least 2 queries must be shared by all systems to compare "
                          f"them. Got {n} instead.")
+    return unique, system_codes, common
+
+
+def _values_by_query(func, systems, metrics, per_system, unique, system_codes, common):
+    """The values of shape (n_metrics, n_systems, n_shared), columns in the order of the
+    shared queries among ``unique`` (checked: real, finite, one per query id)."""
+    n_unique = unique.shape[0]
+    n = int(common.sum())
     keep = np.flatnonzero(common)
     position = np.full(n_unique, -1, dtype=np.intp)
     position[keep] = np.arange(n)
@@ -434,8 +461,7 @@ def _collect(func, results, metrics, queries):
                     f"document hold NaN with no_relevant='skip' or 'nan': evaluate with "
                     f"no_relevant='zero' (or 'one') to compare systems on every query.")
             values[j, i, position[c[mine]]] = column[mine]
-    n_dropped = {s: int(size - n) for s, size in zip(systems, sizes)}
-    return systems, metrics, unique[keep], values, n_dropped
+    return values
 
 
 def _show(qid):
@@ -610,54 +636,22 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
     diffs[np.abs(diffs) <= _TIE_TOLERANCE * np.maximum(np.abs(a_values), np.abs(b_values))] = 0.0
     mean_diff = diffs.mean(axis=0)
 
-    exact, drawn = False, None
     dist = None
     if interval != "t" or test == "bootstrap":
         dist = _bootstrap_means(diffs, n_resamples, rng)
-    if test == "randomization":
-        p_raw, exact = _randomization_p(diffs, n_resamples, rng)
-        drawn = None if exact else n_resamples
-    elif test == "bootstrap":
-        shifted = np.abs(dist - mean_diff)
-        threshold = np.abs(mean_diff) - _tolerance(mean_diff, np.abs(diffs).mean(axis=0))
-        p_raw = ((shifted >= threshold).sum(axis=0) + 1) / (n_resamples + 1)
-        drawn = n_resamples
-    else:
-        p_raw = _analytic_p(test, diffs, b_values, a_values)
-
-    if correction is None:
-        p_adj = p_raw.copy()
-    elif correction == "bonferroni":
-        p_adj = np.minimum(p_raw * p_raw.shape[0], 1.0)
-    elif correction == "holm":
-        p_adj = _holm(p_raw)
-    elif correction == "fdr_bh":
-        p_adj = _fdr_bh(p_raw)
-    else:
-        tukey, spreads = _tukey_p(values, n_resamples, rng)
-        p_adj = np.minimum(tukey[:, ia, ib].reshape(-1) * len(metrics), 1.0)
-
+    p_raw, exact, drawn = _raw_p_values(test, diffs, a_values, b_values, mean_diff, dist,
+                                        n_resamples, rng)
+    p_adj, spreads = _adjusted_p_values(correction, p_raw, values, ia, ib, len(metrics),
+                                        n_resamples, rng)
     # Intervals consistent with the correction (see skrank/_simultaneous.py).
     level = S.interval_level(confidence, correction, simultaneous, p_raw.shape[0],
                              int((p_adj <= alpha).sum()))
     coverage = S.coverage_label(confidence, correction, simultaneous, level, p_raw.shape[0],
                                 len(metrics))
-    sd = diffs.std(axis=0, ddof=1)
-    constant = sd == 0
-    if simultaneous and correction == "tukey":
-        half = S.tukey_half_widths(spreads, confidence, len(metrics))
-        half = np.repeat(half, len(pairs))  # columns: metric-major, then pair
-        low, high = mean_diff - half, mean_diff + half
-    elif interval == "t":
-        low, high = stats.t.interval(level, n - 1, loc=mean_diff,
-                                     scale=np.where(constant, 1.0, sd) / math.sqrt(n))
-    else:
-        low, high = _bootstrap_interval(diffs, dist, level, interval)
-    low = np.where(constant, mean_diff, low)
-    high = np.where(constant, mean_diff, high)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        effect = np.where(constant, np.sign(mean_diff) * np.inf, mean_diff / np.where(constant, 1, sd))
-    effect = np.where(constant & (mean_diff == 0), 0.0, effect)
+    low, high, effect = _intervals_and_effects(
+        diffs, mean_diff, dist, level, interval,
+        confidence if simultaneous and correction == "tukey" else None,
+        spreads, len(metrics), len(pairs))
 
     wins = (diffs > 0).sum(axis=0)
     losses = (diffs < 0).sum(axis=0)
@@ -680,3 +674,64 @@ def compare(results, *, metrics=None, baseline=None, test="randomization", n_res
                       confidence=confidence, n_resamples=drawn, exact=exact,
                       interval_level=float(level), coverage=coverage,
                       n_no_relevant=_no_relevant_among(results, qid))
+
+
+def _raw_p_values(test, diffs, a_values, b_values, mean_diff, dist, n_resamples, rng):
+    """Each column's two-sided p-value under ``test``, whether the randomization test
+    enumerated every sign vector, and the number of resamples drawn (None: exact or
+    analytic)."""
+    exact, drawn = False, None
+    if test == "randomization":
+        p_raw, exact = _randomization_p(diffs, n_resamples, rng)
+        drawn = None if exact else n_resamples
+    elif test == "bootstrap":
+        shifted = np.abs(dist - mean_diff)
+        threshold = np.abs(mean_diff) - _tolerance(mean_diff, np.abs(diffs).mean(axis=0))
+        p_raw = ((shifted >= threshold).sum(axis=0) + 1) / (n_resamples + 1)
+        drawn = n_resamples
+    else:
+        p_raw = _analytic_p(test, diffs, b_values, a_values)
+    return p_raw, exact, drawn
+
+
+def _adjusted_p_values(correction, p_raw, values, ia, ib, n_metrics, n_resamples, rng):
+    """The p-values corrected across every comparison of the call, and Tukey's range
+    distribution (None for the other corrections)."""
+    if correction is None:
+        return p_raw.copy(), None
+    if correction == "bonferroni":
+        return np.minimum(p_raw * p_raw.shape[0], 1.0), None
+    if correction == "holm":
+        return _holm(p_raw), None
+    if correction == "fdr_bh":
+        return _fdr_bh(p_raw), None
+    tukey, spreads = _tukey_p(values, n_resamples, rng)
+    return np.minimum(tukey[:, ia, ib].reshape(-1) * n_metrics, 1.0), spreads
+
+
+def _intervals_and_effects(diffs, mean_diff, dist, level, interval, tukey_simultaneous,
+                           spreads, n_metrics, n_pairs):
+    """Each column's interval of the mean difference and its standardised effect size
+    (mean over standard deviation; +-inf for a constant nonzero difference).
+
+    ``tukey_simultaneous``: the confidence of Tukey's simultaneous intervals (from the
+    range distribution ``spreads``), or None for intervals at ``level`` by ``interval``."""
+    n = diffs.shape[0]
+    sd = diffs.std(axis=0, ddof=1)
+    constant = sd == 0
+    if tukey_simultaneous is not None:
+        half = S.tukey_half_widths(spreads, tukey_simultaneous, n_metrics)
+        half = np.repeat(half, n_pairs)  # columns: metric-major, then pair
+        low, high = mean_diff - half, mean_diff + half
+    elif interval == "t":
+        low, high = stats.t.interval(level, n - 1, loc=mean_diff,
+                                     scale=np.where(constant, 1.0, sd) / math.sqrt(n))
+    else:
+        low, high = _bootstrap_interval(diffs, dist, level, interval)
+    low = np.where(constant, mean_diff, low)
+    high = np.where(constant, mean_diff, high)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect = np.where(constant, np.sign(mean_diff) * np.inf,
+                          mean_diff / np.where(constant, 1, sd))
+    effect = np.where(constant & (mean_diff == 0), 0.0, effect)
+    return low, high, effect
