@@ -206,76 +206,14 @@ def read_pool(path, format=None):
     func = "read_pool"
     format = _format_of(func, path, format)
     name = os.fspath(path)
-    records = []   # (line number, qid, docno, {run: rank}, relevance or None or "")
     with open(name, encoding="utf-8") as f:
         lines = f.read().splitlines()
-    has_rel = False
-    if format == "jsonl":
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                q, d, ranks = str(row["query_id"]), str(row["doc_id"]), dict(row.get("runs", {}))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                raise ValueError(f"{name}:{number}: expected a JSON object with query_id, doc_id "
-                                 f"and runs. Got {line[:80]!r}") from None
-            has_rel = has_rel or "relevance" in row
-            records.append((number, q, d, ranks, row.get("relevance")))
-    else:
-        if not lines:
-            raise ValueError(f"{name}: no line (an empty pool file)")
-        header = lines[0].split("\t")
-        if header[:4] != list(POOL_COLUMNS) or header[4:] not in ([], ["relevance"]):
-            raise ValueError(f"{name}:1: the header of a pool file must be "
-                             f"{chr(9).join(POOL_COLUMNS)!r}, then optionally 'relevance'. "
-                             f"Got {lines[0]!r} instead.")
-        has_rel = len(header) == 5
-        for number, line in enumerate(lines[1:], 2):
-            if not line.strip():
-                continue
-            cells = line.split("\t")
-            if len(cells) == 4 and has_rel:
-                cells.append("")
-            if len(cells) != len(header):
-                raise ValueError(f"{name}:{number}: expected {len(header)} tab-separated "
-                                 f"columns. Got {line!r}")
-            runs = [r for r in cells[2].split(",") if r]
-            try:
-                ranks = [int(r) for r in cells[3].split(",") if r]
-            except ValueError:
-                raise ValueError(f"{name}:{number}: ranks must be comma-separated integers. "
-                                 f"Got {cells[3]!r}") from None
-            if len(runs) != len(ranks):
-                raise ValueError(f"{name}:{number}: runs and ranks must have as many entries. "
-                                 f"Got {cells[2]!r} and {cells[3]!r}")
-            records.append((number, cells[0], cells[1], dict(zip(runs, ranks)),
-                            cells[4].strip() if has_rel else None))
+    read = _pool_records_jsonl if format == "jsonl" else _pool_records_tsv
+    records, has_rel = read(name, lines)
     names = list(dict.fromkeys(r for rec in records for r in rec[3]))
     relevance = None
     if has_rel:
-        judged, grades = [], []
-        for number, _, _, _, rel in records:
-            if rel is None or rel == "":
-                judged.append(False)
-                grades.append(0)
-                continue
-            try:
-                grade = int(rel) if not isinstance(rel, bool) else None
-                if grade is None or (isinstance(rel, float) and rel != grade):
-                    raise ValueError
-            except (TypeError, ValueError):
-                raise ValueError(f"{name}:{number}: relevance must be an integer grade. Got "
-                                 f"{rel!r}") from None
-            judged.append(True)
-            grades.append(grade)
-        judged = np.asarray(judged, dtype=bool)
-        if not judged.all():
-            warnings.warn(f"{func}: {int((~judged).sum())} of {len(records)} pairs of {name} have "
-                          f"no relevance (not judged); they are left out.", UserWarning,
-                          stacklevel=caller_stacklevel())
-        records = [rec for rec, keep in zip(records, judged) if keep]
-        relevance = np.asarray(grades, dtype=np.int64)[judged]
+        records, relevance = _judged_records(func, name, records)
     ranks = np.zeros((len(records), len(names)), dtype=np.int64)
     index = {n: j for j, n in enumerate(names)}
     for i, rec in enumerate(records):
@@ -284,6 +222,86 @@ def read_pool(path, format=None):
     qid = np.asarray([rec[1] for rec in records], dtype=str) if records else np.zeros(0, "U1")
     docno = np.asarray([rec[2] for rec in records], dtype=str) if records else np.zeros(0, "U1")
     return Pool(qid, docno, tuple(names), ranks, relevance)
+
+def _pool_records_jsonl(name, lines):
+    """(records, whether a relevance field is present) of a JSONL pool file; a record is
+    (line number, qid, docno, {run: rank}, relevance or None)."""
+    records, has_rel = [], False
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            q, d, ranks = str(row["query_id"]), str(row["doc_id"]), dict(row.get("runs", {}))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            raise ValueError(f"{name}:{number}: expected a JSON object with query_id, doc_id "
+                             f"and runs. Got {line[:80]!r}") from None
+        has_rel = has_rel or "relevance" in row
+        records.append((number, q, d, ranks, row.get("relevance")))
+    return records, has_rel
+
+
+def _pool_records_tsv(name, lines):
+    """(records, whether a relevance column is present) of a TSV pool file; a record is
+    (line number, qid, docno, {run: rank}, relevance text, "" when blank, or None)."""
+    records = []
+    if not lines:
+        raise ValueError(f"{name}: no line (an empty pool file)")
+    header = lines[0].split("\t")
+    if header[:4] != list(POOL_COLUMNS) or header[4:] not in ([], ["relevance"]):
+        raise ValueError(f"{name}:1: the header of a pool file must be "
+                         f"{chr(9).join(POOL_COLUMNS)!r}, then optionally 'relevance'. "
+                         f"Got {lines[0]!r} instead.")
+    has_rel = len(header) == 5
+    for number, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        cells = line.split("\t")
+        if len(cells) == 4 and has_rel:
+            cells.append("")
+        if len(cells) != len(header):
+            raise ValueError(f"{name}:{number}: expected {len(header)} tab-separated "
+                             f"columns. Got {line!r}")
+        runs = [r for r in cells[2].split(",") if r]
+        try:
+            ranks = [int(r) for r in cells[3].split(",") if r]
+        except ValueError:
+            raise ValueError(f"{name}:{number}: ranks must be comma-separated integers. "
+                             f"Got {cells[3]!r}") from None
+        if len(runs) != len(ranks):
+            raise ValueError(f"{name}:{number}: runs and ranks must have as many entries. "
+                             f"Got {cells[2]!r} and {cells[3]!r}")
+        records.append((number, cells[0], cells[1], dict(zip(runs, ranks)),
+                        cells[4].strip() if has_rel else None))
+    return records, has_rel
+
+
+def _judged_records(func, name, records):
+    """The records with a relevance (those without one counted in a warning) and their
+    integer grades."""
+    judged, grades = [], []
+    for number, _, _, _, rel in records:
+        if rel is None or rel == "":
+            judged.append(False)
+            grades.append(0)
+            continue
+        try:
+            grade = int(rel) if not isinstance(rel, bool) else None
+            if grade is None or (isinstance(rel, float) and rel != grade):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}:{number}: relevance must be an integer grade. Got "
+                             f"{rel!r}") from None
+        judged.append(True)
+        grades.append(grade)
+    judged = np.asarray(judged, dtype=bool)
+    if not judged.all():
+        warnings.warn(f"{func}: {int((~judged).sum())} of {len(records)} pairs of {name} have "
+                      f"no relevance (not judged); they are left out.", UserWarning,
+                      stacklevel=caller_stacklevel())
+    records = [rec for rec, keep in zip(records, judged) if keep]
+    relevance = np.asarray(grades, dtype=np.int64)[judged]
+    return records, relevance
 
 
 # --------------------------------------------------------------------------------------
