@@ -350,6 +350,41 @@ def _take_rows(X, rows):
     return X[rows]
 
 
+def _check_whole_queries(func, cv, codes, qids, query_sizes, train, test, tested,
+                         query_tested):
+    """Refuse a fold of ``cv`` that tests a row or query twice, puts a query in both its
+    training and test rows, or tests part of a query."""
+    n_queries = query_sizes.shape[0]
+    if tested[test].any() or query_tested[codes[test]].any():
+        raise ValueError(f"{func}: each query must be in at most one test fold; "
+                         f"{type(cv).__name__} puts some rows in several. Use a "
+                         f"partition such as QueryKFold.")
+    # One count per query and side says both ways a split can cut a query.
+    in_test = np.bincount(codes[test], minlength=n_queries)
+    in_train = np.bincount(codes[train], minlength=n_queries)
+    both = (in_test > 0) & (in_train > 0)
+    if both.any():  # a row-wise splitter (KFold): the model saw the query it ranks
+        first = codes[test][both[codes[test]]][0]
+        raise ValueError(
+            f"{func}: each query must be whole in a split, but {type(cv).__name__} puts "
+            f"{int(both.sum())} queries in both the training and "
+            f"the test rows of a split (query {str(qids[first])!r}: {int(in_train[first])} "
+            f"rows in training, {int(in_test[first])} in test), so their test "
+            f"documents are ranked by a model that saw the query, and the metric reads "
+            f"cut rankings. Use a query-aware splitter: QueryKFold, QueryShuffleSplit "
+            f"or GroupKFold (with the ids as groups).")
+    # A test query is held out whole: none of its rows trains or is left out.
+    cut = (in_test > 0) & (in_test < query_sizes)
+    if cut.any():
+        q = int(np.argmax(cut))
+        raise ValueError(
+            f"{func}: each test fold must hold whole queries. Got {type(cv).__name__} "
+            f"testing {int(in_test[q])} of the {int(query_sizes[q])} rows of query "
+            f"{str(qids[q])!r} (queries cut in this fold: "
+            f"{int(cut.sum())}). Use a query-aware splitter such as QueryKFold, or a group "
+            f"splitter such as GroupKFold.")
+
+
 def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_params=None,
                        ties=None, no_relevant="zero"):
     """Per-query test values of a ranker, each query scored by the model that did
@@ -454,34 +489,8 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
         split_takes_qid = False
     folds = cv.split(X, y, qid=qid) if split_takes_qid else cv.split(X, y, groups=qid)
     for train, test in folds:
-        if tested[test].any() or query_tested[codes[test]].any():
-            raise ValueError(f"{func}: each query must be in at most one test fold; "
-                             f"{type(cv).__name__} puts some rows in several. Use a "
-                             f"partition such as QueryKFold.")
-        # One count per query and side says both ways a split can cut a query.
-        in_test = np.bincount(codes[test], minlength=n_queries)
-        in_train = np.bincount(codes[train], minlength=n_queries)
-        both = (in_test > 0) & (in_train > 0)
-        if both.any():  # a row-wise splitter (KFold): the model saw the query it ranks
-            first = codes[test][both[codes[test]]][0]
-            raise ValueError(
-                f"{func}: each query must be whole in a split, but {type(cv).__name__} puts "
-                f"{int(both.sum())} queries in both the training and "
-                f"the test rows of a split (query {str(qids[first])!r}: {int(in_train[first])} "
-                f"rows in training, {int(in_test[first])} in test), so their test "
-                f"documents are ranked by a model that saw the query, and the metric reads "
-                f"cut rankings. Use a query-aware splitter: QueryKFold, QueryShuffleSplit "
-                f"or GroupKFold (with the ids as groups).")
-        # A test query is held out whole: none of its rows trains or is left out.
-        cut = (in_test > 0) & (in_test < query_sizes)
-        if cut.any():
-            q = int(np.argmax(cut))
-            raise ValueError(
-                f"{func}: each test fold must hold whole queries. Got {type(cv).__name__} "
-                f"testing {int(in_test[q])} of the {int(query_sizes[q])} rows of query "
-                f"{str(qids[q])!r} (queries cut in this fold: "
-                f"{int(cut.sum())}). Use a query-aware splitter such as QueryKFold, or a group "
-                f"splitter such as GroupKFold.")
+        _check_whole_queries(func, cv, codes, qids, query_sizes, train, test,
+                             tested, query_tested)
         query_tested[codes[test]] = True
         # Rankers want each query's rows together, in order of the ids.
         train = train[np.argsort(codes[train], kind="stable")]
