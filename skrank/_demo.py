@@ -236,24 +236,8 @@ def _params_text(params):
                      else f"{key.split('__')[-1]}={value}" for key, value in params.items())
 
 
-def run(args, out, err=None):
-    """Run the demo with parsed ``args``; write the report to ``out`` and progress
-    to ``err`` (stderr); return a :class:`DemoResult`."""
-    import sklearn
-    from sklearn.model_selection import GridSearchCV
-    from threadpoolctl import threadpool_limits
-
-    from ._paired_tests import _bootstrap_interval, _bootstrap_means
-    from ._compare import compare
-    from .model_selection import QueryKFold, QueryShuffleSplit
-
-    err = sys.stderr if err is None else err
-
-    def progress(text):
-        if not args.quiet:
-            err.write(text + "\n")
-            err.flush()
-
+def _checked_rankers(args):
+    """The rankers ``--rankers`` names, after checking the demo's options."""
     selected = [name.strip().lower() for name in args.rankers.split(",") if name.strip()]
     unknown = sorted(set(selected) - set(RANKERS))
     if unknown or not selected:
@@ -267,6 +251,42 @@ def run(args, out, err=None):
     if args.n_estimators < 1:
         raise ValueError(f"--n-estimators must be an int >= 1. "
                          f"Got {args.n_estimators} instead.")
+    return selected
+
+
+def _add_intervals(result, rng):
+    """Percentile bootstrap intervals of each ranker's held-out means, drawn together so
+    that every ranker's interval comes from the same resampled queries."""
+    from ._paired_tests import _bootstrap_interval, _bootstrap_means
+
+    per_query = np.column_stack([r.evaluation.per_query[m] for r in result.rankers
+                                 for m in METRICS])
+    dist = _bootstrap_means(per_query, 2000, rng)
+    low, high = _bootstrap_interval(per_query, dist, 0.95, "percentile")
+    for j, ranker in enumerate(result.rankers):
+        for m, metric in enumerate(METRICS):
+            col = j * len(METRICS) + m
+            ranker.intervals[metric] = (float(low[col]), float(high[col]))
+
+
+def run(args, out, err=None):
+    """Run the demo with parsed ``args``; write the report to ``out`` and progress
+    to ``err`` (stderr); return a :class:`DemoResult`."""
+    import sklearn
+    from sklearn.model_selection import GridSearchCV
+    from threadpoolctl import threadpool_limits
+
+    from ._compare import compare
+    from .model_selection import QueryKFold, QueryShuffleSplit
+
+    err = sys.stderr if err is None else err
+
+    def progress(text):
+        if not args.quiet:
+            err.write(text + "\n")
+            err.flush()
+
+    selected = _checked_rankers(args)
 
     X, y, qid, description = _load(args)
     split = QueryShuffleSplit(n_splits=1, test_size=args.test_size, random_state=args.seed)
@@ -315,14 +335,7 @@ def run(args, out, err=None):
 
     # Best first by cross-validation: the held-out queries only judge the choice.
     result.rankers.sort(key=lambda r: -r.cv_mean)
-    per_query = np.column_stack([r.evaluation.per_query[m] for r in result.rankers
-                                 for m in METRICS])
-    dist = _bootstrap_means(per_query, 2000, rng)
-    low, high = _bootstrap_interval(per_query, dist, 0.95, "percentile")
-    for j, ranker in enumerate(result.rankers):
-        for m, metric in enumerate(METRICS):
-            col = j * len(METRICS) + m
-            ranker.intervals[metric] = (float(low[col]), float(high[col]))
+    _add_intervals(result, rng)
 
     if len(result.rankers) >= 2:
         best, runner = result.rankers[:2]

@@ -51,6 +51,9 @@ def _grouped(func, X, y, qid, *per_row):
 
 
 def _build_query_lgbm_ranker():
+    """The class :class:`QueryLGBMRanker`, defined on first use so that importing
+    skrank.rankers does not import LightGBM.  Long because the whole class (its fit with
+    query ids and evaluation sets) is in its body."""
     try:
         import lightgbm
     except ImportError as exc:

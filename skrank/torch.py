@@ -229,6 +229,9 @@ class RankingMetrics:
 
 
 def _build_torchmetrics_class():
+    """The class :class:`TorchmetricsRankingMetrics`, defined on first use so that
+    importing skrank.torch does not import torchmetrics.  Long because the whole class
+    (its states, update, compute and distributed sync) is in its body."""
     try:
         import torchmetrics
     except ImportError as exc:

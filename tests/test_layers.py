@@ -215,3 +215,23 @@ def test_sklearn_internals_are_touched_in_one_module():
     touched = {t for _, text in _code_words(PACKAGE / "_sklearn_registration.py")
                for t in SKLEARN_TOUCHES if t in text}
     assert touched == set(SKLEARN_TOUCHES)  # the list names what the module does
+
+
+#: Code lines (after the docstring) above which a function says why it is long.
+LONG_FUNCTION = 80
+
+
+def test_long_functions_say_why():
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            doc = ast.get_docstring(node) or ""
+            first = node.body[1] if doc and len(node.body) > 1 else node.body[0]
+            n_lines = node.end_lineno - first.lineno + 1
+            if n_lines > LONG_FUNCTION and "Long because" not in doc:
+                long.append(f"{_module_name(path)}.{node.name} ({n_lines} lines, line "
+                            f"{node.lineno})")
+    assert not long, (f"split these functions, or say in their docstring why they are long "
+                      f"('Long because ...'):\n" + "\n".join(long))
