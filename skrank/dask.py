@@ -85,10 +85,13 @@ class DaskEvaluation:
             mean=dict(self.mean),
             counts={name: counts[name].to_numpy(dtype=np.int64)[order] for name in _COUNTS})
 
-    def to_pandas(self):
-        """Per-query values as a pandas DataFrame indexed by qid, sorted (as
-        :meth:`skrank.Evaluation.to_pandas`)."""
-        return self.compute().to_pandas()
+    def to_pandas(self, ci=None, *, method="bootstrap", n_resamples=10_000, seed=None):
+        """Per-query values as a pandas DataFrame indexed by qid, sorted, and on request
+        the mean with its confidence interval below them: as
+        :meth:`skrank.Evaluation.to_pandas` of :meth:`compute`, whose options these are
+        (the per-query values are gathered first; the interval needs them all)."""
+        return self.compute().to_pandas(ci, method=method, n_resamples=n_resamples,
+                                        seed=seed)
 
     def __repr__(self):
         means = ", ".join(f"{name}={value:.4f}" for name, value in self.mean.items())

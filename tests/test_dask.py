@@ -137,6 +137,9 @@ def test_parquet_on_a_cluster_matches_the_in_memory_call(client, tmp_path, ids,
     assert not any(f"{n_missing} of the {len(judged)} queries of qrels" in str(w.message)
                    for w in caught_dask)
     pd.testing.assert_frame_equal(result.to_pandas(), expected.to_pandas())
+    # intervals below the per-query rows: the in-memory numbers (issue 31)
+    pd.testing.assert_frame_equal(result.to_pandas(ci=0.9, method="t"),
+                                  expected.to_pandas(ci=0.9, method="t"))
 
 
 def test_skrank_evaluate_hands_dask_frames_to_skrank_dask(client):
