@@ -7,7 +7,9 @@ selected measures of :mod:`skrank._trec.measures` over a
 query, grouped by query, then the ``all`` rows).
 """
 
+import os
 import shlex
+
 import numpy as np
 
 from ._trec.measures import TREC_MEASURES
@@ -304,9 +306,6 @@ def evaluate_files(qrels, run, *, measures=(), per_query=False, level=1, complet
     """trec_eval's output lines for a qrels and a run (paths, io objects or tables
     read by :mod:`skrank.io`); ``pieces``: the output as an iterator of strings
     of whole lines instead."""
-    import os
-
-
     if rel_format not in ("qrels", "qrels_jg"):
         raise ValueError(f"{_FUNC}: -R must be 'qrels' or 'qrels_jg'. Got {rel_format!r} "
                          f"instead; the preference formats are not supported.")
@@ -363,9 +362,6 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
     the same byte for byte.  Memory holds the qrels, one block of the run and
     the per-query values.
     """
-    import os
-
-
     selected = _selected(measures, "qrels")
     if isinstance(qrels, (str, os.PathLike)):
         qrels = read_qrels_table(qrels)
