@@ -21,7 +21,7 @@ from ._trec.data import trec_ranking
 from .io._read import read_qrels_table, read_run_table
 from ._trec.data import run_tag
 from .io._tokenize import check_no_duplicates, empty_run_table
-from .io._fields import decode
+from .io._fields import decode, fits_fixed
 from .io._tokenize import source_name
 from .io._read import iter_run_tables
 from .io._tokenize import Layout, read_tables
@@ -400,8 +400,13 @@ def _text_matrix(strings):
 def _per_query_text(qids, columns):
     """The per-query lines ``<name padded>\t<qid>\t<value>``, query by query and
     in column order within a query, built as one byte matrix (one row per line,
-    fields NUL-padded) whose NULs are then dropped: no Python loop over lines."""
-    q_matrix = _text_matrix([q + "\t" for q in qids])
+    fields NUL-padded) whose NULs are then dropped: no Python loop over lines.  With
+    a query id long next to the others, the lines are joined one by one instead (a
+    matrix would cost every line the longest id)."""
+    q_text = [q + "\t" for q in qids]
+    q_lengths = [len(q) for q in q_text]
+    wide = bool(q_text) and not fits_fixed(len(q_text), max(q_lengths), sum(q_lengths))
+    q_matrix = None if wide else _text_matrix(q_text)
     fields = []
     for prefix, kind, values in columns:
         if kind == "float":
@@ -411,6 +416,8 @@ def _per_query_text(qids, columns):
         else:
             value = _text_matrix([f"'{v}'" for v in values.tolist()])
         fields.append((np.frombuffer(prefix.encode(), dtype=np.uint8), value))
+    if wide:
+        return _joined_lines(q_text, fields)
     n_q, n_cols = len(qids), len(fields)
     width = (max(p.shape[0] for p, _ in fields) + q_matrix.shape[1]
              + max(v.shape[1] for _, v in fields) + 1)
@@ -423,6 +430,17 @@ def _per_query_text(qids, columns):
         lines[:, j, at:at + value.shape[1]] = value
     lines[:, :, -1] = 10
     return lines[lines != 0].tobytes().decode("utf-8", errors="surrogateescape")
+
+
+def _joined_lines(q_text, fields):
+    """:func:`_per_query_text`'s lines joined one by one (long query ids)."""
+    values = [[row.tobytes().replace(b"\0", b"") for row in value] for _, value in fields]
+    prefixes = [prefix.tobytes() for prefix, _ in fields]
+    out = []
+    for i, q in enumerate(q_text):
+        q = q.encode("utf-8", "surrogateescape")
+        out.extend(prefix + q + column[i] + b"\n" for prefix, column in zip(prefixes, values))
+    return b"".join(out).decode("utf-8", errors="surrogateescape")
 
 
 def measures_help():

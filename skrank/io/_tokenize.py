@@ -18,7 +18,10 @@ import zlib
 
 import numpy as np
 
-from ._fields import _first_invalid, decode, encode, parse_decimal, parse_numbers, runs_of
+from ._fields import (
+    _first_invalid, decode, encode, fits_fixed, object_array, parse_decimal, parse_numbers,
+    runs_of,
+)
 
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -39,11 +42,6 @@ _HASH = ord("#")
 
 
 _MAX_SHOWN = 200
-
-
-# The longest field of a line (query id, docno, run tag, number), in bytes: text
-# columns are fixed-width, so memory is rows x the longest id (1 KiB holds URLs).
-MAX_TOKEN_BYTES = 1024
 
 
 _U64 = np.uint64
@@ -306,7 +304,10 @@ class Lines:
 
 
 def tokens(a, starts, ends):
-    """The tokens ``a[starts[i]:ends[i]]`` as an ``S`` array (NUL-padded rows).
+    """The tokens ``a[starts[i]:ends[i]]`` as an ``S`` array (NUL-padded rows), or as
+    an object array of ``bytes`` when one token is long next to the others (see
+    ``fits_fixed``: memory then follows the tokens' total length, not rows x the
+    longest).
 
     One row gather from a sliding-window view of the bytes: a copy of a few
     contiguous bytes per token, then the bytes past each token are cleared.
@@ -314,6 +315,9 @@ def tokens(a, starts, ends):
     n = starts.shape[0]
     lengths = ends - starts
     width = max(int(lengths.max()), 1) if n else 1
+    if n and not fits_fixed(n, width, int(lengths.sum())):
+        raw = a.tobytes()
+        return object_array([raw[i:j] for i, j in zip(starts.tolist(), ends.tolist())]), lengths
     size = a.shape[0]
     if size < width:
         a = np.concatenate([a, np.zeros(width - size, dtype=np.uint8)])
@@ -337,7 +341,11 @@ def _numbers(lines, layout, field, strings, lengths, name, *, keep):
     """The values of one numeric column (validated; None when not kept)."""
     index, dtype, what = layout.numbers[field]
     integer = dtype == np.int64
-    values, ok = parse_decimal(strings, lengths, integer=integer, values=keep or not integer)
+    if strings.dtype.kind == "O":  # a long field: every row parsed as Python does
+        values, ok = np.zeros(strings.shape[0], dtype=dtype), np.zeros(strings.shape[0], bool)
+    else:
+        values, ok = parse_decimal(strings, lengths, integer=integer,
+                                   values=keep or not integer)
     if ok.all():
         return values.astype(dtype, copy=False) if keep else None
     slow = np.flatnonzero(~ok)
@@ -367,25 +375,53 @@ def _mix(h):
     return h
 
 
-def _fold_words(h, words):
-    """Fold the 8-byte words of each row of ``words`` (n, k) into the hashes ``h``.
+def _position_salts(n_words):
+    """A constant for each word position of an id (the order of its words counts)."""
+    salts = np.arange(n_words, dtype=_U64)
+    salts *= _U64(0x9E3779B97F4A7C15)
+    salts += _U64(0xD1B54A32D192ED03)
+    return _mix(salts)
 
-    All-zero words (the NUL padding after a string; strings hold no NUL) are
-    skipped, so a hash does not depend on the width of the array.
-    """
+
+def _id_hash(strings):
+    """64-bit hash of each id of an ``S`` array or an object array of ``bytes``: the sum
+    (mod 2**64) of its 8-byte little-endian words, each xor'ed with the salt of its
+    position and mixed.  All-zero words (the NUL padding after a string; ids hold no
+    NUL) are skipped, so a hash depends on neither the width of the array nor the
+    form the ids are held in; an object array is hashed from its bytes laid end to
+    end (memory as their total length)."""
+    n = strings.shape[0]
+    h = np.zeros(n, dtype=_U64)
+    if strings.dtype.kind == "O":
+        values = strings.tolist()
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=n)
+        n_words = (lengths + 7) // 8
+        words = np.frombuffer(b"".join([v + b"\0" * (-len(v) % 8) for v in values]), dtype="<u8")
+        if words.shape[0] == 0:
+            return h
+        first = np.cumsum(n_words) - n_words
+        position = np.arange(words.shape[0]) - np.repeat(first, n_words)
+        mixed = words ^ _position_salts(int(position.max()) + 1)[position]
+        _mix(mixed)
+        filled = n_words > 0
+        h[filled] = np.add.reduceat(mixed, first[filled])
+        return h
+    words = _words(strings)
+    salts = _position_salts(words.shape[1])
     for k in range(words.shape[1]):
         word = words[:, k]
+        mixed = word ^ salts[k]
+        _mix(mixed)
         nonzero = word != 0
         if nonzero.all():
-            h ^= word
-            _mix(h)
+            h += mixed
         else:
-            np.copyto(h, _mix(h ^ word), where=nonzero)
+            np.add(h, mixed, out=h, where=nonzero)
     return h
 
 
 def _words(strings):
-    """The bytes of each row of an ``S``/``U`` array as little-endian 8-byte words."""
+    """The bytes of each row of an ``S`` array as little-endian 8-byte words."""
     n = strings.shape[0]
     raw = np.ascontiguousarray(strings).view(np.uint8).reshape(n, strings.dtype.itemsize)
     pad = -raw.shape[1] % 8
@@ -395,12 +431,12 @@ def _words(strings):
 
 
 def _pair_hash(qid, docno):
-    """64-bit hash of each (qid, docno) pair of two ``S`` arrays."""
-    h = np.full(qid.shape[0], 0x9E3779B97F4A7C15, dtype=_U64)
-    _fold_words(h, _words(qid))
+    """64-bit hash of each (qid, docno) pair of two ``S`` (or object ``bytes``) arrays."""
+    h = _id_hash(qid)
     h ^= _U64(0xD6E8FEB86659FD93)  # end of the qid
     _mix(h)
-    return _fold_words(h, _words(docno))
+    h += _id_hash(docno)
+    return _mix(h)
 
 
 class Table:
@@ -528,7 +564,6 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
             raise ValueError(f"{name}:{lines.line_number(i)}: expected {layout.fmt!r}, "
                              f"got {lines.text(i)!r}{reason}")
         starts, ends = result
-        _check_token_lengths(name, lines, layout, starts, ends)
         qid, _ = tokens(a, starts[:, layout.qid], ends[:, layout.qid])
         docno, _ = tokens(a, starts[:, layout.docno], ends[:, layout.docno])
         numbers = {}
@@ -547,23 +582,6 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
     table = None if parts is None else parts.table(name, hold_last=False)
     if table is not None or block_bytes is None:
         yield table if table is not None else _empty(name, layout, keep)
-
-
-def _check_token_lengths(name, lines, layout, starts, ends):
-    """No field read is longer than ``MAX_TOKEN_BYTES``: text columns are fixed-width
-    (rows x the longest id), so one long token would cost its length on every row."""
-    fields = sorted({layout.qid, layout.docno, *(i for i, _, _ in layout.numbers.values()),
-                     *(() if layout.tag is None else (layout.tag,))})
-    lengths = ends[:, fields] - starts[:, fields]
-    if lengths.size == 0 or int(lengths.max()) <= MAX_TOKEN_BYTES:
-        return
-    row, column = np.unravel_index(int(np.argmax(lengths > MAX_TOKEN_BYTES)), lengths.shape)
-    field = layout.fmt.split()[fields[column]]
-    raise ValueError(
-        f"{name}:{lines.line_number(row)}: {field} must be at most {MAX_TOKEN_BYTES} bytes "
-        f"long. Got {int(lengths[row, column])} bytes instead"
-        + (" (ids are held in fixed-width columns: shorten or hash long ids)."
-           if field in ("qid", "docno", "tag") else "."))
 
 
 def empty_run_table(name="<run>"):
@@ -693,8 +711,16 @@ class _Column:
             self.buffer = np.empty(max(self.capacity, n), dtype=values.dtype)
         else:
             dtype = self.buffer.dtype
-            if dtype.kind == "S" and values.dtype.itemsize > dtype.itemsize:
+            if dtype.kind == "O" and values.dtype.kind == "S":
+                values = values.astype(object)
+            elif dtype.kind == "S" and values.dtype.kind == "O":
+                dtype = values.dtype  # long ids arrived: the column holds bytes objects
+            elif dtype.kind == "S" and values.dtype.itemsize > dtype.itemsize:
                 dtype = values.dtype
+                held = self.buffer[:self.size]
+                total = int(_str_len(held).sum()) + int(_str_len(values).sum())
+                if not fits_fixed(self.size + n, dtype.itemsize, total):
+                    dtype = np.dtype(object)  # one long id would cost its length on every row
             if dtype != self.buffer.dtype or self.size + n > self.buffer.shape[0]:
                 grown = max(self.buffer.shape[0], (self.size + n) * 3 // 2)
                 buffer = np.empty(grown, dtype=dtype)
@@ -713,6 +739,11 @@ class _Column:
         # A view, unless most of the buffer went unused.
         view = self.buffer[:stop]
         return view if 2 * stop >= self.buffer.shape[0] else view.copy()
+
+
+def _str_len(strings):
+    """Length of each string of an ``S`` array."""
+    return getattr(np, "strings", np.char).str_len(strings)
 
 
 def _shared_keys(keys):
