@@ -341,7 +341,8 @@ def _numbers(lines, layout, field, strings, lengths, name, *, keep):
     """The values of one numeric column (validated; None when not kept)."""
     index, dtype, what = layout.numbers[field]
     integer = dtype == np.int64
-    if strings.dtype.kind == "O":  # a long field: every row parsed as Python does
+    if strings.dtype.kind == "O" or strings.dtype.itemsize > 64:  # long fields: every row
+        # parsed as Python does (the vectorised parse takes a step per character)
         values, ok = np.zeros(strings.shape[0], dtype=dtype), np.zeros(strings.shape[0], bool)
     else:
         values, ok = parse_decimal(strings, lengths, integer=integer,
@@ -408,6 +409,11 @@ def _id_hash(strings):
         return h
     words = _words(strings)
     salts = _position_salts(words.shape[1])
+    if words.shape[1] > 8:  # wide ids: every word at once (memory as the array's)
+        mixed = words ^ salts
+        _mix(mixed)
+        mixed[words == 0] = 0
+        return mixed.sum(axis=1, dtype=_U64)
     for k in range(words.shape[1]):
         word = words[:, k]
         mixed = word ^ salts[k]
@@ -553,7 +559,7 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
         if parts is None:  # room for the rows the file (or a block) should hold
             total = block_bytes if block_bytes is not None else info.get("size")
             capacity = 0 if total is None else int(total / len(piece) * lines.n_lines * 1.05)
-            parts = _Parts(per_row_tag, capacity)
+            parts = _Parts(per_row_tag, capacity, 4 * (total or 0))
         result = lines.columns(layout.n_fields, exact=layout.exact)
         if isinstance(result, int):
             i = result
@@ -600,13 +606,14 @@ def _empty(name, layout, keep):
 class _Parts:
     """Columns of the pieces read so far."""
 
-    def __init__(self, per_row_tag, capacity=0):
+    def __init__(self, per_row_tag, capacity=0, budget=0):
         self.per_row_tag = per_row_tag
         self.capacity = capacity
+        self.budget = budget  # bytes a fixed-width column may take (4 x the input's)
         self.qid_runs, self.run_lengths, self.tag = _Column(), _Column(), _Column()
-        self.docno, self.keys = _Column(capacity), _Column(capacity)
+        self.docno, self.keys = _Column(capacity, budget), _Column(capacity)
         if per_row_tag:
-            self.tag = _Column(capacity)
+            self.tag = _Column(capacity, budget)
         self.numbers = {}
         self.lines = _LineMap()
         self.n_bytes = 0
@@ -658,7 +665,7 @@ class _Parts:
                       tag=self.tag.result(tag_cut), tag_per_run=not self.per_row_tag,
                       keys=self.keys.result(cut), lines=self.lines, checked=False)
         if held:
-            rest = _Parts(self.per_row_tag, self.capacity)
+            rest = _Parts(self.per_row_tag, self.capacity, self.budget)
             for column, mine in ((rest.qid_runs, self.qid_runs),
                                  (rest.run_lengths, self.run_lengths), (rest.tag, self.tag)):
                 if mine.buffer is not None:
@@ -673,7 +680,7 @@ class _Parts:
             rest.n_rows = held
             self.__dict__.update(rest.__dict__)
         else:
-            self.__init__(self.per_row_tag, self.capacity)
+            self.__init__(self.per_row_tag, self.capacity, self.budget)
         return table
 
 
@@ -700,15 +707,17 @@ class _Column:
     would hold the column twice): sized from an estimate of the rows, grown by
     half when it falls short, widened when a longer string arrives."""
 
-    def __init__(self, capacity=0):
+    def __init__(self, capacity=0, budget=0):
         self.capacity = capacity
+        self.budget = budget
         self.buffer = None
         self.size = 0
 
     def append(self, values):
         n = values.shape[0]
         if self.buffer is None:
-            self.buffer = np.empty(max(self.capacity, n), dtype=values.dtype)
+            self.buffer = np.empty(self._rows(values.dtype, n, values, max(self.capacity, n)),
+                                   dtype=values.dtype)
         else:
             dtype = self.buffer.dtype
             if dtype.kind == "O" and values.dtype.kind == "S":
@@ -717,17 +726,26 @@ class _Column:
                 dtype = values.dtype  # long ids arrived: the column holds bytes objects
             elif dtype.kind == "S" and values.dtype.itemsize > dtype.itemsize:
                 dtype = values.dtype
-                held = self.buffer[:self.size]
-                total = int(_str_len(held).sum()) + int(_str_len(values).sum())
+                total = int(_str_len(self.buffer[:self.size]).sum()) + int(_str_len(values).sum())
                 if not fits_fixed(self.size + n, dtype.itemsize, total):
                     dtype = np.dtype(object)  # one long id would cost its length on every row
             if dtype != self.buffer.dtype or self.size + n > self.buffer.shape[0]:
                 grown = max(self.buffer.shape[0], (self.size + n) * 3 // 2)
+                if dtype != self.buffer.dtype:
+                    grown = self._rows(dtype, self.size + n, values, grown)
                 buffer = np.empty(grown, dtype=dtype)
                 buffer[:self.size] = self.buffer[:self.size]
                 self.buffer = buffer
         self.buffer[self.size:self.size + n] = values
         self.size += n
+
+    def _rows(self, dtype, n_rows, values, wanted):
+        """Rows of a new buffer: ``wanted`` (the estimate), unless at a fixed width that
+        many rows would take more than ``budget`` bytes (a few times the input's size):
+        then the ``n_rows`` needed, grown by half."""
+        if dtype.kind != "S" or wanted * dtype.itemsize <= max(self.budget, 64 * wanted):
+            return wanted
+        return max(n_rows * 3 // 2, n_rows)
 
     def last(self):
         return self.buffer[self.size - 1]
