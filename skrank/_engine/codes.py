@@ -436,6 +436,8 @@ def _joined_strings(values):
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
     width = int((ends - starts).max()) + 1
+    if n * width > 2 * points.shape[0] + 64 * n:
+        return None  # one long id: fixed-width cells would cost its length on every row
     # Each id with its separator (padding after it in the fixed-width cells).
     return fixed_width_cells(points, starts, ends - starts + 1, width).view(f"{kind}{width}")
 
