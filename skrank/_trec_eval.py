@@ -21,7 +21,7 @@ from ._trec.data import trec_ranking
 from .io._read import read_qrels_table, read_run_table
 from ._trec.data import run_tag
 from .io._tokenize import check_no_duplicates, empty_run_table
-from .io._fields import decode, fits_fixed
+from .io._fields import decode, fits_fixed, str_array
 from .io._tokenize import source_name
 from .io._read import iter_run_tables
 from .io._tokenize import Layout, read_tables
@@ -710,6 +710,20 @@ class _GroupRanking:
         self.num_docs_in_coll = 0
 
 
+def _tab_joined(left, right):
+    """``left<TAB>right`` of each row (objects when either side holds long ids)."""
+    if left.dtype == object or right.dtype == object:
+        return str_array([f"{a}\t{b}" for a, b in zip(left.tolist(), right.tolist())])
+    return np.char.add(np.char.add(left, "\t"), right)
+
+
+def _before_tab(strings):
+    """The text of each string before its first tab."""
+    if strings.dtype == object:
+        return str_array([text.partition("\t")[0] for text in strings.tolist()])
+    return np.char.partition(strings, "\t")[:, 0]
+
+
 def _group_ranking(path, run, options):
     """Judgement groups (the qrels' second column) as sub-queries 'qid<TAB>group'."""
 
@@ -718,11 +732,11 @@ def _group_ranking(path, run, options):
     layout = Layout("qid jg docno rel", 4, True, qid=0, docno=2, tag=1,
                     numbers={"rel": (3, np.int64, "an integer")})
     table = next(read_tables(path, layout))
-    sub_qid = np.char.add(np.char.add(decode(table.qid()), "\t"), decode(table.tag))
+    sub_qid = _tab_joined(decode(table.qid()), decode(table.tag))
     qrels = io.Qrels(qid=sub_qid, docno=decode(table.docno), rel=table.numbers["rel"])
     # Each run row once per judgement group of its query.
     pairs = np.unique(sub_qid)
-    pair_qid = np.char.partition(pairs, "\t")[:, 0]
+    pair_qid = _before_tab(pairs)
     order = np.argsort(pair_qid, kind="stable")
     pair_qid, pairs = pair_qid[order], pairs[order]
     first = np.searchsorted(pair_qid, run.qid, side="left")
@@ -733,7 +747,7 @@ def _group_ranking(path, run, options):
     sub_run = io.Run(qid=pairs[first[rows] + offset], docno=run.docno[rows],
                      score=run.score[rows], rank=run.rank[rows], tag=run.tag[rows])
     groups = trec_ranking(qrels, sub_run, **options)
-    outer = np.char.partition(groups.qids, "\t")[:, 0]
+    outer = _before_tab(groups.qids)
     qids, group_query = np.unique(outer, return_inverse=True)
     runid = groups.runid if len(sub_run) else (str(run.tag[0]) if len(run) else "")
     return _GroupRanking(groups, group_query, qids, runid)

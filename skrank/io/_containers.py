@@ -111,7 +111,8 @@ class Qrels(_Columns):
     Attributes
     ----------
     qid, docno : ndarray of str
-        Query and document ids (dtype ``<U...``), in file order.
+        Query and document ids (dtype ``<U...``; object, of ``str``, when
+        one id is long next to the others: see the input rules), in file order.
     rel : ndarray of int64
         Relevance levels, in file order.
 
@@ -258,7 +259,8 @@ class Run(_Columns):
     Attributes
     ----------
     qid, docno, tag : ndarray of str
-        Query ids, document ids and run tags (dtype ``<U...``), in file order.
+        Query ids, document ids and run tags (dtype ``<U...``; object, of
+        ``str``, when one id is long next to the others), in file order.
     score : ndarray of float64
         Scores, in file order.
     rank : ndarray of int64
