@@ -140,3 +140,12 @@ def test_joined_strings_refuse_fixed_cells_for_one_long_id():
 
     assert _joined_strings(["a", "bb", "c"]).dtype == np.dtype("S3")
     assert _joined_strings(["a"] * 100 + ["b" * 100000]) is None
+
+
+def test_judgement_groups_with_long_ids(tmp_path):
+    """``-R qrels_jg`` joins each query id with its group as text: long ids stay objects."""
+    short = _files(tmp_path, "short", "d4", "q07")
+    long = _files(tmp_path, "long", "d4" + "x" * LONG, "q07" + "y" * LONG)
+    argv = ["-R", "qrels_jg", "-m", "qrels_jg", "-q"]
+    expected = _cli(["evaluate", *argv, *short])
+    assert _cli(["evaluate", *argv, *long]).replace("q07" + "y" * LONG, "q07") == expected
