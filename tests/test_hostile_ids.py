@@ -149,3 +149,17 @@ def test_judgement_groups_with_long_ids(tmp_path):
     argv = ["-R", "qrels_jg", "-m", "qrels_jg", "-q"]
     expected = _cli(["evaluate", *argv, *short])
     assert _cli(["evaluate", *argv, *long]).replace("q07" + "y" * LONG, "q07") == expected
+
+
+def test_pair_hash_is_the_same_for_fixed_width_and_object_ids():
+    """A qrels read fixed-width and a run read as objects (or the reverse) match on
+    their pairs' hashes: the hash depends on the bytes only."""
+    from skrank.io._tokenize import _pair_hash
+
+    qid = [b"q1", b"q1", b"q22", b"q" * 30, b"q1"]
+    docno = [b"d", b"abcdefgh", b"abcdefghi", b"x" * 100, b""]
+    fixed = _pair_hash(np.array(qid), np.array(docno))
+    objects = _pair_hash(np.array(qid, dtype=object), np.array(docno, dtype=object))
+    wider = _pair_hash(np.array(qid, dtype="S40"), np.array(docno, dtype="S200"))
+    assert fixed.tolist() == objects.tolist() == wider.tolist()
+    assert len(set(fixed.tolist())) == 5

@@ -392,7 +392,7 @@ def _id_hash(strings):
     form the ids are held in; an object array is hashed from its bytes laid end to
     end (memory as their total length)."""
     n = strings.shape[0]
-    h = np.zeros(n, dtype=_U64)
+    h = np.zeros(n, dtype=_U64) if strings.dtype.kind == "O" else np.empty(n, dtype=_U64)
     if strings.dtype.kind == "O":
         values = strings.tolist()
         lengths = np.fromiter(map(len, values), dtype=np.int64, count=n)
@@ -414,9 +414,16 @@ def _id_hash(strings):
         _mix(mixed)
         mixed[words == 0] = 0
         return mixed.sum(axis=1, dtype=_U64)
-    for k in range(words.shape[1]):
+    # The first word straight into `h` (all-zero only for an empty id), then the others.
+    word = words[:, 0]
+    np.bitwise_xor(word, salts[0], out=h)
+    _mix(h)
+    if n and not word.all():
+        h[word == 0] = 0
+    mixed = np.empty(n, dtype=_U64) if words.shape[1] > 1 else None
+    for k in range(1, words.shape[1]):
         word = words[:, k]
-        mixed = word ^ salts[k]
+        np.bitwise_xor(word, salts[k], out=mixed)
         _mix(mixed)
         nonzero = word != 0
         if nonzero.all():
@@ -441,8 +448,8 @@ def _pair_hash(qid, docno):
     h = _id_hash(qid)
     h ^= _U64(0xD6E8FEB86659FD93)  # end of the qid
     _mix(h)
-    h += _id_hash(docno)
-    return _mix(h)
+    h += _id_hash(docno)  # a sum of mixed words: well spread already
+    return h
 
 
 class Table:
