@@ -163,3 +163,19 @@ def test_pair_hash_is_the_same_for_fixed_width_and_object_ids():
     wider = _pair_hash(np.array(qid, dtype="S40"), np.array(docno, dtype="S200"))
     assert fixed.tolist() == objects.tolist() == wider.tolist()
     assert len(set(fixed.tolist())) == 5
+
+
+def test_arrow_string_ids_with_one_long_id():
+    """pandas' Arrow strings were laid into fixed-width cells (rows x the longest)."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(2)
+    n = 2000
+    y, score = rng.integers(0, 3, n), rng.random(n)
+    ids = [f"q{i // 100:02d}" for i in range(n)]
+    expected = skrank.ndcg_score(y, score, qid=pd.Series(ids, dtype="string[pyarrow]"), k=10)
+    ids[100:200] = ["q01" + "y" * 20000] * 100
+    long = pd.Series(ids, dtype="string[pyarrow]")
+    got, peak = _peak(lambda: skrank.ndcg_score(y, score, qid=long, k=10))
+    assert got == expected
+    assert peak < 3 * 100 * 20003 + 10 ** 6  # rows x longest: 40 MB
