@@ -20,7 +20,7 @@ from ._trec.data import trec_ranking
 from .io._read import read_qrels_table, read_run_table
 from ._trec.data import run_tag
 from .io._tokenize import check_no_duplicates, empty_run_table
-from .io._fields import decode
+from .io._fields import decode, fits_fixed, str_array
 from .io._tokenize import source_name
 from .io._read import iter_run_tables
 from .io._tokenize import Layout, read_tables
@@ -258,8 +258,13 @@ def _text_matrix(strings):
 def _per_query_text(qids, columns):
     """The per-query lines ``<name padded>\t<qid>\t<value>``, query by query and
     in column order within a query, built as one byte matrix (one row per line,
-    fields NUL-padded) whose NULs are then dropped: no Python loop over lines."""
-    q_matrix = _text_matrix([q + "\t" for q in qids])
+    fields NUL-padded) whose NULs are then dropped: no Python loop over lines.  With
+    a query id long next to the others, the lines are joined one by one instead (a
+    matrix would cost every line the longest id)."""
+    q_text = [q + "\t" for q in qids]
+    q_lengths = [len(q) for q in q_text]
+    wide = bool(q_text) and not fits_fixed(len(q_text), max(q_lengths), sum(q_lengths))
+    q_matrix = None if wide else _text_matrix(q_text)
     fields = []
     for prefix, kind, values in columns:
         if kind == "float":
@@ -269,6 +274,8 @@ def _per_query_text(qids, columns):
         else:
             value = _text_matrix([f"'{v}'" for v in values.tolist()])
         fields.append((np.frombuffer(prefix.encode(), dtype=np.uint8), value))
+    if wide:
+        return _joined_lines(q_text, fields)
     n_q, n_cols = len(qids), len(fields)
     width = (max(p.shape[0] for p, _ in fields) + q_matrix.shape[1]
              + max(v.shape[1] for _, v in fields) + 1)
@@ -281,6 +288,17 @@ def _per_query_text(qids, columns):
         lines[:, j, at:at + value.shape[1]] = value
     lines[:, :, -1] = 10
     return lines[lines != 0].tobytes().decode("utf-8", errors="surrogateescape")
+
+
+def _joined_lines(q_text, fields):
+    """:func:`_per_query_text`'s lines joined one by one (long query ids)."""
+    values = [[row.tobytes().replace(b"\0", b"") for row in value] for _, value in fields]
+    prefixes = [prefix.tobytes() for prefix, _ in fields]
+    out = []
+    for i, q in enumerate(q_text):
+        q = q.encode("utf-8", "surrogateescape")
+        out.extend(prefix + q + column[i] + b"\n" for prefix, column in zip(prefixes, values))
+    return b"".join(out).decode("utf-8", errors="surrogateescape")
 
 
 def measures_help():
@@ -544,6 +562,20 @@ class _GroupRanking:
         self.num_docs_in_coll = 0
 
 
+def _tab_joined(left, right):
+    """``left<TAB>right`` of each row (objects when either side holds long ids)."""
+    if left.dtype == object or right.dtype == object:
+        return str_array([f"{a}\t{b}" for a, b in zip(left.tolist(), right.tolist())])
+    return np.char.add(np.char.add(left, "\t"), right)
+
+
+def _before_tab(strings):
+    """The text of each string before its first tab."""
+    if strings.dtype == object:
+        return str_array([text.partition("\t")[0] for text in strings.tolist()])
+    return np.char.partition(strings, "\t")[:, 0]
+
+
 def _group_ranking(path, run, options):
     """Judgement groups (the qrels' second column) as sub-queries 'qid<TAB>group'."""
 
@@ -552,11 +584,11 @@ def _group_ranking(path, run, options):
     layout = Layout("qid jg docno rel", 4, True, qid=0, docno=2, tag=1,
                     numbers={"rel": (3, np.int64, "an integer")})
     table = next(read_tables(path, layout))
-    sub_qid = np.char.add(np.char.add(decode(table.qid()), "\t"), decode(table.tag))
+    sub_qid = _tab_joined(decode(table.qid()), decode(table.tag))
     qrels = io.Qrels(qid=sub_qid, docno=decode(table.docno), rel=table.numbers["rel"])
     # Each run row once per judgement group of its query.
     pairs = np.unique(sub_qid)
-    pair_qid = np.char.partition(pairs, "\t")[:, 0]
+    pair_qid = _before_tab(pairs)
     order = np.argsort(pair_qid, kind="stable")
     pair_qid, pairs = pair_qid[order], pairs[order]
     first = np.searchsorted(pair_qid, run.qid, side="left")
@@ -567,7 +599,7 @@ def _group_ranking(path, run, options):
     sub_run = io.Run(qid=pairs[first[rows] + offset], docno=run.docno[rows],
                      score=run.score[rows], rank=run.rank[rows], tag=run.tag[rows])
     groups = trec_ranking(qrels, sub_run, **options)
-    outer = np.char.partition(groups.qids, "\t")[:, 0]
+    outer = _before_tab(groups.qids)
     qids, group_query = np.unique(outer, return_inverse=True)
     runid = groups.runid if len(sub_run) else (str(run.tag[0]) if len(run) else "")
     return _GroupRanking(groups, group_query, qids, runid)

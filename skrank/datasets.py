@@ -1,5 +1,6 @@
 """Synthetic ranking data, in the spirit of :mod:`sklearn.datasets`."""
 
+import os
 from numbers import Integral
 
 import numpy as np
@@ -58,6 +59,28 @@ def _rng(func, random_state):
         f"{func}: random_state must be None, an int >= 0, a numpy Generator or a RandomState. "
         f"Got {_describe(random_state)} instead."
     )
+
+
+def _physical_memory():
+    """This machine's memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - e.g. Windows
+        return None
+
+
+def _check_size(func, n_queries, low, n_features):
+    """Refuse, before allocating, a data set whose smallest possible size (every query
+    at ``low`` documents: the features, grades and ids in float64/int64) exceeds this
+    machine's memory (or 2**63 bytes where it is not known)."""
+    needed = n_queries * 8 + n_queries * low * (n_features + 2) * 8
+    limit = _physical_memory() or 2 ** 63
+    if needed > limit:
+        raise InvalidParameterError(
+            f"{func}: n_queries={n_queries} with n_docs >= {low} and n_features={n_features} "
+            f"needs at least {needed / 2 ** 30:,.0f} GiB, more than this machine's "
+            f"{limit / 2 ** 30:,.0f} GiB of memory. Ask for fewer queries, documents or "
+            f"features.")
 
 
 def make_ranking(n_queries=100, n_docs=(5, 100), *, n_features=20, n_informative=5,
@@ -150,6 +173,7 @@ def make_ranking(n_queries=100, n_docs=(5, 100), *, n_features=20, n_informative
         raise InvalidParameterError(f"{func}: as_frame must be True or False. "
                                     f"Got {_describe(as_frame)} instead.")
     rng = _rng(func, random_state)
+    _check_size(func, n_queries, low, n_features)
 
     try:
         sizes = rng.integers(low, high + 1, size=n_queries)

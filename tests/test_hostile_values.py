@@ -334,3 +334,19 @@ def test_expected_gain_scorer_needs_numeric_classes():
                                          r"relevance grades.*'bad'"):
         with sklearn.config_context(enable_metadata_routing=True):
             scorer(model, X, np.tile([0, 1], 3), qid=np.repeat([1, 2], 3))
+
+
+@pytest.mark.parametrize("n_queries", [10 ** 12, 10 ** 10])
+def test_make_ranking_too_many_queries_refused_before_allocating(n_queries):
+    # Before: 10**12 reached numpy's allocation (a MemoryError from the random draw
+    # caught after the fact); 10**10 (80 GB of sizes) could start allocating.
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(skrank.InvalidParameterError, match=f"n_queries={n_queries} .*GiB"):
+            skrank.datasets.make_ranking(n_queries=n_queries)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 ** 6

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from .._core.checks import caller_stacklevel, filtered_on_numpy_1
-from .keys import _mixed_radix_weights, _small_range_limit, _string_character_keys
+from .keys import _MAX_KEY_BYTES, _mixed_radix_weights, _small_range_limit, _string_character_keys
 
 
 try:
@@ -126,7 +126,8 @@ def _sorted_run_offsets(func, qid):
         return np.zeros(1, dtype=np.intp)  # no run: no query
     if qid.dtype.kind in "US" and n > _ROW_PROBE and _sorted_run_offsets(func, qid[:_ROW_PROBE]) is None:
         return None  # string ids in random order: told from the first rows
-    if qid.dtype.kind in "US" and n > 1 and qid.dtype.itemsize % 4 == 0:
+    if qid.dtype.kind in "US" and n > 1 and qid.dtype.itemsize % 4 == 0 \
+            and qid.dtype.itemsize <= _MAX_KEY_BYTES:
         # Strings: runs found on the raw characters as integer words (comparing
         # strings row by row is several times slower), order checked on one id per run.
         starts = _string_run_starts(qid)
@@ -435,6 +436,8 @@ def _joined_strings(values):
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
     width = int((ends - starts).max()) + 1
+    if n * width > 2 * points.shape[0] + 64 * n:
+        return None  # one long id: fixed-width cells would cost its length on every row
     # Each id with its separator (padding after it in the fixed-width cells).
     return fixed_width_cells(points, starts, ends - starts + 1, width).view(f"{kind}{width}")
 

@@ -132,6 +132,8 @@ def _arrow_string_codes(qid):
         return None
     lengths = np.diff(offsets)
     width = int(lengths.max())
+    if n * width > 2 * int(offsets[-1]) + 64 * n:
+        return None  # one long id: fixed-width cells would cost its length on every row
     if width == 0:
         fixed = np.zeros(n, dtype="S1")
     elif int(lengths.min()) == width:

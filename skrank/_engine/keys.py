@@ -8,6 +8,12 @@ so that narrow alphabets pack more characters per key.
 import numpy as np
 
 
+# Wider ids are not keyed by their characters (a pass per position: a long id would
+# cost a Python step per character); they are sorted instead.
+# Not measured: 64-character keys rarely fit the key range anyway.
+_MAX_KEY_BYTES = 256
+
+
 def _string_character_keys(qid, *, with_strings=False):
     """Integer keys ordered as the fixed-width strings ``qid`` are, from the characters
     each position holds, combined as the digits of a mixed-radix number.  Ids such as
@@ -25,7 +31,7 @@ def _string_character_keys(qid, *, with_strings=False):
     of every key in ``[0, keys.max()]`` (held by a row or not), decoded from the
     digits when they span at most one key per 8 rows, else None."""
     n = qid.shape[0]
-    if qid.dtype.itemsize == 0 or n == 0:
+    if qid.dtype.itemsize == 0 or n == 0 or qid.dtype.itemsize > _MAX_KEY_BYTES:
         return None
     unit = np.uint8 if qid.dtype.kind == "S" else np.uint32
     chars = _narrow_characters(

@@ -18,6 +18,7 @@ import numpy as np
 from .._core.checks import InvalidParameterError, _as_numeric, _describe
 from .._engine.codes import factorize_qid
 from ._external import arrow_view
+from ._fields import str_array
 
 
 _QRELS_FORMS = ("a Qrels, a path to a TREC qrels file, a DataFrame with columns "
@@ -86,11 +87,9 @@ def ids_as_str(func, what, values):
         bad = _missing_mask(arr)
         if bad.any():
             _missing_id_error(func, what, bad)
-        try:
-            return arr.astype(str)
-        except UnicodeDecodeError:  # bytes ids beyond ASCII: decoded as file ids are
-            return np.array([v.decode("utf-8", "surrogateescape") if isinstance(v, bytes)
-                             else str(v) for v in arr.tolist()])
+        # one str per id (bytes decoded as file ids are); long ids stay objects
+        return str_array([v if isinstance(v, str) else v.decode("utf-8", "surrogateescape")
+                          if isinstance(v, bytes) else str(v) for v in arr.tolist()])
     raise TypeError(f"{func}: {what} must hold ids (ints or strings). Got {_describe(arr)} instead.")
 
 

@@ -16,7 +16,7 @@ from ._columns import (
 )
 from .._core.checks import _check_length
 from ._tokenize import Table
-from ._fields import decode
+from ._fields import decode, str_array
 from ._external import qrels_from_ir_datasets
 from ._external import run_from_ir_datasets
 
@@ -39,6 +39,8 @@ def _str_array(cls, name, value):
         return decode(arr)
     if arr.size == 0:
         return np.zeros(0, dtype="U1")
+    if arr.dtype.kind == "O":  # long ids stay objects: memory as their total length
+        return str_array([v if isinstance(v, str) else str(v) for v in arr.tolist()])
     return arr.astype(str)
 
 
@@ -109,7 +111,8 @@ class Qrels(_Columns):
     Attributes
     ----------
     qid, docno : ndarray of str
-        Query and document ids (dtype ``<U...``), in file order.
+        Query and document ids (dtype ``<U...``; object, of ``str``, when
+        one id is long next to the others: see the input rules), in file order.
     rel : ndarray of int64
         Relevance levels, in file order.
 
@@ -256,7 +259,8 @@ class Run(_Columns):
     Attributes
     ----------
     qid, docno, tag : ndarray of str
-        Query ids, document ids and run tags (dtype ``<U...``), in file order.
+        Query ids, document ids and run tags (dtype ``<U...``; object, of
+        ``str``, when one id is long next to the others), in file order.
     score : ndarray of float64
         Scores, in file order.
     rank : ndarray of int64

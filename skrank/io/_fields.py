@@ -51,7 +51,10 @@ def parse_decimal(strings, lengths, *, integer, values=True):
 
 def parse_numbers(col, dtype):
     """Convert a bytes array to ``dtype``, or return None if any value is invalid."""
-    if b"_" in col.tobytes():  # Python's int()/float() accept "1_000"; C does not.
+    if col.dtype.kind == "O":  # long fields: bytes objects
+        if any(b"_" in v for v in col.tolist()):
+            return None
+    elif b"_" in col.tobytes():  # Python's int()/float() accept "1_000"; C does not.
         return None
     try:
         values = col.astype(dtype)
@@ -74,11 +77,49 @@ def _first_invalid(col, dtype):
     return lo
 
 
+# Fixed-width (``S``/``U``) id columns cost rows x the longest id.  They are kept while
+# that stays within twice the ids' own length plus this many characters a row (so any
+# column of ids up to 64 characters is fixed-width); otherwise ids are held as an
+# object array of ``bytes``/``str`` (about 40 bytes a row plus the id), so memory
+# follows the total length of the ids, not rows x the longest.
+# Not measured: 64 is above the ids retrieval systems write (a URL, a UUID, a hash).
+_FIXED_SLACK = 64
+
+
+def fits_fixed(n, width, total):
+    """Whether ``n`` ids of total length ``total``, the longest ``width``, may be a
+    fixed-width array (see ``_FIXED_SLACK``)."""
+    return n * width <= 2 * total + _FIXED_SLACK * n
+
+
+def object_array(items):
+    """A 1-D object array of ``items`` (a list), each kept whole."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def str_array(strs):
+    """A list of ``str`` as a ``<U`` array, or an object array when a fixed width would
+    be out of proportion to the ids (see :func:`fits_fixed`)."""
+    n = len(strs)
+    if n == 0:
+        return np.zeros(0, dtype="U1")
+    lengths = np.fromiter(map(len, strs), dtype=np.int64, count=n)
+    if fits_fixed(n, int(lengths.max()), int(lengths.sum())):
+        return np.array(strs, dtype=str)
+    return object_array(strs)
+
+
 def encode(strings):
     """A str array as UTF-8 bytes (``S``); lone surrogates (bytes that were not
-    UTF-8 in a file) become those bytes again."""
+    UTF-8 in a file) become those bytes again.  An object array of ``str`` (long ids)
+    becomes an object array of ``bytes``."""
     if strings.dtype.kind == "S":
         return strings
+    if strings.dtype.kind == "O":
+        return object_array([v if isinstance(v, bytes) else v.encode("utf-8", "surrogateescape")
+                             for v in strings.tolist()])
     if strings.size == 0:
         return np.zeros(0, dtype="S1")
     width = max(strings.dtype.itemsize // 4, 1)
@@ -90,9 +131,13 @@ def encode(strings):
 
 
 def decode(strings):
-    """Bytes (``S``) array to str array; invalid UTF-8 bytes become lone surrogates."""
+    """Bytes (``S``) array to str array; invalid UTF-8 bytes become lone surrogates.
+    An object array of ``bytes`` (long ids) becomes an object array of ``str``."""
     if strings.dtype.kind == "U":
         return strings
+    if strings.dtype.kind == "O":
+        return object_array([v.decode("utf-8", "surrogateescape") if isinstance(v, bytes)
+                             else v for v in strings.tolist()])
     if strings.size == 0:
         return np.zeros(0, dtype="U1")
     width = max(strings.dtype.itemsize, 1)

@@ -18,7 +18,10 @@ import zlib
 
 import numpy as np
 
-from ._fields import _first_invalid, decode, encode, parse_decimal, parse_numbers, runs_of
+from ._fields import (
+    _first_invalid, decode, encode, fits_fixed, object_array, parse_decimal, parse_numbers,
+    runs_of,
+)
 
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -39,11 +42,6 @@ _HASH = ord("#")
 
 
 _MAX_SHOWN = 200
-
-
-# The longest field of a line (query id, docno, run tag, number), in bytes: text
-# columns are fixed-width, so memory is rows x the longest id (1 KiB holds URLs).
-MAX_TOKEN_BYTES = 1024
 
 
 _U64 = np.uint64
@@ -306,7 +304,10 @@ class Lines:
 
 
 def tokens(a, starts, ends):
-    """The tokens ``a[starts[i]:ends[i]]`` as an ``S`` array (NUL-padded rows).
+    """The tokens ``a[starts[i]:ends[i]]`` as an ``S`` array (NUL-padded rows), or as
+    an object array of ``bytes`` when one token is long next to the others (see
+    ``fits_fixed``: memory then follows the tokens' total length, not rows x the
+    longest).
 
     One row gather from a sliding-window view of the bytes: a copy of a few
     contiguous bytes per token, then the bytes past each token are cleared.
@@ -314,6 +315,9 @@ def tokens(a, starts, ends):
     n = starts.shape[0]
     lengths = ends - starts
     width = max(int(lengths.max()), 1) if n else 1
+    if n and not fits_fixed(n, width, int(lengths.sum())):
+        raw = a.tobytes()
+        return object_array([raw[i:j] for i, j in zip(starts.tolist(), ends.tolist())]), lengths
     size = a.shape[0]
     if size < width:
         a = np.concatenate([a, np.zeros(width - size, dtype=np.uint8)])
@@ -337,7 +341,12 @@ def _numbers(lines, layout, field, strings, lengths, name, *, keep):
     """The values of one numeric column (validated; None when not kept)."""
     index, dtype, what = layout.numbers[field]
     integer = dtype == np.int64
-    values, ok = parse_decimal(strings, lengths, integer=integer, values=keep or not integer)
+    if strings.dtype.kind == "O" or strings.dtype.itemsize > 64:  # long fields: every row
+        # parsed as Python does (the vectorised parse takes a step per character)
+        values, ok = np.zeros(strings.shape[0], dtype=dtype), np.zeros(strings.shape[0], bool)
+    else:
+        values, ok = parse_decimal(strings, lengths, integer=integer,
+                                   values=keep or not integer)
     if ok.all():
         return values.astype(dtype, copy=False) if keep else None
     slow = np.flatnonzero(~ok)
@@ -367,25 +376,65 @@ def _mix(h):
     return h
 
 
-def _fold_words(h, words):
-    """Fold the 8-byte words of each row of ``words`` (n, k) into the hashes ``h``.
+def _position_salts(n_words):
+    """A constant for each word position of an id (the order of its words counts)."""
+    salts = np.arange(n_words, dtype=_U64)
+    salts *= _U64(0x9E3779B97F4A7C15)
+    salts += _U64(0xD1B54A32D192ED03)
+    return _mix(salts)
 
-    All-zero words (the NUL padding after a string; strings hold no NUL) are
-    skipped, so a hash does not depend on the width of the array.
-    """
-    for k in range(words.shape[1]):
+
+def _id_hash(strings):
+    """64-bit hash of each id of an ``S`` array or an object array of ``bytes``: the sum
+    (mod 2**64) of its 8-byte little-endian words, each xor'ed with the salt of its
+    position and mixed.  All-zero words (the NUL padding after a string; ids hold no
+    NUL) are skipped, so a hash depends on neither the width of the array nor the
+    form the ids are held in; an object array is hashed from its bytes laid end to
+    end (memory as their total length)."""
+    n = strings.shape[0]
+    h = np.zeros(n, dtype=_U64) if strings.dtype.kind == "O" else np.empty(n, dtype=_U64)
+    if strings.dtype.kind == "O":
+        values = strings.tolist()
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=n)
+        n_words = (lengths + 7) // 8
+        words = np.frombuffer(b"".join([v + b"\0" * (-len(v) % 8) for v in values]), dtype="<u8")
+        if words.shape[0] == 0:
+            return h
+        first = np.cumsum(n_words) - n_words
+        position = np.arange(words.shape[0]) - np.repeat(first, n_words)
+        mixed = words ^ _position_salts(int(position.max()) + 1)[position]
+        _mix(mixed)
+        filled = n_words > 0
+        h[filled] = np.add.reduceat(mixed, first[filled])
+        return h
+    words = _words(strings)
+    salts = _position_salts(words.shape[1])
+    if words.shape[1] > 8:  # wide ids: every word at once (memory as the array's)
+        mixed = words ^ salts
+        _mix(mixed)
+        mixed[words == 0] = 0
+        return mixed.sum(axis=1, dtype=_U64)
+    # The first word straight into `h` (all-zero only for an empty id), then the others.
+    word = words[:, 0]
+    np.bitwise_xor(word, salts[0], out=h)
+    _mix(h)
+    if n and not word.all():
+        h[word == 0] = 0
+    mixed = np.empty(n, dtype=_U64) if words.shape[1] > 1 else None
+    for k in range(1, words.shape[1]):
         word = words[:, k]
+        np.bitwise_xor(word, salts[k], out=mixed)
+        _mix(mixed)
         nonzero = word != 0
         if nonzero.all():
-            h ^= word
-            _mix(h)
+            h += mixed
         else:
-            np.copyto(h, _mix(h ^ word), where=nonzero)
+            np.add(h, mixed, out=h, where=nonzero)
     return h
 
 
 def _words(strings):
-    """The bytes of each row of an ``S``/``U`` array as little-endian 8-byte words."""
+    """The bytes of each row of an ``S`` array as little-endian 8-byte words."""
     n = strings.shape[0]
     raw = np.ascontiguousarray(strings).view(np.uint8).reshape(n, strings.dtype.itemsize)
     pad = -raw.shape[1] % 8
@@ -395,12 +444,12 @@ def _words(strings):
 
 
 def _pair_hash(qid, docno):
-    """64-bit hash of each (qid, docno) pair of two ``S`` arrays."""
-    h = np.full(qid.shape[0], 0x9E3779B97F4A7C15, dtype=_U64)
-    _fold_words(h, _words(qid))
+    """64-bit hash of each (qid, docno) pair of two ``S`` (or object ``bytes``) arrays."""
+    h = _id_hash(qid)
     h ^= _U64(0xD6E8FEB86659FD93)  # end of the qid
     _mix(h)
-    return _fold_words(h, _words(docno))
+    h += _id_hash(docno)  # a sum of mixed words: well spread already
+    return h
 
 
 class Table:
@@ -517,7 +566,7 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
         if parts is None:  # room for the rows the file (or a block) should hold
             total = block_bytes if block_bytes is not None else info.get("size")
             capacity = 0 if total is None else int(total / len(piece) * lines.n_lines * 1.05)
-            parts = _Parts(per_row_tag, capacity)
+            parts = _Parts(per_row_tag, capacity, 4 * (total or 0))
         result = lines.columns(layout.n_fields, exact=layout.exact)
         if isinstance(result, int):
             i = result
@@ -528,7 +577,6 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
             raise ValueError(f"{name}:{lines.line_number(i)}: expected {layout.fmt!r}, "
                              f"got {lines.text(i)!r}{reason}")
         starts, ends = result
-        _check_token_lengths(name, lines, layout, starts, ends)
         qid, _ = tokens(a, starts[:, layout.qid], ends[:, layout.qid])
         docno, _ = tokens(a, starts[:, layout.docno], ends[:, layout.docno])
         numbers = {}
@@ -549,23 +597,6 @@ def read_tables(source, layout, *, keep=None, per_row_tag=True, block_bytes=None
         yield table if table is not None else _empty(name, layout, keep)
 
 
-def _check_token_lengths(name, lines, layout, starts, ends):
-    """No field read is longer than ``MAX_TOKEN_BYTES``: text columns are fixed-width
-    (rows x the longest id), so one long token would cost its length on every row."""
-    fields = sorted({layout.qid, layout.docno, *(i for i, _, _ in layout.numbers.values()),
-                     *(() if layout.tag is None else (layout.tag,))})
-    lengths = ends[:, fields] - starts[:, fields]
-    if lengths.size == 0 or int(lengths.max()) <= MAX_TOKEN_BYTES:
-        return
-    row, column = np.unravel_index(int(np.argmax(lengths > MAX_TOKEN_BYTES)), lengths.shape)
-    field = layout.fmt.split()[fields[column]]
-    raise ValueError(
-        f"{name}:{lines.line_number(row)}: {field} must be at most {MAX_TOKEN_BYTES} bytes "
-        f"long. Got {int(lengths[row, column])} bytes instead"
-        + (" (ids are held in fixed-width columns: shorten or hash long ids)."
-           if field in ("qid", "docno", "tag") else "."))
-
-
 def empty_run_table(name="<run>"):
     """A run table without rows."""
     return _empty(name, RUN, ("score",))
@@ -582,13 +613,14 @@ def _empty(name, layout, keep):
 class _Parts:
     """Columns of the pieces read so far."""
 
-    def __init__(self, per_row_tag, capacity=0):
+    def __init__(self, per_row_tag, capacity=0, budget=0):
         self.per_row_tag = per_row_tag
         self.capacity = capacity
+        self.budget = budget  # bytes a fixed-width column may take (4 x the input's)
         self.qid_runs, self.run_lengths, self.tag = _Column(), _Column(), _Column()
-        self.docno, self.keys = _Column(capacity), _Column(capacity)
+        self.docno, self.keys = _Column(capacity, budget), _Column(capacity)
         if per_row_tag:
-            self.tag = _Column(capacity)
+            self.tag = _Column(capacity, budget)
         self.numbers = {}
         self.lines = _LineMap()
         self.n_bytes = 0
@@ -640,7 +672,7 @@ class _Parts:
                       tag=self.tag.result(tag_cut), tag_per_run=not self.per_row_tag,
                       keys=self.keys.result(cut), lines=self.lines, checked=False)
         if held:
-            rest = _Parts(self.per_row_tag, self.capacity)
+            rest = _Parts(self.per_row_tag, self.capacity, self.budget)
             for column, mine in ((rest.qid_runs, self.qid_runs),
                                  (rest.run_lengths, self.run_lengths), (rest.tag, self.tag)):
                 if mine.buffer is not None:
@@ -655,7 +687,7 @@ class _Parts:
             rest.n_rows = held
             self.__dict__.update(rest.__dict__)
         else:
-            self.__init__(self.per_row_tag, self.capacity)
+            self.__init__(self.per_row_tag, self.capacity, self.budget)
         return table
 
 
@@ -682,26 +714,45 @@ class _Column:
     would hold the column twice): sized from an estimate of the rows, grown by
     half when it falls short, widened when a longer string arrives."""
 
-    def __init__(self, capacity=0):
+    def __init__(self, capacity=0, budget=0):
         self.capacity = capacity
+        self.budget = budget
         self.buffer = None
         self.size = 0
 
     def append(self, values):
         n = values.shape[0]
         if self.buffer is None:
-            self.buffer = np.empty(max(self.capacity, n), dtype=values.dtype)
+            self.buffer = np.empty(self._rows(values.dtype, n, values, max(self.capacity, n)),
+                                   dtype=values.dtype)
         else:
             dtype = self.buffer.dtype
-            if dtype.kind == "S" and values.dtype.itemsize > dtype.itemsize:
+            if dtype.kind == "O" and values.dtype.kind == "S":
+                values = values.astype(object)
+            elif dtype.kind == "S" and values.dtype.kind == "O":
+                dtype = values.dtype  # long ids arrived: the column holds bytes objects
+            elif dtype.kind == "S" and values.dtype.itemsize > dtype.itemsize:
                 dtype = values.dtype
+                total = int(_str_len(self.buffer[:self.size]).sum()) + int(_str_len(values).sum())
+                if not fits_fixed(self.size + n, dtype.itemsize, total):
+                    dtype = np.dtype(object)  # one long id would cost its length on every row
             if dtype != self.buffer.dtype or self.size + n > self.buffer.shape[0]:
                 grown = max(self.buffer.shape[0], (self.size + n) * 3 // 2)
+                if dtype != self.buffer.dtype:
+                    grown = self._rows(dtype, self.size + n, values, grown)
                 buffer = np.empty(grown, dtype=dtype)
                 buffer[:self.size] = self.buffer[:self.size]
                 self.buffer = buffer
         self.buffer[self.size:self.size + n] = values
         self.size += n
+
+    def _rows(self, dtype, n_rows, values, wanted):
+        """Rows of a new buffer: ``wanted`` (the estimate), unless at a fixed width that
+        many rows would take more than ``budget`` bytes (a few times the input's size):
+        then the ``n_rows`` needed, grown by half."""
+        if dtype.kind != "S" or wanted * dtype.itemsize <= max(self.budget, 64 * wanted):
+            return wanted
+        return max(n_rows * 3 // 2, n_rows)
 
     def last(self):
         return self.buffer[self.size - 1]
@@ -713,6 +764,11 @@ class _Column:
         # A view, unless most of the buffer went unused.
         view = self.buffer[:stop]
         return view if 2 * stop >= self.buffer.shape[0] else view.copy()
+
+
+def _str_len(strings):
+    """Length of each string of an ``S`` array."""
+    return getattr(np, "strings", np.char).str_len(strings)
 
 
 def _shared_keys(keys):
