@@ -9,16 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core.checks import InvalidParameterError, _describe, check_choice
+from .io._fields import pair_codes, split_pair_codes
 from .io._read import as_qrels
 from ._evaluate import evaluate
 
 KAPPA_WEIGHTS = (None, "linear", "quadratic")
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
-_SEP = "\x1f"
-
-
-def _keys(qrels):
-    return np.char.add(np.char.add(qrels.qid.astype(str), _SEP), qrels.docno.astype(str))
 
 
 def _weights_matrix(n_labels, weights):
@@ -99,16 +95,18 @@ class Agreement:
 
 
 def _as_judged(func, value, name):
-
+    """The judged pairs (grade >= 0) of one qrels: query ids, document ids, grades;
+    a pair judged twice is an error."""
     q = as_qrels(func, value, name)
     judged = q.rel >= 0
-    keys = _keys(q)[judged]
-    uniques, counts = np.unique(keys, return_counts=True)
+    qid, docno = q.qid[judged], q.docno[judged]
+    codes, qids, docnos = pair_codes(qid, docno)
+    uniques, counts = np.unique(codes, return_counts=True)
     if (counts > 1).any():
-        qq, _, d = str(uniques[np.flatnonzero(counts > 1)[0]]).partition(_SEP)
-        raise ValueError(f"{func}: {name} judges document {d!r} of query {qq!r} more than "
-                         f"once. Keep one judgement per pair.")
-    return keys, q.rel[judged], q.qid[judged]
+        qq, d = split_pair_codes(uniques[np.flatnonzero(counts > 1)[:1]], qids, docnos)
+        raise ValueError(f"{func}: {name} judges document {str(d[0])!r} of query "
+                         f"{str(qq[0])!r} more than once. Keep one judgement per pair.")
+    return qid, docno, q.rel[judged]
 
 
 def agreement(a, b, *, weights=None, threshold=None):
@@ -159,8 +157,10 @@ def agreement(a, b, *, weights=None, threshold=None):
                                   or not isinstance(threshold, (int, np.integer))):
         raise InvalidParameterError(f"{func}: threshold must be None or an integer grade. Got "
                                     f"{_describe(threshold)} instead.")
-    keys_a, rel_a, qid_a = _as_judged(func, a, "a")
-    keys_b, rel_b, _ = _as_judged(func, b, "b")
+    qid_a, docno_a, rel_a = _as_judged(func, a, "a")
+    qid_b, docno_b, rel_b = _as_judged(func, b, "b")
+    keys, _, _ = pair_codes(np.concatenate([qid_a, qid_b]), np.concatenate([docno_a, docno_b]))
+    keys_a, keys_b = keys[:qid_a.shape[0]], keys[qid_a.shape[0]:]
     common, ia, ib = np.intersect1d(keys_a, keys_b, assume_unique=True, return_indices=True)
     if common.shape[0] == 0:
         raise ValueError(f"{func}: a and b must judge some pair in common to measure their "
@@ -284,9 +284,9 @@ def krippendorff_alpha(sources, *, level="ordinal", per_query=False):
         raise InvalidParameterError(f"{func}: sources must be a mapping of at least 2 judges' "
                                     f"qrels. Got {_describe(sources)} instead.")
     judged = [_as_judged(func, v, f"sources[{k!r}]") for k, v in sources.items()]
-    keys = np.concatenate([k for k, _, _ in judged])
-    grades = np.concatenate([g for _, g, _ in judged])
-    unit_qid = np.concatenate([np.asarray(q).astype(str) for _, _, q in judged])
+    unit_qid = np.concatenate([q for q, _, _ in judged])
+    keys, _, _ = pair_codes(unit_qid, np.concatenate([d for _, d, _ in judged]))
+    grades = np.concatenate([g for _, _, g in judged])
     units, first, unit = np.unique(keys, return_index=True, return_inverse=True)
     values, value = np.unique(grades, return_inverse=True)
     unit, value = unit.reshape(-1), value.reshape(-1)

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core.checks import InvalidParameterError, _describe, caller_stacklevel, check_choice
+from .io._fields import pair_codes, split_pair_codes
 from .io._read import as_qrels
 from .io import Qrels
 
 RULES = ("prefer", "majority")
-_SEP = "\x1f"   # joins a query id and a document id into one key (ASCII unit separator)
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,9 +50,12 @@ class Judgements:
                              "source": self.source})
 
     def _pairs(self, rows):
-        pairs = np.char.add(np.char.add(self.qid[rows].astype(str), _SEP),
-                            self.docno[rows].astype(str))
-        return np.unique(pairs, return_inverse=True)
+        """The distinct (query, document) pairs of ``rows`` as (codes, query ids,
+        document ids; see :func:`skrank.io._fields.pair_codes`), and each row's index
+        into the codes."""
+        codes, qids, docnos = pair_codes(self.qid[rows], self.docno[rows])
+        uniques, where = np.unique(codes, return_inverse=True)
+        return (uniques, qids, docnos), where
 
     def conflicts(self, sources=None):
         """Number of (query, document) pairs that the chosen sources grade differently.
@@ -142,19 +145,20 @@ class Judgements:
             first[1:] = keys[chosen[1:], 0] != keys[chosen[:-1], 0]
             winners = keys[chosen[first]]
             if n_conflicts:
-                self._warn(func, n_conflicts, uniques.shape[0], rule, order)
-            return self._qrels(Qrels, uniques[winners[:, 0]], winners[:, 1])
+                self._warn(func, n_conflicts, uniques[0].shape[0], rule, order)
+            return self._qrels(Qrels, uniques, winners[:, 0], winners[:, 1])
         first = np.ones(pick.shape[0], dtype=bool)
         first[1:] = where[pick[1:]] != where[pick[:-1]]
         taken = pick[first]
         if n_conflicts:
-            self._warn(func, n_conflicts, uniques.shape[0], rule, order)
-        return self._qrels(Qrels, uniques[where[taken]], rel[taken])
+            self._warn(func, n_conflicts, uniques[0].shape[0], rule, order)
+        return self._qrels(Qrels, uniques, where[taken], rel[taken])
 
     @staticmethod
-    def _qrels(Qrels, pairs, grades):
-        split = np.char.partition(pairs.astype(str), _SEP)
-        return Qrels(qid=split[:, 0], docno=split[:, 2], rel=np.asarray(grades, dtype=np.int64))
+    def _qrels(Qrels, pairs, index, grades):
+        codes, qids, docnos = pairs
+        qid, docno = split_pair_codes(codes[index], qids, docnos)
+        return Qrels(qid=qid, docno=docno, rel=np.asarray(grades, dtype=np.int64))
 
     @staticmethod
     def _warn(func, n, total, rule, order):
@@ -211,10 +215,11 @@ def merge_qrels(sources):
     tables = [as_qrels(func, value, f"sources[{name!r}]")
               for name, value in zip(names, sources.values())]
     for name, table in zip(names, tables):
-        pairs = np.char.add(np.char.add(table.qid, _SEP), table.docno)
-        uniques, counts = np.unique(pairs, return_counts=True)
+        codes, qids, docnos = pair_codes(table.qid, table.docno)
+        uniques, counts = np.unique(codes, return_counts=True)
         if (counts > 1).any():
-            q, _, d = str(uniques[np.flatnonzero(counts > 1)[0]]).partition(_SEP)
+            q, d = (str(ids[0]) for ids in split_pair_codes(
+                uniques[np.flatnonzero(counts > 1)[:1]], qids, docnos))
             raise ValueError(f"{func}: source {name!r} judges document {d!r} of query {q!r} "
                              f"{counts.max()} times ({int((counts > 1).sum())} such pair(s)). "
                              f"Keep one judgement per pair in each source.")

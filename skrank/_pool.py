@@ -23,6 +23,7 @@ from ._core.checks import (
     check_k,
 )
 from .io._columns import is_frame
+from .io._fields import as_str_ids, str_array
 from .io._read import as_run
 from .io._containers import factorize_ids
 from .io._read import as_qrels
@@ -219,8 +220,8 @@ def read_pool(path, format=None):
     for i, rec in enumerate(records):
         for run, rank in rec[3].items():
             ranks[i, index[run]] = rank
-    qid = np.asarray([rec[1] for rec in records], dtype=str) if records else np.zeros(0, "U1")
-    docno = np.asarray([rec[2] for rec in records], dtype=str) if records else np.zeros(0, "U1")
+    qid = str_array([rec[1] for rec in records])
+    docno = str_array([rec[2] for rec in records])
     return Pool(qid, docno, tuple(names), ranks, relevance)
 
 def _pool_records_jsonl(name, lines):
@@ -485,5 +486,6 @@ def pool(runs, *, depth=100, qrels=None, budget=None, order="round_robin"):
             starts, np.diff(np.append(starts, sequence.shape[0])))
         sequence = sequence[within < budget]
     pairs, ranks = pairs[sequence], ranks[sequence]
-    return Pool(qid=q_uniques[pairs // n_docs].astype(str), docno=d_uniques[pairs % n_docs].astype(str),
+    return Pool(qid=as_str_ids(q_uniques[pairs // n_docs]),
+                docno=as_str_ids(d_uniques[pairs % n_docs]),
                 runs=tuple(names), ranks=ranks)

@@ -8,7 +8,6 @@ formulas; a weighted mean ``sum(w v) / sum(w)`` is the ratio of the resampled
 means of ``w v`` and ``w``, so the same draws serve both.
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +17,7 @@ from ._paired_tests import _bootstrap_means, _quantiles
 from ._compare import _check_random_state
 from ._core.checks import InvalidParameterError, _describe, check_choice, check_k, check_real
 from ._engine.xp import to_numpy
+from .io._fields import as_str_ids, str_array
 
 METHODS = ("bootstrap", "bca", "percentile", "t")
 
@@ -214,13 +214,15 @@ def _segment_of_queries(func, evaluation, segment):
     qids = np.asarray(_host_ids(evaluation.qid))
     n = qids.shape[0]
     if isinstance(segment, Mapping):
-        keys = np.asarray([str(k) for k in segment], dtype=str)
+        keys = str_array([str(k) for k in segment])
         values = np.asarray(list(segment.values()))
         if np.unique(keys).shape[0] != keys.shape[0]:
             raise InvalidParameterError(f"{func}: segment's query ids must be distinct as "
                                         f"strings. Got {_describe(segment)} instead.")
         sorter = np.argsort(keys)
-        wanted = qids.astype(str)
+        wanted = as_str_ids(qids)
+        if keys.dtype.kind != wanted.dtype.kind:  # a long id: compare as Python str
+            keys, wanted = keys.astype(object), wanted.astype(object)
         at = np.minimum(np.searchsorted(keys[sorter], wanted), max(keys.shape[0] - 1, 0))
         found = (keys[sorter][at] == wanted) if keys.shape[0] else np.zeros(n, dtype=bool)
         if not found.all():

@@ -20,6 +20,7 @@ from ._evaluation import DEFAULT_METRICS, INPUTS, Evaluation, _collection_values
 from ._engine.aggregate import mean_over_queries
 from ._evaluation import check_collection_options
 from .io._columns import _SHOWN, ids_as_str
+from .io._fields import as_str_ids
 from .io._join import report_query_coverage
 from .io._read import qrels_from_frame, run_from_frame
 from ._core.checks import InvalidParameterError, _describe
@@ -75,7 +76,7 @@ class DaskEvaluation:
         ``skrank.evaluate`` returns on the same data in memory (qids sorted)."""
         dask, _ = _import_dask()
         per_query, counts = dask.compute(self.per_query, self.counts)
-        qid = per_query.index.to_numpy().astype(str)
+        qid = as_str_ids(per_query.index.to_numpy())
         order = np.argsort(qid, kind="stable")
         counts = counts.loc[per_query.index]
         return Evaluation(

@@ -179,3 +179,52 @@ def test_arrow_string_ids_with_one_long_id():
     got, peak = _peak(lambda: skrank.ndcg_score(y, score, qid=long, k=10))
     assert got == expected
     assert peak < 3 * 100 * 20003 + 10 ** 6  # rows x longest: 40 MB
+
+
+def _judgements(long_docno, n_queries=40, per_query=500):
+    """Two judges' qrels (dicts) on the same pairs, one pair's document id long."""
+    a, b = {}, {}
+    for q in range(n_queries):
+        for r in range(per_query):
+            doc = long_docno if (q, r) == (3, 4) else f"d{r}"
+            a.setdefault(f"q{q:02d}", {})[doc] = r % 3
+            b.setdefault(f"q{q:02d}", {})[doc] = (r + (q % 2)) % 3
+    return a, b
+
+
+def test_judging_memory_follows_the_ids():
+    from skrank.judging import agreement, krippendorff_alpha, merge_qrels
+
+    def run(long_docno):
+        a, b = _judgements(long_docno)
+        kappa = agreement(a, b).kappa
+        alpha = krippendorff_alpha({"a": a, "b": b}, level="ordinal")
+        merged = merge_qrels({"human": a, "llm": b}).to_qrels(prefer=["human"])
+        return kappa, alpha, sorted(merged.rel.tolist())
+
+    (short, short_peak) = _peak(lambda: run("x" * 8))
+    (long, long_peak) = _peak(lambda: run("x" * LONG * 10))
+    assert long == short
+    # joined "qid<sep>docno" strings cost 20,000 pairs x 40,000 characters x 4 bytes
+    # (3.2 GB); codes per column cost the ids themselves.
+    assert long_peak < short_peak + 20 * LONG * 10 * 4 + 10 * 2**20
+
+
+def test_pool_memory_follows_the_ids(tmp_path):
+    from skrank.judging import read_pool
+
+    def run(long_docno):
+        runs = {name: {f"q{q:02d}": [long_docno if (q, r, name) == (3, 4, "a") else f"d{r}"
+                                     for r in range(shift, 300 + shift)]
+                       for q in range(40)}
+                for name, shift in (("a", 0), ("b", 7))}
+        pool = skrank.pool(runs, depth=300)
+        path = tmp_path / f"pool{len(long_docno)}.tsv"
+        pool.write(path)
+        back = read_pool(path)
+        return len(pool), back.ranks.tolist() == pool.ranks.tolist()
+
+    (short, short_peak) = _peak(lambda: run("x" * 8))
+    (long, long_peak) = _peak(lambda: run("x" * LONG * 10))
+    assert long == short and long[1]
+    assert long_peak < short_peak + 20 * LONG * 10 * 4 + 10 * 2**20

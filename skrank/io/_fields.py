@@ -111,6 +111,36 @@ def str_array(strs):
     return object_array(strs)
 
 
+def as_str_ids(values):
+    """Ids as ``str``: a ``<U`` array as it is, else each converted with ``str`` (an
+    object array when one id is long, see :func:`str_array`), never rows x the longest
+    id in a fixed-width copy made by ``astype(str)``."""
+    values = np.asarray(values)
+    if values.dtype.kind == "U":
+        return values
+    if values.dtype.kind != "O":
+        return values.astype(str)  # numbers and bytes: short by construction
+    return str_array([str(v) for v in values.tolist()])
+
+
+def pair_codes(qid, docno):
+    """One int64 code per (query, document) pair, ordered as the pairs sorted by query
+    id, then document id, and the sorted unique ids the codes index: ``code = query's
+    index * len(docnos) + document's index``.  Each id column is factorised alone, so
+    memory follows the ids, not rows x (longest query id + longest document id) as
+    joined strings would."""
+    qids, q = np.unique(qid, return_inverse=True)
+    docnos, d = np.unique(docno, return_inverse=True)
+    codes = q.reshape(-1).astype(np.int64) * max(docnos.shape[0], 1) + d.reshape(-1)
+    return codes, qids, docnos
+
+
+def split_pair_codes(codes, qids, docnos):
+    """The query and document ids of :func:`pair_codes`' ``codes``."""
+    n_docs = max(docnos.shape[0], 1)
+    return qids[codes // n_docs], docnos[codes % n_docs]
+
+
 def encode(strings):
     """A str array as UTF-8 bytes (``S``); lone surrogates (bytes that were not
     UTF-8 in a file) become those bytes again.  An object array of ``str`` (long ids)
