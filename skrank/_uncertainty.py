@@ -72,6 +72,7 @@ def _intervals(values, weights, method, confidence, n_resamples, rng):
         from scipy import stats
 
         se = np.sqrt(n / (n - 1) * ((w[:, None] ** 2) * (values - mean) ** 2).sum(axis=0)) / total
+        point = point | ~(se > 0)   # a spread below the smallest float: no interval to draw
         low, high = stats.t.interval(confidence, n - 1, loc=mean, scale=np.where(point, 1.0, se))
     else:
         if weights is None:

@@ -7,6 +7,7 @@ and per-segment loops written plainly.
 
 import inspect
 import math
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -295,3 +296,11 @@ def test_to_pandas_ci_errors():
         res.to_pandas(ci=True, method="normal")
     with pytest.raises(skrank.InvalidParameterError, match="Evaluation.to_pandas: n_resamples"):
         res.to_pandas(ci=True, n_resamples=0)
+
+
+def test_t_interval_of_a_spread_below_the_smallest_float_is_a_point():
+    # (5e-324 - mean)**2 underflows to 0: a zero standard error, not NaN from scipy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ci = _evaluation([0.0, 5e-324]).confidence_interval(method="t")
+    assert ci.low["m"] == ci.mean["m"] == ci.high["m"]
