@@ -33,8 +33,8 @@ GENERIC = "tests/test_equivalents.py::test_equivalent"
 SHOWN_K = 10
 
 _NO_TIES = "scores without ties"
-_TORCH = ("labels 0 or 1, scores > 0 (torchmetrics does not retrieve a document scored "
-          "<= 0); to float32 precision")
+_TORCH = ("labels 0 or 1; scores > 0 (torchmetrics does not retrieve a document scored "
+          "<= 0)")
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ EQUIVALENTS = MappingProxyType({
         _e("scikit-learn", "ndcg_score(k={k})",
            when="2-D input (a query per row) of at least 2 documents; also with ties (both "
                 "average over their orders)", tests=(GENERIC, _SKLEARN_NDCG)),
-        _e("torchmetrics", "RetrievalNormalizedDCG(top_k={k})", when="to float32 precision"),
+        _e("torchmetrics", "RetrievalNormalizedDCG(top_k={k})"),
         _e("LightGBM", "ndcg@{k}", gain="exponential", **_GBDT,
            when="also with ties (input order)", tests=(GENERIC, _LGBM)),
         _e("XGBoost", "ndcg@{k}", gain="exponential", **_GBDT,
@@ -187,7 +187,7 @@ EQUIVALENTS = MappingProxyType({
            when="labels 0 or 1; each query's value, averaged over the queries with both "
                 "labels; also with ties (both count a tied pair one half)",
            tests=(GENERIC, "tests/test_gauc.py::test_each_query_equals_sklearn_roc_auc_score")),
-        _e("torchmetrics", "RetrievalAUROC()", when="labels 0 or 1; to float32 precision"),
+        _e("torchmetrics", "RetrievalAUROC()", when="labels 0 or 1"),
     ),
     "bpref": (
         _e("trec_eval", "bpref", tests=(GENERIC, _JUDGED_PYTREC)),
@@ -219,8 +219,8 @@ def options_text(options):
 
 
 def _test_files(entry):
-    return ", ".join(dict.fromkeys(t.split("::")[0].rsplit("/", 1)[-1] for t in entry.tests)) \
-        or "not checked"
+    return ", ".join(dict.fromkeys(t.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+                                   for t in entry.tests)) or "not checked"
 
 
 def _rst_table(header, rows):
@@ -242,10 +242,14 @@ def notes_section(metric):
         condition = f"; {entry.when}" if entry.when else ""
         rows.append((entry.tool, f"``{name}``", options_text(options) + condition,
                      _test_files(entry)))
+    cutoff = (f" (``{SHOWN_K}`` stands for any cutoff ``k``)"
+              if any(entry.cut for entry in entries) else "")
     intro = ("**Equivalents in other tools.**  With scores that do not tie, and every "
              "judged document of a query among its rows, each name below computes the "
-             f"values of this function with the options shown (``{SHOWN_K}`` stands for "
-             "any cutoff ``k``); the last column names the tests that compare the two.")
+             f"values of this function with the options shown{cutoff}; the last column "
+             "names the tests that compare the two.")
+    if any(entry.tool == "torchmetrics" for entry in entries):
+        intro += "  torchmetrics computes in float32: its values agree to within 1e-6."
     return textwrap.fill(intro, 84) + "\n\n" + _rst_table(("tool", "name", "skrank options", "checked by"), rows)
 
 
