@@ -1,7 +1,7 @@
 """The metrics' equivalents in other tools (skrank._declare.equivalents) are right: every
 entry that names ``test_equivalent`` is computed by the tool itself and by skrank with
-the entry's options, on random collections of the kind the entry allows, at two
-cutoffs; every metric of the table has an entry; the docstrings and the docs' table show
+the entry's options, on random collections of the kind the entry allows (with tied
+scores too where the entry says it holds with ties), at two cutoffs; every metric of the table has an entry; the docstrings and the docs' table show
 them; and every test an entry names exists.
 
 The tools: trec_eval (pytrec_eval), ir_measures (its pytrec_eval, msmarco and gdeval
@@ -47,11 +47,12 @@ def _kind(metric, entry):
     return labels, "judged" in METRICS[metric].inputs, both
 
 
-def collection(labels, with_unjudged, both=False, seed=0):
+def collection(labels, with_unjudged, both=False, seed=0, ties=False):
     """Grouped rows of 30 queries of 2 to 12 documents, distinct positive scores, one
     query without a relevant document and one with only relevant ones; numeric query ids
     (gdeval reads no others).  Unjudged rows (``judged`` False) are left out of the qrels.
-    ``both``: every query has a relevant and a non-relevant document (its first two)."""
+    ``both``: every query has a relevant and a non-relevant document (its first two);
+    ``ties``: scores of four levels instead of distinct ones."""
     rng = np.random.default_rng(seed)
     sizes = rng.integers(2, 13, 30)
     qid = np.repeat(np.arange(1, sizes.size + 1), sizes)
@@ -63,6 +64,8 @@ def collection(labels, with_unjudged, both=False, seed=0):
         first = np.r_[0, np.cumsum(sizes)[:-1]]
         y[first], y[first + 1] = 1, 0
     s = (rng.permutation(qid.size) + 1.0) / qid.size
+    if ties:                                        # four score levels: many ties
+        s = rng.integers(1, 5, qid.size) / 4
     judged = np.ones(qid.size, dtype=bool)
     if with_unjudged:
         judged = rng.random(qid.size) < 0.75
@@ -197,14 +200,21 @@ def test_equivalent(case, request):
     metric, i = case
     entry = EQUIVALENTS[metric][i]
     spec = METRICS[metric]
-    data = collection(*_kind(metric, entry))
+    _check(metric, i, collection(*_kind(metric, entry)), request)
+    if "also with ties" in entry.when:
+        _check(metric, i, collection(*_kind(metric, entry), ties=True), request)
+
+
+def _check(metric, i, data, request):
+    entry = EQUIVALENTS[metric][i]
+    spec = METRICS[metric]
     extra = {"judged": data["judged"]} if "judged" in spec.inputs else {}
     # gdeval prints 5 decimals; torchmetrics returns float32 (whatever the input's dtype)
     tolerance = 1e-5 if "5 decimals" in entry.when else 1e-6 if entry.tool == "torchmetrics" \
         else 1e-9
     for k in KS if entry.cut else (None,):
         name, options = entry.at(k) if entry.cut else entry.at()
-        if entry.tool == "ranx":
+        if entry.tool == "ranx":        # (no entry of ranx holds with ties)
             values = request.getfixturevalue("ranx_values")[str(_kind(metric, entry))][name]
             assert len(values) == data["sizes"].size
             expected = _mean(values)

@@ -220,7 +220,7 @@ def options_text(options):
 
 def _test_files(entry):
     return ", ".join(dict.fromkeys(t.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
-                                   for t in entry.tests)) or "not checked"
+                                   for t in entry.tests))
 
 
 def _rst_table(header, rows):
@@ -240,17 +240,19 @@ def notes_section(metric):
     for entry in entries:
         name, options = entry.at()
         condition = f"; {entry.when}" if entry.when else ""
-        rows.append((entry.tool, f"``{name}``", options_text(options) + condition,
-                     _test_files(entry)))
+        checked = f"checked by {_test_files(entry)}" if entry.tests else "not checked"
+        rows.append((entry.tool, f"``{name}``", f"{options_text(options)}{condition}; "
+                                                f"{checked}"))
     cutoff = (f" (``{SHOWN_K}`` stands for any cutoff ``k``)"
               if any(entry.cut for entry in entries) else "")
     intro = ("**Equivalents in other tools.**  With scores that do not tie, and every "
              "judged document of a query among its rows, each name below computes the "
-             f"values of this function with the options shown{cutoff}; the last column "
-             "names the tests that compare the two.")
+             f"values of this function with the options shown{cutoff}; each row names "
+             "the tests that compare the two.")
     if any(entry.tool == "torchmetrics" for entry in entries):
         intro += "  torchmetrics computes in float32: its values agree to within 1e-6."
-    return textwrap.fill(intro, 84) + "\n\n" + _rst_table(("tool", "name", "skrank options", "checked by"), rows)
+    return textwrap.fill(intro, 84) + "\n\n" + _rst_table(("tool", "name", "skrank options"),
+                                                          rows)
 
 
 def insert_notes(doc, metric):
@@ -270,27 +272,29 @@ def insert_notes(doc, metric):
     return f"{doc.rstrip()}\n\n    Notes\n    -----\n{body}\n"
 
 
-def _md_names(entries):
-    out = []
-    for entry in entries:
-        name, options = entry.at()
-        opts = "" if not options or options == {"k": SHOWN_K} else \
-            " (" + options_text({k: v for k, v in options.items() if k != "k"}).replace(
-                "``", "`") + ")"
-        marks = (" \\*" if entry.when else "") + ("" if entry.tests else " (not checked)")
-        out.append(f"`{name}`{opts}{marks}")
-    return "<br>".join(out) or "—"
+def _md_name(entry):
+    name, options = entry.at()
+    options = {k: v for k, v in options.items() if k != "k"}
+    opts = " (" + options_text(options).replace("``", "`") + ")" if options else ""
+    marks = (" \\*" if entry.when else "") + ("" if entry.tests else " (not checked)")
+    return f"`{name}`{opts}{marks}"
 
 
 def equivalents_markdown(specs):
     """The table of docs/metric_families.md: per metric (``specs``, the declarations in
-    order), each tool's names and the skrank options they need; ``*`` marks a name with a
-    condition on the input (its function's page says which), "(not checked)" one that no
-    test compares (``tests/test_equivalents.py`` fails until the page holds this text)."""
-    rows = ["| function | " + " | ".join(TOOLS) + " |",
-            "|---|" + "---|" * len(TOOLS)]
+    order) and tool, the tool's names and the skrank options they need besides the cutoff;
+    ``*`` marks a name with a note on the input (its function's page says which),
+    "(not checked)" one that no test compares (``tests/test_equivalents.py`` fails until
+    the page holds this text)."""
+    rows = ["| function | tool | name (skrank options) |", "|---|---|---|"]
     for spec in specs:
         entries = EQUIVALENTS.get(spec.name, ())
-        cells = [_md_names([e for e in entries if e.tool == tool]) for tool in TOOLS]
-        rows.append(f"| `{spec.function_name}` | " + " | ".join(cells) + " |")
+        first = f"`{spec.function_name}`"
+        if not entries:
+            rows.append(f"| {first} | — | — |")
+        for tool in TOOLS:
+            names = [_md_name(e) for e in entries if e.tool == tool]
+            if names:
+                rows.append(f"| {first} | {tool} | {'<br>'.join(names)} |")
+                first = ""
     return "\n".join(rows) + "\n"
