@@ -354,6 +354,10 @@ def check_pages(site, executable, screenshots):
                 notes.append(f"{figures} figures")
                 if not figures:
                     problems.append(f"{path}: the example shows no figure")
+                else:  # the screenshot shows the first figure
+                    browser.evaluate("document.querySelector('img.sphx-glr-single-img, "
+                                     "img.sphx-glr-multi-img').scrollIntoView({block: 'start'});"
+                                     " window.scrollBy(0, -90)")
             math = browser.evaluate(MATH_JS)
             if math["count"]:
                 notes.append(f"{math['count']} formulas")
