@@ -280,3 +280,24 @@ def test_docs_table_is_generated_from_the_entries():
     entry changes)."""
     text = (ROOT / "docs" / "metric_families.md").read_text(encoding="utf-8")
     assert equivalents_markdown(METRICS.values()) in text
+
+
+def test_notes_go_before_the_examples_at_the_docstrings_indentation():
+    """As indented in the source, dedented (Python 3.13 dedents docstrings), and after a
+    Notes section of the docstring's own."""
+    import inspect
+
+    from skrank._declare.equivalents import insert_notes
+
+    source = ("Title.\n\n    Parameters\n    ----------\n    a : int\n\n"
+              "    Examples\n    --------\n    >>> 1\n    1\n")
+    for doc, indent in ((source, "    "), (inspect.cleandoc(source), "")):
+        out = insert_notes(doc, "mrr")
+        assert f"\n{indent}Notes\n{indent}-----\n{indent}**Equivalents in other tools.**" in out
+        assert out.index("Notes") < out.index("Examples")
+        assert f"\n{indent}trec_eval     ``recip_rank``" in out
+    own = source.replace("    Examples", "    Notes\n    -----\n    Own note.\n\n    Examples")
+    out = insert_notes(own, "mrr")
+    assert out.count("Notes\n") == 1
+    assert out.index("Own note.") < out.index("Equivalents") < out.index("Examples")
+    assert insert_notes(source, "no such metric") == source

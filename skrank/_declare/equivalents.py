@@ -18,6 +18,7 @@ query among its rows (otherwise pass ``retrieved=``, or read the files with
 ``skrank.evaluate(qrels=..., run=...)``).
 """
 
+import re
 import textwrap
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -256,20 +257,23 @@ def notes_section(metric):
 
 
 def insert_notes(doc, metric):
-    """``doc`` (a numpydoc docstring indented by four spaces) with the metric's equivalents
-    as its Notes section (or at the end of its Notes), before References/Examples."""
+    """``doc`` (a numpydoc docstring) with the metric's equivalents as its Notes section
+    (or at the end of its Notes), before References/Examples; indented as the docstring's
+    section headings (4 spaces in the source, none where Python dedents docstrings)."""
     text = notes_section(metric)
     if not text:
         return doc
-    body = "\n".join("    " + line if line else "" for line in text.splitlines())
+    found = re.search(r"^([ \t]*)Parameters\n\1----------$", doc, re.M)
+    indent = found[1] if found else ""
+    body = "\n".join(indent + line if line else "" for line in text.splitlines())
+    notes = f"\n{indent}Notes\n{indent}-----\n"
     for heading in ("References", "Examples"):
-        marker = f"\n    {heading}\n    {'-' * len(heading)}\n"
+        marker = f"\n{indent}{heading}\n{indent}{'-' * len(heading)}\n"
         if marker in doc:
             before, after = doc.split(marker, 1)
-            if "\n    Notes\n    -----\n" in before:
-                return f"{before.rstrip()}\n\n{body}\n{marker}{after}"
-            return f"{before.rstrip()}\n\n    Notes\n    -----\n{body}\n{marker}{after}"
-    return f"{doc.rstrip()}\n\n    Notes\n    -----\n{body}\n"
+            head = "" if notes in before else notes
+            return f"{before.rstrip()}\n{head or chr(10)}{body}\n{marker}{after}"
+    return f"{doc.rstrip()}\n{notes}{body}\n"
 
 
 def _md_name(entry):
