@@ -8,10 +8,12 @@ Usage: ``python .ci/check_docs_site.py docs/_build/html [--chromium PATH]``
 2. Headless Chromium (Debian's ``chromium``), driven through the DevTools protocol
    over a pipe (``--remote-debugging-pipe``: no port, no websocket, no Python
    package beyond the standard library), loads the site from a local HTTP server:
-   the index, API pages, a page of formulas, the gallery, a gallery example and the
-   search page.  On each page: no console error, no uncaught exception, no failed
-   load (the browser's log); every image loaded with a non-zero size; every formula
-   typeset by MathJax (served from the site: nothing is fetched from the network).  The search for
+   the index, API pages (a metric's with its table of equivalents in other tools), a
+   page of formulas, the table of every metric's equivalents, the gallery, every
+   gallery example of the build (each must show a figure) and the search page.  On
+   each page: no console error, no uncaught exception, no failed load (the browser's
+   log); every image loaded with a non-zero size; every formula typeset by MathJax
+   (served from the site: nothing is fetched from the network).  The search for
    ``ndcg_score`` must list the page of ``skrank.ndcg_score``.  Screenshots of the
    pages are written beside the site, to ``<build>/../screenshots/``.
 
@@ -36,18 +38,36 @@ import urllib.parse
 from html.parser import HTMLParser
 from pathlib import Path
 
-# Pages the browser loads: (name of the screenshot, path and query under the site).
+# Pages the browser loads: (name of the screenshot, path and query under the site), and
+# every gallery example's page besides (gallery_pages: each must show a figure).
 PAGES = [
     ("index", "index.html"),
     ("api_ndcg_score", "api/generated/skrank.ndcg_score.html"),
+    ("api_map_score_equivalents", "api/generated/skrank.map_score.html"),
     ("api_module_skrank", "api/skrank.html"),
     ("api_class_per_query_display", "api/generated/skrank.plot.PerQueryDisplay.html"),
     ("metrics_formulas", "metrics.html"),
+    ("metric_families_equivalents", "metric_families.html#every-metric-in-the-other-tools"),
     ("gallery", "auto_examples/index.html"),
-    ("gallery_tuning", "auto_examples/plot_tuning.html"),
     ("search_ndcg_score", "search.html?q=ndcg_score"),
 ]
 SEARCH_EXPECT = "api/generated/skrank.ndcg_score.html"
+
+# What a page must show (a CSS selector that must match, and the text of the match); the
+# screenshot is taken with the first match at the top.  A metric's page shows its
+# equivalents in other tools as a table (skrank/_declare/equivalents.py), and so does the
+# table of every metric.
+EXPECT = {
+    "api/generated/skrank.ndcg_score.html": ("table", "ndcg_cut.10"),
+    "api/generated/skrank.map_score.html": ("table", "label_ranking_average_precision_score"),
+    "metric_families.html#every-metric-in-the-other-tools": ("table", "RetrievalMAP()"),
+}
+
+
+def gallery_pages(site):
+    """``(screenshot name, path)`` of every gallery example's page of the build."""
+    return [(f"gallery_{page.stem.removeprefix('plot_')}", f"auto_examples/{page.name}")
+            for page in sorted((site / "auto_examples").glob("plot_*.html"))]
 
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -280,6 +300,20 @@ MATH_JS = """
 })()
 """
 
+# The gallery's figures: the images sphinx-gallery scraped (class sphx-glr-single-img or
+# sphx-glr-multi-img).
+FIGURES_JS = "document.querySelectorAll('img.sphx-glr-single-img, img.sphx-glr-multi-img').length"
+
+# The first element matching a selector whose text holds a string, scrolled to the top
+# of the window (for the screenshot); whether there was one.
+EXPECT_JS = """
+(() => {
+  const hit = [...document.querySelectorAll(%s)].find(e => e.textContent.includes(%s));
+  if (hit) { hit.scrollIntoView({block: 'start'}); window.scrollBy(0, -80); }
+  return Boolean(hit);
+})()
+"""
+
 SEARCH_JS = """
 (async () => {
   // Sphinx's search writes "Search finished, ..." into .search-summary when done.
@@ -304,7 +338,10 @@ def check_pages(site, executable, screenshots):
     browser = Chromium(executable)
     try:
         browser.open_page()
-        for name, path in PAGES:
+        gallery = gallery_pages(site)
+        if not gallery:
+            problems.append("auto_examples/: no gallery example page (plot_*.html) was built")
+        for name, path in [*PAGES, *gallery]:
             browser.events.clear()
             browser.send("Page.navigate", {"url": base + path})
             browser.wait_for("Page.loadEventFired", timeout=60)
@@ -312,6 +349,15 @@ def check_pages(site, executable, screenshots):
             notes = [f"{images['count']} images"]
             for src in images["bad"]:
                 problems.append(f"{path}: image did not load or has no size: {src}")
+            if path.startswith("auto_examples/plot_"):
+                figures = browser.evaluate(FIGURES_JS)
+                notes.append(f"{figures} figures")
+                if not figures:
+                    problems.append(f"{path}: the example shows no figure")
+                else:  # the screenshot shows the first figure
+                    browser.evaluate("document.querySelector('img.sphx-glr-single-img, "
+                                     "img.sphx-glr-multi-img').scrollIntoView({block: 'start'});"
+                                     " window.scrollBy(0, -90)")
             math = browser.evaluate(MATH_JS)
             if math["count"]:
                 notes.append(f"{math['count']} formulas")
@@ -328,7 +374,15 @@ def check_pages(site, executable, screenshots):
                                     f"(results: {hits[:10]})")
             browser.drain(0.5)
             problems += [f"{path}: {p}" for p in _problems_in(browser.events)]
-            if math["count"]:  # the screenshot shows typeset formulas
+            expect = EXPECT.get(path)
+            if expect is not None:
+                selector, text = expect
+                found = browser.evaluate(EXPECT_JS % (json.dumps(selector), json.dumps(text)))
+                if not found:
+                    problems.append(f"{path}: no {selector} showing {text!r}")
+                else:
+                    notes.append(f"shows {text!r} in a {selector}")
+            elif math["count"]:  # the screenshot shows typeset formulas
                 browser.evaluate("document.querySelector('div.math, span.math')"
                                  ".scrollIntoView({block: 'start'})")
             shot = browser.send("Page.captureScreenshot", {"format": "png"})

@@ -21,6 +21,7 @@ from ._engine.ids import as_qid_array
 from ._evaluation import DEFAULT_METRICS
 from ._evaluate import evaluate
 from ._core.checks import _describe
+from ._core.docstrings import shared_doc
 
 __all__ = ["DropQid", "QueryKFold", "QueryShuffleSplit", "cross_val_evaluate"]
 
@@ -59,6 +60,17 @@ def _resolve_qid(cls, X, groups, qid):
         )
     codes, qids, _ = factorize_qid(cls, qid)
     return codes, qids.shape[0]
+
+
+#: The parameters of QueryKFold.split and QueryShuffleSplit.split.
+_SPLIT_PARAMETERS = """
+X : array-like or DataFrame of shape (n_samples, n_features)
+y : ignored
+groups : array-like of shape (n_samples,), default=None
+    Query ids, when ``qid`` is not given.
+qid : array-like of shape (n_samples,), default=None
+    Query ids.
+"""
 
 
 class QueryKFold(BaseCrossValidator):
@@ -111,17 +123,13 @@ class QueryKFold(BaseCrossValidator):
         """
         return self.n_splits
 
+    @shared_doc(split_parameters=_SPLIT_PARAMETERS)
     def split(self, X, y=None, groups=None, qid=None):
         """Generate indices of train and test rows, query by query.
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-        y : ignored
-        groups : array-like of shape (n_samples,), default=None
-            Query ids, when ``qid`` is not given.
-        qid : array-like of shape (n_samples,), default=None
-            Query ids.
+        {split_parameters}
 
         Yields
         ------
@@ -200,17 +208,13 @@ class QueryShuffleSplit(GroupShuffleSplit):
         super().__init__(n_splits=n_splits, test_size=test_size, train_size=train_size,
                          random_state=random_state)
 
+    @shared_doc(split_parameters=_SPLIT_PARAMETERS)
     def split(self, X, y=None, groups=None, qid=None):
         """Generate indices of train and test rows; see :meth:`QueryKFold.split`.
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-        y : ignored
-        groups : array-like of shape (n_samples,), default=None
-            Query ids, when ``qid`` is not given.
-        qid : array-like of shape (n_samples,), default=None
-            Query ids.
+        {split_parameters}
 
         Yields
         ------

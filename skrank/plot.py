@@ -29,6 +29,7 @@ from ._compare import compare
 from ._evaluate import evaluate
 from ._declare.names import parse_metric_name
 from ._core.checks import InvalidParameterError, _describe, check_choice, check_k, check_real
+from ._core.docstrings import shared_doc
 
 __all__ = ["MetricAtKDisplay", "MetricDistributionDisplay", "PerQueryDisplay"]
 
@@ -110,6 +111,24 @@ def _per_query(func, y_true, scores, qid, metric, arguments=None):
 # --------------------------------------------------------------------------------------
 # metric@k
 # --------------------------------------------------------------------------------------
+
+
+#: The parameters of MetricAtKDisplay.from_estimator and MetricDistributionDisplay's.
+_FROM_ESTIMATOR_PARAMETERS = """
+estimator : estimator or dict of str -> estimator
+    A fitted estimator with ``predict``, or several by name.
+X : array-like or DataFrame of shape (n_samples, n_features)
+    Features; a DataFrame's ``qid`` column gives the query ids (and is
+    not passed to the estimator).
+y : array-like of shape (n_samples,)
+    Relevance labels.
+qid : array-like of shape (n_samples,), default=None
+    Query id of each row; None reads the ``qid`` column of ``X``.
+name : str, default=None
+    Name of a single estimator (the legend's label).
+**kwargs
+    Passed to :meth:`from_predictions`.
+"""
 
 
 class MetricAtKDisplay:
@@ -244,6 +263,7 @@ class MetricAtKDisplay:
         return display.plot(ax=ax, **kwargs)
 
     @classmethod
+    @shared_doc(from_estimator_parameters=_FROM_ESTIMATOR_PARAMETERS)
     def from_estimator(cls, estimator, X, y, *, qid=None, name=None, **kwargs):
         """Compute the metric at k = 1..max_k from an estimator's predictions, and plot it.
 
@@ -253,19 +273,7 @@ class MetricAtKDisplay:
 
         Parameters
         ----------
-        estimator : estimator or dict of str -> estimator
-            A fitted estimator with ``predict``, or several by name.
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            Features; a DataFrame's ``qid`` column gives the query ids (and is
-            not passed to the estimator).
-        y : array-like of shape (n_samples,)
-            Relevance labels.
-        qid : array-like of shape (n_samples,), default=None
-            Query id of each row; None reads the ``qid`` column of ``X``.
-        name : str, default=None
-            Name of a single estimator (the legend's label).
-        **kwargs
-            Passed to :meth:`from_predictions`.
+        {from_estimator_parameters}
 
         Returns
         -------
@@ -650,6 +658,7 @@ class MetricDistributionDisplay:
         return cls(values=values, metric=metric).plot(ax=ax, kind=kind, **kwargs)
 
     @classmethod
+    @shared_doc(from_estimator_parameters=_FROM_ESTIMATOR_PARAMETERS)
     def from_estimator(cls, estimator, X, y, *, qid=None, name=None, **kwargs):
         """Per-query values of a fitted estimator or a dict of name -> estimator;
         ``qid`` defaults to the ``qid`` column of a DataFrame ``X``.  Other
@@ -657,19 +666,7 @@ class MetricDistributionDisplay:
 
         Parameters
         ----------
-        estimator : estimator or dict of str -> estimator
-            A fitted estimator with ``predict``, or several by name.
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            Features; a DataFrame's ``qid`` column gives the query ids (and is
-            not passed to the estimator).
-        y : array-like of shape (n_samples,)
-            Relevance labels.
-        qid : array-like of shape (n_samples,), default=None
-            Query id of each row; None reads the ``qid`` column of ``X``.
-        name : str, default=None
-            Name of a single estimator (the legend's label).
-        **kwargs
-            Passed to :meth:`from_predictions`.
+        {from_estimator_parameters}
 
         Returns
         -------

@@ -23,10 +23,21 @@ import skrank
 from ._declare import params as P
 from . import _plan
 from ._core.checks import InvalidParameterError
+from ._core.docstrings import shared_doc
 
 __all__ = ["RankingMetrics", "TorchmetricsRankingMetrics"]
 
 _FUNC = "RankingMetrics"
+
+#: The parameters of RankingMetrics.update and TorchmetricsRankingMetrics.update.
+_UPDATE_PARAMETERS = """
+y_true : torch.Tensor or array-like of shape (n_rows,)
+    The rows' relevance labels.
+y_score : torch.Tensor of shape (n_rows,)
+    The rows' scores; its device is the device of the batch.
+qid : torch.Tensor or array-like of shape (n_rows,)
+    The rows' query ids (a query's rows may come in several batches).
+"""
 _DEFAULT_METRICS = ("ndcg@10", "map", "mrr")
 
 #: dtypes a gathered tensor may have, by the code that travels between processes
@@ -184,6 +195,7 @@ class RankingMetrics:
         self._batches = []
         self._dtypes = None
 
+    @shared_doc(update_parameters=_UPDATE_PARAMETERS)
     def update(self, y_true, y_score, qid):
         """Keep one batch: ``y_true``, ``y_score`` and ``qid`` 1-D, one entry per row.
 
@@ -192,12 +204,7 @@ class RankingMetrics:
 
         Parameters
         ----------
-        y_true : torch.Tensor or array-like of shape (n_rows,)
-            The rows' relevance labels.
-        y_score : torch.Tensor of shape (n_rows,)
-            The rows' scores; its device is the device of the batch.
-        qid : torch.Tensor or array-like of shape (n_rows,)
-            The rows' query ids (a query's rows may come in several batches).
+        {update_parameters}
         """
         batch = _as_batch(_FUNC, y_true, y_score, qid, self._dtypes)
         self._dtypes = tuple(t.dtype for t in batch)
@@ -277,6 +284,7 @@ def _build_torchmetrics_class():
             for name in ("y_true", "y_score", "qid"):
                 self.add_state(name, default=[], dist_reduce_fx="cat")
 
+        @shared_doc(update_parameters=_UPDATE_PARAMETERS)
         def update(self, y_true, y_score, qid):
             """Keep one batch: ``y_true``, ``y_score`` and ``qid`` 1-D, one entry per row.
 
@@ -284,12 +292,7 @@ def _build_torchmetrics_class():
 
             Parameters
             ----------
-            y_true : torch.Tensor or array-like of shape (n_rows,)
-                The rows' relevance labels.
-            y_score : torch.Tensor of shape (n_rows,)
-                The rows' scores; its device is the device of the batch.
-            qid : torch.Tensor or array-like of shape (n_rows,)
-                The rows' query ids (a query's rows may come in several batches).
+            {update_parameters}
             """
             dtypes = (tuple(t.dtype for t in (self.y_true[0], self.y_score[0], self.qid[0]))
                       if self.y_score else None)

@@ -146,3 +146,47 @@ def test_gallery_examples_have_a_title():
         match = re.match(r'"""\n(.+)\n(=+)\n', text)
         assert match, f"{path.name} does not start with a docstring title"
         assert len(match[2]) >= len(match[1]), f"{path.name}: title underline too short"
+
+
+def test_browser_check_loads_every_gallery_example(checker, tmp_path):
+    """The browser check loads the page of every example of the build (not a fixed list),
+    one per examples/plot_*.py."""
+    site = _site(tmp_path, {"auto_examples/index.html": "<p>gallery</p>",
+                            "auto_examples/plot_b.html": "<p>b</p>",
+                            "auto_examples/plot_a.html": "<p>a</p>",
+                            "auto_examples/sg_execution_times.html": "<p>times</p>"})
+    assert checker.gallery_pages(site) == [("gallery_a", "auto_examples/plot_a.html"),
+                                           ("gallery_b", "auto_examples/plot_b.html")]
+    # a metric's page and the table of every metric are checked for their equivalents
+    assert "api/generated/skrank.map_score.html" in checker.EXPECT
+    assert any(path.startswith("metric_families.html") for path in checker.EXPECT)
+
+
+def test_shared_docstring_text_is_filled_in_once():
+    """Parameters that several methods share are written once (skrank._core.docstrings):
+    each method's docstring holds the text, indented as its own, and nothing is left of
+    the field; other braces stay."""
+    import inspect
+
+    import skrank.model_selection as ms
+    import skrank.plot as plot
+    from skrank._core.docstrings import shared_doc
+
+    @shared_doc(block="a : int\n    An a.\n")
+    def f():
+        """Title {"x", "y"}.
+
+        Parameters
+        ----------
+        {block}
+        """
+    assert inspect.getdoc(f) == 'Title {"x", "y"}.\n\nParameters\n----------\na : int\n    An a.'
+    with pytest.raises(ValueError, match=r"must hold \{other\} alone on one line. Got 0"):
+        shared_doc(other="x")(f)
+    pairs = [(plot.MetricAtKDisplay.from_estimator, plot.MetricDistributionDisplay.from_estimator),
+             (ms.QueryKFold.split, ms.QueryShuffleSplit.split)]
+    for first, second in pairs:
+        params = [inspect.getdoc(m).split("Parameters\n----------\n")[1].split("\n\n")[0]
+                  for m in (first, second)]
+        assert params[0] == params[1] and "{" not in params[0]
+        assert params[0].startswith(("estimator : ", "X : "))

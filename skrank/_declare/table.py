@@ -34,6 +34,7 @@ from .._engine.measures import (
 from .._engine.xp import value_range
 from .._trec.judged import bpref_kernel, infap_kernel, judged_at_k_kernel, judged_columns
 from . import params as P
+from .equivalents import insert_notes
 
 
 #: trec_eval's kernels rank one order of the tied documents: no tie average.
@@ -145,11 +146,13 @@ class Declared:
 
     def fill_docstring(self):
         """Put the generated Parameters and Returns sections into the function's docstring
-        (placeholders ``{parameters}`` and ``{returns}``; ``{{``/``}}`` are literal braces)."""
+        (placeholders ``{parameters}`` and ``{returns}``; ``{{``/``}}`` are literal braces),
+        and the metric's equivalents in other tools as Notes."""
         doc = self.function.__doc__
         fields = {"parameters": textwrap.indent(self.parameters_doc(), "    ").lstrip(),
                   "returns": textwrap.indent(_RETURNS, "    ").lstrip()}
-        self.function.__doc__ = doc.format(**fields)
+        # The "Equivalents in other tools" notes: skrank._declare.equivalents.
+        self.function.__doc__ = insert_notes(doc.format(**fields), self.name)
 
     def check_params(self, func, params):
         """Validate options; return them complete (defaults filled in)."""
