@@ -3,7 +3,6 @@
 import numpy as np
 
 from ._core.checks import InvalidParameterError
-from ._diversity import diversity_request
 from ._evaluation import (
     DEFAULT_METRICS,
     Evaluation,
@@ -18,7 +17,7 @@ from .io._columns import is_dask_frame
 from .io._join import check_query_coverage
 from ._declare import params as P
 from . import _plan
-from .diversity import _evaluation_parts
+from .diversity import _evaluation_parts, diversity_request
 from ._trec_eval import _QueryIndex, grouped_blocks
 from .io._tokenize import check_no_duplicates, empty_run_table
 from .io._fields import decode

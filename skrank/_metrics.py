@@ -482,7 +482,7 @@ def gauc_score(y_true, y_score, *, qid=None, threshold=1, weighting="uniform",
     return score("gauc", locals())
 
 
-bind_functions(METRICS.values(), globals())
+bind_functions([spec for spec in METRICS.values() if spec.module == "skrank"], globals())
 
 
 def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclude=None,

@@ -406,7 +406,7 @@ def _evaluate_diversity(args, out):
 
 
 def _evaluate(args, out):
-    from ._diversity import diversity_request
+    from .diversity import diversity_request
     from ._evaluation import _evaluate_collection
 
     if diversity_request("skrank evaluate", args.metrics):   # issue 29

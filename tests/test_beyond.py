@@ -279,10 +279,14 @@ def test_evaluate_equals_the_functions():
                   history=history)
     res = beyond.evaluate(reco, **inputs)
     assert set(res.mean) == set(beyond.BEYOND_METRICS)
-    for name, (function, level, reads) in beyond.BEYOND_METRICS.items():
+    for name, spec in beyond.BEYOND_METRICS.items():
+        function = spec.function
+        reads = [r for r in spec.inputs if r != "recommendations"]
+        if name in ("intra_list_similarity", "intra_list_diversity"):
+            reads = ["item_features"]   # or similarity=: optional inputs
         expected = function(reco, **{k: inputs[k] for k in reads})
         assert res.mean[name] == pytest.approx(expected, rel=1e-13), name
-        if level == "user":
+        if spec.aggregate == "mean":
             each = beyond.per_user_scores(name, reco, **{k: inputs[k] for k in reads})
             column = res.per_user[name]
             assert np.isnan(np.delete(column, each.qid)).all()
