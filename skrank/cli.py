@@ -125,6 +125,14 @@ def _build_parser(command=None):
                          "num_rel_ret; or diversity metrics alone (alpha_ndcg@k, "
                          "alpha_dcg@k, err_ia@k, nerr_ia@k, nrbp, nnrbp, p_ia@k, ap_ia, "
                          "strec@k) on qrels with a subtopic column. Repeatable.")
+    ev.add_argument("--qrels-format", default="auto", choices=("auto", "trec", "diversity"),
+                    help="diversity: qrels with a subtopic column (qid subtopic docno rel, "
+                         "TREC Web track diversity qrels), evaluated with the diversity "
+                         "metrics (-m alpha_ndcg@20 ...; default: ndeval's set at k=20); "
+                         "trec: plain qrels (qid iter docno rel); auto (default): "
+                         "diversity when -m names diversity metrics, or, without -m, when "
+                         "the qrels file judges a document of a query under several "
+                         "values of its second column (subtopics)")
     ev.add_argument("--max-grade", type=float, default=float(max_grade), metavar="G",
                     help="top grade of the relevance scale for err (ERR's stop probability "
                          f"is (2**rel - 1) / 2**G); default {max_grade:g}, as gdeval")
@@ -383,11 +391,56 @@ def _evaluate_trec(args, out, options):
         out.write(piece)
 
 
+def _diversity_qrels(args, named):
+    """Whether the qrels are diversity qrels (``--qrels-format``): said so, named by the
+    metrics, or (``auto`` without -m) seen in the file (:func:`_subtopics_vary`)."""
+    fmt = getattr(args, "qrels_format", "auto")
+    if fmt == "trec":
+        if named:
+            raise ValueError("--qrels-format trec reads plain qrels, where diversity metrics "
+                             "(-m alpha_ndcg@20 ...) have no subtopics: use --qrels-format "
+                             "diversity (qid subtopic docno rel) or other metrics")
+        return False
+    if fmt == "diversity" or named:
+        if fmt == "diversity" and args.metrics and not named:
+            raise ValueError("--qrels-format diversity evaluates diversity metrics only "
+                             "(alpha_ndcg@k, alpha_dcg@k, err_ia@k, nerr_ia@k, nrbp, nnrbp, "
+                             "p_ia@k, ap_ia, strec@k). Got " + ", ".join(args.metrics) +
+                             " instead")
+        return True
+    if args.metrics or args.qrels == "-":
+        return False
+    return _subtopics_vary(args.qrels)
+
+
+def _subtopics_vary(path, max_lines=200_000):
+    """Whether a qrels file holds diversity judgements (in its first ``max_lines``
+    lines): a document of a query judged under several values of the second column,
+    the subtopic.  (trec_eval's iteration column varies in some plain qrels, but never
+    judges a document twice.)"""
+    import gzip
+
+    seen = {}
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", errors="replace") as lines:
+        for number, line in enumerate(lines):
+            if number >= max_lines:
+                break
+            fields = line.split()
+            if len(fields) < 4:
+                continue
+            if seen.setdefault((fields[0], fields[2]), fields[1]) != fields[1]:
+                return True
+    return False
+
+
 def _evaluate_diversity(args, out):
     """Diversity metrics (issue 29): qrels with a subtopic column (``qid subtopic docno
     rel``), rows as trec_eval prints them; ties as ``ndeval -traditional`` by default."""
     from ._evaluate import evaluate
+    from .diversity import DEFAULT_METRICS
 
+    args.metrics = args.metrics or list(DEFAULT_METRICS)
     res = evaluate(qrels=args.qrels, run=args.run, metrics=args.metrics, ties=args.ties,
                    no_relevant=args.no_relevant, threshold=args.threshold)
     if args.json:
@@ -409,7 +462,7 @@ def _evaluate(args, out):
     from .diversity import diversity_request
     from ._evaluation import _evaluate_collection
 
-    if diversity_request("skrank evaluate", args.metrics):   # issue 29
+    if _diversity_qrels(args, diversity_request("skrank evaluate", args.metrics)):  # issue 29
         _evaluate_diversity(args, out)
         return
     resolved = _options(args)

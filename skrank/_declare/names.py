@@ -24,7 +24,7 @@ import math
 import re
 from typing import NamedTuple, Optional
 
-from .table import METRICS
+from .table import METRICS, SCORER_INPUTS
 from .._core.checks import InvalidParameterError
 
 _NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_-]*?)(?:\((?P<options>[^()]*)\))?"
@@ -67,8 +67,11 @@ def split_name(name):
 
 def _specs(inputs=()):
     """The declarations whose names a caller that can give the extra arrays ``inputs``
-    takes: those that read no other input (``inputs=()``: the scorer names)."""
-    return [spec for spec in METRICS.values() if set(spec.inputs) <= set(inputs)]
+    takes: those that read no other input (``inputs=()``: the scorer names).  Every
+    caller of ``(y_true, y_score, qid)`` can give :data:`~skrank._declare.table.SCORER_INPUTS`
+    (a 2-D ``y_true`` of rows x subtopics)."""
+    return [spec for spec in METRICS.values()
+            if set(spec.inputs) <= set(inputs) | set(SCORER_INPUTS)]
 
 
 def _stems(field="variants", inputs=()):
