@@ -87,6 +87,7 @@ def catalog_coverage(recommended, *, n_items, k=None):
     0.3
     """
     func = "catalog_coverage"
+    k = _checked(func, k=k)["k"]
     return catalog_coverage_kernel(func, *cut_lists(func, recommended, k), n_items=n_items)
 
 
@@ -114,9 +115,7 @@ def distributional_coverage(recommended, *, k=None, convention="recommenders"):
     1.5
     """
     func = "distributional_coverage"
-    if convention not in ("recommenders", "recbole"):
-        raise InvalidParameterError(f"{func}: convention must be 'recommenders' or 'recbole'. "
-                                    f"Got {_describe(convention)} instead.")
+    k, convention = _checked(func, k=k, convention=convention).values()
     return distributional_coverage_kernel(func, *cut_lists(func, recommended, k),
                                           convention=convention)
 
@@ -147,6 +146,7 @@ def gini_index(recommended, *, n_items, k=None):
     0.75
     """
     func = "gini_index"
+    k = _checked(func, k=k)["k"]
     return gini_kernel(func, *cut_lists(func, recommended, k), n_items=n_items)
 
 
@@ -169,6 +169,7 @@ def user_coverage(recommended, *, k=None, n_users=None):
     0.6666666666666666
     """
     func = "user_coverage"
+    k = _checked(func, k=k)["k"]
     return user_coverage_kernel(func, *cut_lists(func, recommended, k), n_users=n_users)
 
 
@@ -197,6 +198,7 @@ def novelty(recommended, *, item_popularity, k=None, n_interactions=None):
     1.5
     """
     func = "novelty"
+    k, n_interactions = _checked(func, k=k, n_interactions=n_interactions).values()
     items, valid = cut_lists(func, recommended, k)
     return _mean_over_users(*_per_user_novelty(func, items, valid, item_popularity,
                                                n_interactions), func=func)
@@ -222,6 +224,7 @@ def average_popularity(recommended, *, item_popularity, k=None):
     5.0
     """
     func = "average_popularity"
+    k = _checked(func, k=k)["k"]
     items, valid = cut_lists(func, recommended, k)
     values, defined = _per_user_popularity(func, items, valid, item_popularity)
     return _mean_over_users(values, defined, func)
@@ -249,6 +252,7 @@ def long_tail_share(recommended, *, item_popularity, k=None, tail=0.1):
     0.25
     """
     func = "long_tail_share"
+    k, tail = _checked(func, k=k, tail=tail).values()
     items, valid = cut_lists(func, recommended, k)
     values, defined = _per_user_tail(func, items, valid, item_popularity, tail)
     return _mean_over_users(values, defined, func)
@@ -281,6 +285,7 @@ def intra_list_similarity(recommended, *, item_features=None, k=None, similarity
     0.471405
     """
     func = "intra_list_similarity"
+    k = _checked(func, k=k)["k"]
     items, valid = cut_lists(func, recommended, k)
     values, defined = _per_user_ils(func, items, valid, item_features, similarity)
     return _mean_over_users(values, defined, func)
@@ -305,6 +310,7 @@ def intra_list_diversity(recommended, *, item_features=None, k=None, similarity=
     1.0
     """
     func = "intra_list_diversity"
+    k = _checked(func, k=k)["k"]
     items, valid = cut_lists(func, recommended, k)
     values, defined = _per_user_ils(func, items, valid, item_features, similarity)
     return _mean_over_users(1.0 - values, defined, func)
@@ -338,6 +344,7 @@ def serendipity(recommended, *, history, item_features, k=None, relevance=None):
     0.646447
     """
     func = "serendipity"
+    k = _checked(func, k=k)["k"]
     items, valid = cut_lists(func, recommended, k)
     return _mean_over_users(*_per_user_serendipity(func, items, valid, history, item_features,
                                                    relevance), func=func)
@@ -381,20 +388,25 @@ BEYOND_METRICS = MappingProxyType({name: spec for name, spec in METRICS.items()
                                    if spec.family == "beyond"})
 
 
+def _checked(func, **options):
+    """The options of the function ``func`` checked by its declaration, in its order."""
+    return BEYOND_METRICS[func].check_params(func, options)
+
+
 def _inputs_and_options(func, spec, inputs):
     """The keyword arguments of ``spec``'s kernel from ``inputs`` (its declared inputs,
     optional inputs and options), checked: a required input that is missing, or an
     argument it does not take, is an error."""
-    takes = [p.name for p in spec.signature_params()[1:]]
+    options = {p.name for p in spec.params}
+    takes = [p.name for p in spec.signature_params()[1:] if p.name not in options]
     missing = [name for name in spec.inputs if name != "recommendations"
                and inputs.get(name) is None]
     if missing:
         raise InvalidParameterError(f"{func}: {spec.name} needs {' and '.join(missing)}. Got "
                                     f"none instead (never guessed from the lists).")
     kwargs = {name: inputs[name] for name in takes if inputs.get(name) is not None}
-    options = spec.check_params(func, {p.name: kwargs.pop(p.name) for p in spec.params
-                                       if p.name in kwargs})
-    return kwargs, options
+    return kwargs, spec.check_params(func, {name: value for name, value in inputs.items()
+                                            if name in options})
 
 
 def per_user_scores(metric, recommended, **inputs):

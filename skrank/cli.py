@@ -130,9 +130,9 @@ def _build_parser(command=None):
                          "TREC Web track diversity qrels), evaluated with the diversity "
                          "metrics (-m alpha_ndcg@20 ...; default: ndeval's set at k=20); "
                          "trec: plain qrels (qid iter docno rel); auto (default): "
-                         "diversity when -m names diversity metrics, or, without -m, when "
-                         "the qrels file judges a document of a query under several "
-                         "values of its second column (subtopics)")
+                         "diversity when -m names diversity metrics (never guessed from "
+                         "the file: plain qrels may repeat a document under several "
+                         "iterations)")
     ev.add_argument("--max-grade", type=float, default=float(max_grade), metavar="G",
                     help="top grade of the relevance scale for err (ERR's stop probability "
                          f"is (2**rel - 1) / 2**G); default {max_grade:g}, as gdeval")
@@ -392,8 +392,9 @@ def _evaluate_trec(args, out, options):
 
 
 def _diversity_qrels(args, named):
-    """Whether the qrels are diversity qrels (``--qrels-format``): said so, named by the
-    metrics, or (``auto`` without -m) seen in the file (:func:`_subtopics_vary`)."""
+    """Whether the qrels are diversity qrels (``--qrels-format``): said so, or (``auto``)
+    named by the metrics.  Not guessed from the file: plain qrels may repeat a document
+    under several values of trec_eval's iteration column too (trec_eval's qrels.123)."""
     fmt = getattr(args, "qrels_format", "auto")
     if fmt == "trec":
         if named:
@@ -408,29 +409,6 @@ def _diversity_qrels(args, named):
                              "p_ia@k, ap_ia, strec@k). Got " + ", ".join(args.metrics) +
                              " instead")
         return True
-    if args.metrics or args.qrels == "-":
-        return False
-    return _subtopics_vary(args.qrels)
-
-
-def _subtopics_vary(path, max_lines=200_000):
-    """Whether a qrels file holds diversity judgements (in its first ``max_lines``
-    lines): a document of a query judged under several values of the second column,
-    the subtopic.  (trec_eval's iteration column varies in some plain qrels, but never
-    judges a document twice.)"""
-    import gzip
-
-    seen = {}
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", errors="replace") as lines:
-        for number, line in enumerate(lines):
-            if number >= max_lines:
-                break
-            fields = line.split()
-            if len(fields) < 4:
-                continue
-            if seen.setdefault((fields[0], fields[2]), fields[1]) != fields[1]:
-                return True
     return False
 
 

@@ -42,9 +42,10 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _plan
+from ._declare import params as P
 from ._declare.names import split_name
 from ._declare.table import METRICS, bind_functions
-from ._trec.diversity import collection_arrays, diversity_table
+from ._trec.diversity import _weights_of_frame, collection_arrays, diversity_table
 from ._metrics import QueryScores
 from ._core.checks import InvalidParameterError, _describe
 
@@ -547,8 +548,6 @@ def _weights_by_code(func, intent_weights, ids, subtopics):
     """Intent weights keyed by query id and subtopic id -> keyed by query code, with each
     code's subtopic ids in column order (``subtopics``: ``(query code, column, id)`` of
     every subtopic of the qrels)."""
-    from ._trec.diversity import _weights_of_frame
-
     if hasattr(intent_weights, "columns"):
         intent_weights = _weights_of_frame(func, intent_weights)
     if not hasattr(intent_weights, "items"):
@@ -575,8 +574,6 @@ bind_functions(DIVERSITY_METRICS.values(), globals())
 def _options_doc():
     """The Parameters entries of :func:`per_query_scores`: the metric, the arrays and the
     options of every diversity declaration (once each, in signature order)."""
-    from ._declare import params as P
-
     seen, entries = set(), [P.METRIC.replace(
         description="A diversity metric's name, with its cutoff and options:\n"
                     "``\"alpha_ndcg@20\"``, ``\"err_ia@10\"``, ``\"nrbp(beta=0.8)\"``,\n"

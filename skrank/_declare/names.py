@@ -108,7 +108,7 @@ def grammar():
 
 def metric_help():
     """The grammar with its aliases, for ``--help``: ``ndcg[@<k>], ...; P@<k> = precision@<k>``."""
-    aliases = [f"{alias}@<k> = {stem}@<k>" if spec.k == "required" else f"{alias} = {stem}"
+    aliases = [f"{_with_cutoff(alias, spec)} = {_with_cutoff(stem, spec)}"
                for spec in _specs() for alias, stem in spec.aliases.items()]
     return "; ".join([grammar(), *aliases])
 
@@ -371,6 +371,8 @@ def metrics_markdown():
             "perfect ranking |",
             "|---|---|---|---|---|---|"]
     for spec in _specs():
+        if spec.family != "relevance":   # the diversity metrics: docs/diversity.md
+            continue
         names = [f"`{stem}{_CUT[spec.k]}`" for stem in spec.variants]
         names += [f"`{alias}{_CUT[spec.k]}` (alias of `{stem}`)"
                   for alias, stem in spec.aliases.items()]
@@ -401,6 +403,29 @@ def scorer_names_markdown():
             notes.append("takes no cutoff")
         text = spec.summary + (f" ({'; '.join(notes)})" if notes else "")
         rows.append(f"| {names} | {text} |")
+    return "\n".join(rows) + "\n"
+
+
+def family_markdown(family):
+    """The table of the declarations of one family (``"diversity"``: docs/diversity.md;
+    ``"beyond"``: docs/recommender.md), generated from them: names for ``evaluate`` (and
+    scorer names, for the diversity metrics), options, values, aggregation."""
+    rows = ["| function | names | options (default) | inputs | values | aggregation |",
+            "|---|---|---|---|---|---|"]
+    for spec in METRICS.values():
+        if spec.family != family:
+            continue
+        names = [f"`{stem}{_CUT[spec.k]}`" for stem in [*spec.variants, *spec.aliases]]
+        inputs = [f"`{name}`" if name != "subtopics" else "label matrix `y_true`"
+                  for name in spec.inputs if name != "recommendations"]
+        inputs += [f"`{name}` (optional)" for name in spec.optional_inputs
+                   if name not in spec.inputs]
+        aggregation = ("one value of the collection" if spec.aggregate == "collection"
+                       else "mean over queries" if family != "beyond"
+                       else "mean over the users where defined")
+        rows.append(f"| `{spec.module}.{spec.function_name}` | {', '.join(names)} | "
+                    f"{_options_cell(spec)} | {', '.join(inputs) or '-'} | "
+                    f"{_values_cell(spec)} | {aggregation} |")
     return "\n".join(rows) + "\n"
 
 
