@@ -347,7 +347,7 @@ def plan(func, calls, *, ranking_for_counts=False):
             steps.append(Step(label, call, policy))
         else:
             steps.append(Step(label, call, None))
-    raw = all(step.call.spec.family in _RAW_FAMILIES for step in steps)
+    raw = bool(steps) and all(step.call.spec.family in _RAW_FAMILIES for step in steps)
     if ranking_for_counts and not depths and not raw:
         depths["stable"] = None
     return Plan(func, tuple(steps), tuple(depths.items()))

@@ -177,6 +177,11 @@ def _collection(seed, n_queries=15, n_docs=12, n_sub=4, ties=True):
             pd.DataFrame(run, columns=["query_id", "doc_id", "score"]))
 
 
+#: The oracle of each diversity declaration (tests/test_metrics.py checks that every
+#: declaration of skrank.METRICS has one): ref_per_query computes them all by name.
+ORACLES = {name: ref_per_query for name in IR_NAMES}
+
+
 # --------------------------------------------------------------------------------------
 # ndeval through ir_measures and pyndeval.
 
