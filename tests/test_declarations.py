@@ -22,7 +22,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 import skrank
 from skrank._declare import params as P
-from skrank._declare.names import judged_metrics_markdown, metrics_markdown, parse_metric_name
+from skrank._declare.names import (family_markdown, judged_metrics_markdown, metrics_markdown,
+                                   parse_metric_name)
 from skrank._plan import MetricCall, _parse_item
 
 try:  # works whether or not tests/ is a package
@@ -473,6 +474,18 @@ def test_docs_judged_metric_table_is_generated_from_the_declarations():
     assert table in section
 
 
+@pytest.mark.parametrize("family, page", [("diversity", "diversity.md"),
+                                          ("beyond", "recommender.md")])
+def test_docs_family_tables_are_generated_from_the_declarations(family, page):
+    """docs/diversity.md and docs/recommender.md hold family_markdown()'s tables (paste
+    them there when a declaration changes), one row per declaration of the family."""
+    table = family_markdown(family)
+    assert table in (DOCS / page).read_text(encoding="utf-8")
+    rows = table.splitlines()[2:]
+    assert [re.match(r"\| `skrank\.\w+\.(\w+)`", row)[1] for row in rows] == [
+        spec.function_name for spec in ALL_SPECS if spec.family == family]
+
+
 def test_trec_eval_measure_table_agrees_with_the_trec_names():
     """The trec_eval measures whose "skrank on arrays" column (docs/trec_eval.md) names a
     declared metric are exactly the declared trec_names; cut measures are the trec_cut."""
@@ -541,6 +554,7 @@ _CALLED_FROM_OUTSIDE = {
     "scorer_names_markdown": "generates docs/tuning.md's table (tests/test_safety_nets.py)",
     "measures_markdown": "generates docs/trec_eval.md's table (the tests compare them)",
     "methods_markdown": "generates docs/fusion.md's table of methods (the tests compare them)",
+    "family_markdown": "generates the tables of docs/diversity.md and docs/recommender.md",
 }
 
 

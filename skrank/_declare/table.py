@@ -347,6 +347,10 @@ DIVERSITY_Y_TRUE = P.Y_TRUE.replace(
                 "per document (a 1-D array is one subtopic).  A document covers a\n"
                 "subtopic when its label is ``>= threshold``.")
 
+DIVERSITY_Y_SCORE = P.Y_SCORE.replace(
+    type_text="array-like of shape (n_samples,)",
+    description="Scores of a ranker, one per row; each query is ranked by decreasing score.")
+
 DIVERSITY_QID = P.QID.replace(
     description="Query id of each row (required).  Rows may come in any order.")
 
@@ -385,7 +389,7 @@ INTENT_WEIGHTS = P.Param(
 
 _DIVERSITY = dict(inputs=("subtopics",), optional_inputs=("intent_weights",),
                   executor=D.diversity_columns, family="diversity", module="skrank.diversity",
-                  positional=(DIVERSITY_Y_TRUE, P.Y_SCORE), before_options=(DIVERSITY_QID,),
+                  positional=(DIVERSITY_Y_TRUE, DIVERSITY_Y_SCORE), before_options=(DIVERSITY_QID,),
                   after_options=(DIVERSITY_RETRIEVED, INTENT_WEIGHTS))
 
 _COMMON = (DIVERSITY_THRESHOLD, DIVERSITY_TIES, P.IDEAL_TIES, DIVERSITY_NO_RELEVANT)
