@@ -388,6 +388,10 @@ BEYOND_METRICS = MappingProxyType({name: spec for name, spec in METRICS.items()
                                    if spec.family == "beyond"})
 
 
+#: Optional inputs of which a metric that declares both needs one (intra-list metrics).
+_ALTERNATIVES = ("item_features", "similarity")
+
+
 def _checked(func, **options):
     """The options of the function ``func`` checked by its declaration, in its order."""
     return BEYOND_METRICS[func].check_params(func, options)
@@ -500,10 +504,12 @@ def evaluate(recommended, metrics=None, **inputs):
     (['average_popularity', 'catalog_coverage', 'distributional_coverage'], 0.75, array([2.5, 1.5]))
     """
     func = "beyond.evaluate"
-    if metrics is None:
+    if metrics is None:   # those whose inputs are given (item_features or similarity: one)
         metrics = [name for name, spec in BEYOND_METRICS.items()
                    if all(inputs.get(r) is not None for r in spec.inputs
-                          if r != "recommendations")]
+                          if r != "recommendations")
+                   and (not set(_ALTERNATIVES) <= set(spec.optional_inputs)
+                        or any(inputs.get(r) is not None for r in _ALTERNATIVES))]
     elif isinstance(metrics, str):
         metrics = [metrics]
     unknown = [m for m in metrics if m not in BEYOND_METRICS]
