@@ -122,9 +122,9 @@ def _build_parser(command=None):
                     help=f"a skrank metric name ({metric_help()}), or a trec_eval name "
                          "(ndcg_cut.10, P.5, recip_rank); also bpref, infap, judged@<k> "
                          "(judged by the qrels), num_q, num_ret, num_rel, "
-                         "num_rel_ret; or diversity metrics alone (alpha_ndcg@k, "
-                         "alpha_dcg@k, err_ia@k, nerr_ia@k, nrbp, nnrbp, p_ia@k, ap_ia, "
-                         "strec@k) on qrels with a subtopic column. Repeatable.")
+                         "num_rel_ret; the diversity metrics among the skrank names "
+                         "(alpha_ndcg, err_ia, ...) alone, on qrels with a subtopic column "
+                         "(--qrels-format). Repeatable.")
     ev.add_argument("--qrels-format", default="auto", choices=("auto", "trec", "diversity"),
                     help="diversity: qrels with a subtopic column (qid subtopic docno rel, "
                          "TREC Web track diversity qrels), evaluated with the diversity "

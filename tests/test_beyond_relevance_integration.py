@@ -44,8 +44,8 @@ def test_every_diversity_and_beyond_metric_is_a_declaration():
             else "mean")
 
 
-@pytest.mark.parametrize("name", ["alpha_ndcg@5", "nrbp(beta=0.8)", "alpha_dcg(normalization=none)@3",
-                                  "strec", "ap_ia", "err_ia(alpha=0.3)@10"])
+@pytest.mark.parametrize("name", ["alpha_ndcg@5", "nrbp(beta=0.8)", "strec", "ap_ia",
+                                  "alpha_dcg(normalization=none)@3", "err_ia(alpha=0.3)@10"])
 def test_diversity_names_parse_back(name):
     call = MetricCall.parse(name, inputs=("subtopics",))
     assert MetricCall.parse(str(call)) == call

@@ -398,8 +398,9 @@ def beyond_columns(func, calls, prepared):
     if qid is not None:
         raise ValueError(f"{func}: beyond-accuracy metrics ({', '.join(str(c) for c in calls)}) "
                          f"read each user's top-k items from a 2-D score matrix (users x items). "
-                         f"Got qid (the 1-D form) instead: pass y_score of shape (n_users, "
-                         f"n_items), or use skrank.beyond's functions on lists.")
+                         f"Got query ids (the 1-D form) instead: pass y_score of shape (n_users, "
+                         f"n_items), or use skrank.beyond's functions on lists (the 1-D "
+                         f"form, and qrels with a run, have no catalog of item indices).")
     lists = {}
     values, undefined, users = [], [], None
     for call in calls:
