@@ -246,6 +246,10 @@ def _run_plan(func, metrics, options, arrays, judged, trec, qid_labels=None, ext
     table with the query weights as ``table.weights``.  ``qid_labels``: the query id of
     each code, when ``qid`` holds codes (TREC files), for errors that name queries."""
     calls = _plan.resolve(func, metrics, trec=True, inputs=INPUTS, defaults=options.defaults)
+    families = {call.spec.family for _, call in calls}
+    if "beyond" in families and len(families) > 1 and "diversity" not in families and (
+            arrays[2] is None and np.ndim(arrays[1]) == 2):
+        return _with_lists(func, calls, options, arrays, judged, trec, extra)
     p = _plan.plan(func, calls, ranking_for_counts=True)
     if p.raw:   # issue 29: diversity or beyond-accuracy metrics, on the arrays as given
         prepared = _plan.prepare(p, *arrays, inputs=dict(extra or {}))
@@ -265,6 +269,22 @@ def _run_plan(func, metrics, options, arrays, judged, trec, qid_labels=None, ext
         raise named from None
     return _Executed(table.qid, table.columns, prepared.weights), _table_counts(
         table, prepared, options.level)
+
+
+def _with_lists(func, calls, options, arrays, judged, trec, extra):
+    """Accuracy and beyond-accuracy metrics of one 2-D form (issue 29): each part on its
+    own plan, the rows (users) the same; the columns in the order asked for, the counts
+    and query weights the accuracy part's."""
+    lists = {label: call for label, call in calls if call.spec.family == "beyond"}
+    others = {label: call for label, call in calls if label not in lists}
+    table, counts = _run_plan(func, others, options, arrays, judged, trec)
+    users, _ = _run_plan(func, lists, options, arrays, judged, trec, extra=extra)
+    if not np.array_equal(np.asarray(users.qid), np.asarray(table.qid)):   # pragma: no cover
+        raise RuntimeError(f"{func}: internal error: the users of the lists and of the "
+                           f"rankings differ.")
+    columns = {**table.columns, **users.columns}
+    return _Executed(table.qid, {label: columns[label] for label, _ in calls},
+                     table.weights), counts
 
 
 def _raw_counts(p, arrays, qids, threshold):

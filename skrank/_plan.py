@@ -302,15 +302,19 @@ class Plan:
         """Whether the plan's metrics read the arrays as given (a label matrix rows x
         subtopics, or recommendation lists): the diversity and beyond-accuracy
         declarations, whose executors check them."""
-        families = {step.call.spec.family in _RAW_FAMILIES for step in self.steps}
-        if len(families) > 1:
-            raw = [str(s.call) for s in self.steps if s.call.spec.family in _RAW_FAMILIES]
-            other = [str(s.call) for s in self.steps if s.call.spec.family not in _RAW_FAMILIES]
+        families = {step.call.spec.family for step in self.steps}
+        if len(families) > 1 and families & set(_RAW_FAMILIES):
+            first = next(s.call.spec.family for s in self.steps
+                         if s.call.spec.family in _RAW_FAMILIES)
+            raw = [str(s.call) for s in self.steps if s.call.spec.family == first]
+            other = [str(s.call) for s in self.steps if s.call.spec.family != first]
+            what = {"diversity": "a label matrix (rows x subtopics)",
+                    "beyond": "recommendation lists"}[first]
             raise InvalidParameterError(
-                f"{self.func}: {', '.join(raw)} read a label matrix (rows x subtopics) or "
-                f"recommendation lists and cannot be computed in one call with "
-                f"{', '.join(other)}. Got both instead: evaluate them in two calls.")
-        return families == {True}
+                f"{self.func}: {', '.join(raw)} read {what} and cannot be computed in one "
+                f"call with {', '.join(other)}. Got both instead: evaluate them in separate "
+                f"calls.")
+        return bool(families) and families <= set(_RAW_FAMILIES)
 
     @property
     def depth(self):

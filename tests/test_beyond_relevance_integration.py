@@ -305,8 +305,27 @@ def test_beyond_metrics_never_guess_their_inputs():
     with pytest.raises(skrank.InvalidParameterError, match="one value of the whole collection"):
         skrank.per_query_scores("gini_index@5", scores, scores, n_items=25)
     with pytest.raises(skrank.InvalidParameterError, match="cannot be computed in one call"):
-        skrank.evaluate(scores, scores, metrics=["novelty@5", "ndcg@5"],
-                        item_popularity=popularity)
+        skrank.evaluate(np.zeros((90, 3)), np.ones(90), qid=np.repeat(np.arange(30), 3),
+                        metrics=["alpha_ndcg@5", "novelty@5"], item_popularity=popularity)
     with pytest.raises(ValueError, match="cover every recommended item"):
         skrank.evaluate(scores, scores, metrics=["average_popularity@5"],
                         item_popularity=popularity[:3])
+
+
+def test_beyond_metrics_beside_accuracy_metrics_in_one_call():
+    """On one 2-D form, the accuracy metrics read the labels and these the top-k lists:
+    one call gives what two calls give, the columns in the order asked for."""
+    scores, train, popularity, _, _ = _recommender(2)
+    labels = (np.random.default_rng(3).random(scores.shape) < 0.2).astype(float)
+    names = ["ndcg@5", "novelty@5", "mrr", "gini_index@5"]
+    both = skrank.evaluate(labels, scores, exclude=train, metrics=names,
+                           item_popularity=popularity, n_items=25)
+    accuracy = skrank.evaluate(labels, scores, exclude=train, metrics=["ndcg@5", "mrr"])
+    lists = skrank.evaluate(labels, scores, exclude=train, metrics=["novelty@5", "gini_index@5"],
+                            item_popularity=popularity, n_items=25)
+    assert list(both.mean) == names
+    for res in (accuracy, lists):
+        for name in res.mean:
+            assert both.mean[name] == res.mean[name]
+            np.testing.assert_array_equal(both.per_query[name], res.per_query[name])
+    np.testing.assert_array_equal(both.counts["num_ret"], accuracy.counts["num_ret"])
