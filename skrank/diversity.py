@@ -441,7 +441,7 @@ class DiversityEvaluation(NamedTuple):
 
 
 def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval",
-             ideal_ties="last", no_relevant="zero"):
+             ideal_ties="last", no_relevant="zero", intent_weights=None):
     """Diversity metrics of a run against diversity qrels, as ndeval computes them.
 
     Only the queries of both ``qrels`` and ``run`` are evaluated, as ndeval does.
@@ -470,6 +470,10 @@ def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval
         (ndeval) or the smallest.
     no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
         Value of a query whose judged documents cover no subtopic.
+    intent_weights : mapping or DataFrame, default=None
+        Each query's intent probabilities by subtopic id: ``{qid: {subtopic:
+        probability}}`` or a DataFrame with columns ``query_id``, ``subtopic`` (or
+        ``iteration``) and ``weight`` (or ``probability``).  None: uniform, as ndeval.
 
     Returns
     -------
@@ -487,7 +491,7 @@ def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval
     """
     qids, per_query, means, _ = _evaluation_parts(
         "diversity.evaluate", qrels, run, metrics, ties=ties, ideal_ties=ideal_ties,
-        no_relevant=no_relevant, threshold=threshold)
+        no_relevant=no_relevant, threshold=threshold, intent_weights=intent_weights)
     return DiversityEvaluation(qids, per_query, means)
 
 

@@ -126,6 +126,8 @@ def test_intent_weights_of_qrels_by_subtopic_id():
     for name in ("err_ia@3", "alpha_ndcg@3"):
         expected = skrank.per_query_scores(name, y, s, qid=q, intent_weights=w).score
         np.testing.assert_allclose(got.per_query[name], expected, rtol=1e-15)
+    again = diversity.evaluate(qrels, run, ["err_ia@3"], intent_weights=mapping)
+    np.testing.assert_array_equal(again.per_query["err_ia@3"], got.per_query["err_ia@3"])
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"query_id": ["q1", "q1", "q1", "q2", "q2"],
                           "iteration": ["car", "cat", "os", "a", "b"],
