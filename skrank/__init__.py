@@ -27,6 +27,8 @@ from ._metrics import (
 
 from ._evaluation import Evaluation
 from ._evaluate import evaluate
+# issue 29: the faces whose functions bind to their declarations of METRICS (light imports)
+from . import beyond, diversity
 from ._core.checks import InvalidParameterError
 from . import datasets
 from ._sklearn_registration import (
@@ -42,7 +44,6 @@ _LAZY = {
     "RankingScorer": "._scorer", "get_scorer": "._scorer", "get_scorer_names": "._scorer",
     "make_ranking_scorer": "._scorer", "plot": ".plot",
     "pool": "._pool", "judging": ".judging",
-    "diversity": ".diversity", "beyond": ".beyond",   # issue 29
     "fuse": ".fusion", "fusion": ".fusion",
 }
 

@@ -3,7 +3,6 @@
 import numpy as np
 
 from ._core.checks import InvalidParameterError
-from ._diversity import diversity_request
 from ._evaluation import (
     DEFAULT_METRICS,
     Evaluation,
@@ -18,7 +17,7 @@ from .io._columns import is_dask_frame
 from .io._join import check_query_coverage
 from ._declare import params as P
 from . import _plan
-from .diversity import _evaluation_parts
+from .diversity import _evaluation_parts, diversity_request
 from ._trec_eval import _QueryIndex, grouped_blocks
 from .io._tokenize import check_no_duplicates, empty_run_table
 from .io._fields import decode
@@ -28,7 +27,9 @@ from .io._tokenize import source_name
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
              ties=None, no_relevant="zero", threshold=None, qrels=None, run=None,
              missing_queries=None, exclude=None, unjudged_queries=None,
-             ignore_identical_ids=False, judged=None, sample_weight=None):
+             ignore_identical_ids=False, judged=None, sample_weight=None, intent_weights=None,
+             n_items=None, item_popularity=None, item_features=None, history=None,
+             similarity=None):
     """Evaluate several metrics at once, sharing one grouping and sorting pass.
 
     Parameters
@@ -72,6 +73,25 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
         ``sum(w_q * v_q) / sum(w_q)`` (see :func:`skrank.ndcg_score`); the
         per-query values do not change and ``result.weights`` holds the
         weight of each query.
+
+    intent_weights : array-like, mapping or DataFrame, default=None
+        For the diversity metrics (``"alpha_ndcg@20"``, ``"err_ia@20"``, ...; see
+        :mod:`skrank.diversity`, whose ``y_true`` is a label matrix of shape
+        ``(n_samples, n_subtopics)``): each query's intent probabilities, as
+        :func:`skrank.diversity.err_ia_score` takes them (with qrels, a mapping
+        ``{query: {subtopic: weight}}`` or a DataFrame).  None: uniform.
+    n_items, item_popularity, item_features, history, similarity : default=None
+        For the beyond-accuracy metrics (``"novelty@10"``, ``"catalog_coverage@10"``,
+        ...; see :mod:`skrank.beyond`) of the 2-D form: each row of ``y_score`` is
+        a user, each column an item, and a metric reads each user's top ``k``
+        items (without ``exclude``).  The catalog's size, the items' training
+        popularity and feature vectors, the users' training items and a
+        similarity callable, as the functions of :mod:`skrank.beyond` take them:
+        a metric that needs one that is not given is an error (never guessed from
+        the test data).  Per-user metrics (novelty, intra-list diversity,
+        serendipity) give one value per user (NaN where undefined) and their mean
+        over the users where defined; collection-level ones (catalog coverage,
+        Gini index) NaN per user and their one value in ``mean``.
 
     Returns
     -------
@@ -124,7 +144,8 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
             return Evaluation(*_evaluation_parts(
                 func, qrels, run, metrics, ties=ties, no_relevant=no_relevant,
                 threshold=threshold, missing_queries=missing_queries,
-                unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids))
+                unjudged_queries=unjudged_queries, ignore_identical_ids=ignore_identical_ids,
+                intent_weights=intent_weights))
         if is_dask_frame(qrels) or is_dask_frame(run):  # partition by partition on Dask
             from .dask import _evaluate_frames
 
@@ -148,9 +169,13 @@ def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, re
             f"{func}: {listed} applies to qrels and run only. Got arrays (y_true, y_score) "
             f"instead: every query of the arrays is evaluated; drop rows beforehand to "
             f"leave some out.")
+    extra = dict(intent_weights=intent_weights, n_items=n_items,
+                 item_popularity=item_popularity, item_features=item_features,
+                 history=history, similarity=similarity)
     table, counts = _run_plan(func, metrics, options,
                               (y_true, y_score, qid, retrieved, exclude, sample_weight),
-                              judged, False)
+                              judged, False, extra={k: v for k, v in extra.items()
+                                                    if v is not None})
     return _evaluation(func, table.qid, table.columns, counts, table.weights)
 
 

@@ -28,7 +28,16 @@ DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
 
 #: The extra arrays evaluate() gives the metrics that declare them (``judged=``, or
 #: which documents the qrels judge): their names are accepted.
-INPUTS = ("judged",)
+INPUTS = ("judged",
+          # issue 29: the label matrix of the diversity metrics (y_true, rows x subtopics),
+          # the recommendation lists (the top k of a 2-D y_score) and the catalog's data
+          # of the beyond-accuracy metrics, each an argument of evaluate()
+          "subtopics", "recommendations", "n_items", "item_popularity", "item_features",
+          "history")
+
+#: evaluate()'s arguments that metrics read when given (issue 29), by name.
+EXTRA_INPUTS = ("intent_weights", "n_items", "item_popularity", "item_features", "history",
+                "similarity")
 
 
 def check_collection_options(func, missing_queries, unjudged_queries, ignore_identical_ids):
@@ -277,13 +286,22 @@ def _run_collection(func, metrics, qrels, run, options, *, missing_queries,
     return _named(table, qid_labels), counts
 
 
-def _run_plan(func, metrics, options, arrays, judged, trec, qid_labels=None):
+def _run_plan(func, metrics, options, arrays, judged, trec, qid_labels=None, extra=None):
     """Plan, prepare and execute ``metrics`` with the resolved ``options`` on ``arrays``
     (y_true, y_score, qid, retrieved, exclude, sample_weight): ``(table, counts)``, the
     table with the query weights as ``table.weights``.  ``qid_labels``: the query id of
     each code, when ``qid`` holds codes (TREC files), for errors that name queries."""
     calls = _plan.resolve(func, metrics, trec=True, inputs=INPUTS, defaults=options.defaults)
+    families = {call.spec.family for _, call in calls}
+    if "beyond" in families and len(families) > 1 and "diversity" not in families and (
+            arrays[2] is None and np.ndim(arrays[1]) == 2):
+        return _with_lists(func, calls, options, arrays, judged, trec, extra)
     p = _plan.plan(func, calls, ranking_for_counts=True)
+    if p.raw:   # issue 29: diversity or beyond-accuracy metrics, on the arrays as given
+        prepared = _plan.prepare(p, *arrays, inputs=dict(extra or {}))
+        table = _plan.execute(p, prepared)
+        return (_Executed(table.qid, table.columns, prepared.weights),
+                _raw_counts(p, arrays, table.qid, options.level))
     blocked = _by_rows(p, arrays, judged, options.level)
     if blocked is not None:
         return blocked
@@ -297,6 +315,39 @@ def _run_plan(func, metrics, options, arrays, judged, trec, qid_labels=None):
         raise named from None
     return _Executed(table.qid, table.columns, prepared.weights), _table_counts(
         table, prepared, options.level)
+
+
+def _with_lists(func, calls, options, arrays, judged, trec, extra):
+    """Accuracy and beyond-accuracy metrics of one 2-D form (issue 29): each part on its
+    own plan, the rows (users) the same; the columns in the order asked for, the counts
+    and query weights the accuracy part's."""
+    lists = {label: call for label, call in calls if call.spec.family == "beyond"}
+    others = {label: call for label, call in calls if label not in lists}
+    table, counts = _run_plan(func, others, options, arrays, judged, trec)
+    users, _ = _run_plan(func, lists, options, arrays, judged, trec, extra=extra)
+    if not np.array_equal(np.asarray(users.qid), np.asarray(table.qid)):   # pragma: no cover
+        raise RuntimeError(f"{func}: internal error: the users of the lists and of the "
+                           f"rankings differ.")
+    columns = {**table.columns, **users.columns}
+    return _Executed(table.qid, {label: columns[label] for label, _ in calls},
+                     table.weights), counts
+
+
+def _raw_counts(p, arrays, qids, threshold):
+    """num_ret, num_rel and num_rel_ret of the diversity metrics' queries (a document is
+    relevant when it covers some subtopic); none for recommendation lists."""
+    y_true, _, qid, retrieved = arrays[:4]
+    if qid is None or p.steps[0].call.spec.family != "diversity":
+        return {}
+    labels = y_true.toarray() if hasattr(y_true, "toarray") else np.asarray(y_true)
+    labels = labels.reshape(labels.shape[0], -1)
+    relevant = (labels >= (1.0 if threshold is None else threshold)).any(axis=1)
+    ranked = np.ones(labels.shape[0], dtype=bool) if retrieved is None else np.asarray(
+        retrieved, dtype=bool)
+    codes = np.searchsorted(qids, np.asarray(qid))
+    return {name: np.bincount(codes[mask], minlength=qids.shape[0]).astype(np.int64)
+            for name, mask in (("num_ret", ranked), ("num_rel", relevant),
+                               ("num_rel_ret", ranked & relevant))}
 
 
 def _by_rows(p, arrays, judged, threshold):

@@ -482,7 +482,7 @@ def gauc_score(y_true, y_score, *, qid=None, threshold=1, weighting="uniform",
     return score("gauc", locals())
 
 
-bind_functions(METRICS.values(), globals())
+bind_functions([spec for spec in METRICS.values() if spec.module == "skrank"], globals())
 
 
 def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclude=None,
@@ -544,10 +544,15 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, retrieved=None, exclu
             f"Names with a cutoff and options work too, e.g. 'ndcg_exp@10' or "
             f"'map(denominator=min)@10' ({NAMES_LISTED})."
         ) from None
-    func = spec.function_name if spec.scorer else "per_query_scores"
+    func = spec.function_name if spec.scorer and spec.module == "skrank" else "per_query_scores"
+    if spec.aggregate == "collection":   # issue 29: coverage, Gini index
+        raise InvalidParameterError(
+            f"per_query_scores: {spec.name} is one value of the whole collection, not one per "
+            f"query. Got {metric!r} instead: read it from skrank.evaluate(...).mean.")
     call = MetricCall.of(spec, params, func=func)
     column = per_query(func, call, y_true, y_score, qid, retrieved, exclude,
-                       inputs={name: inputs[name] for name in spec.inputs})
+                       inputs={name: inputs[name] for name in (*spec.inputs,
+                                                               *spec.optional_inputs)})
     return QueryScores(column.qid, column.values)
 
 
@@ -555,4 +560,5 @@ per_query_scores.__doc__ = P.fill_options(per_query_scores.__doc__, [P.METRIC])
 
 
 #: The extra inputs some metrics declare (``judged``): per_query_scores takes them.
-_INPUTS = tuple(dict.fromkeys(name for spec in METRICS.values() for name in spec.inputs))
+_INPUTS = tuple(dict.fromkeys(name for spec in METRICS.values()
+                              for name in (*spec.inputs, *spec.optional_inputs)))

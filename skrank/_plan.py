@@ -271,6 +271,10 @@ class _Extremes:
 
 
 
+#: The families of declarations whose executors read the arrays as given.
+_RAW_FAMILIES = ("diversity", "beyond")
+
+
 class Step(NamedTuple):
     """One metric of a plan: its label (None: not reported), call and ranking."""
 
@@ -292,6 +296,25 @@ class Plan:
     @property
     def labels(self):
         return [step.label for step in self.steps if step.label is not None]
+
+    @property
+    def raw(self):
+        """Whether the plan's metrics read the arrays as given (a label matrix rows x
+        subtopics, or recommendation lists): the diversity and beyond-accuracy
+        declarations, whose executors check them."""
+        families = {step.call.spec.family for step in self.steps}
+        if len(families) > 1 and families & set(_RAW_FAMILIES):
+            first = next(s.call.spec.family for s in self.steps
+                         if s.call.spec.family in _RAW_FAMILIES)
+            raw = [str(s.call) for s in self.steps if s.call.spec.family == first]
+            other = [str(s.call) for s in self.steps if s.call.spec.family != first]
+            what = {"diversity": "a label matrix (rows x subtopics)",
+                    "beyond": "recommendation lists"}[first]
+            raise InvalidParameterError(
+                f"{self.func}: {', '.join(raw)} read {what} and cannot be computed in one "
+                f"call with {', '.join(other)}. Got both instead: evaluate them in separate "
+                f"calls.")
+        return bool(families) and families <= set(_RAW_FAMILIES)
 
     @property
     def depth(self):
@@ -328,7 +351,8 @@ def plan(func, calls, *, ranking_for_counts=False):
             steps.append(Step(label, call, policy))
         else:
             steps.append(Step(label, call, None))
-    if ranking_for_counts and not depths:
+    raw = bool(steps) and all(step.call.spec.family in _RAW_FAMILIES for step in steps)
+    if ranking_for_counts and not depths and not raw:
         depths["stable"] = None
     return Plan(func, tuple(steps), tuple(depths.items()))
 
@@ -416,6 +440,10 @@ def prepare(p, y_true, y_score, qid=None, retrieved=None, exclude=None, sample_w
     ``negative_is_unjudged`` is kept for the callers that name the rule.
     """
     func = p.func
+    if p.raw:   # diversity and beyond-accuracy metrics: their executors check the arrays
+        inputs = {**(inputs or {}), "exclude": exclude}
+        return Prepared((y_true, y_score, qid, None, retrieved), None,
+                        _raw_weights(func, sample_weight, y_score, qid), None, inputs)
     n_users = n_ranked = None
     if is_matrix_form(y_true, exclude):
         n_users = np.shape(y_score)[0]
@@ -435,6 +463,15 @@ def prepare(p, y_true, y_score, qid=None, retrieved=None, exclude=None, sample_w
         p.check_labels(gain_arrays[0])
     weights = weights_of_queries(func, sample_weight, arrays[2], arrays[3], n_users)
     return Prepared(arrays, gain_arrays, weights, n_ranked, dict(inputs or {}))
+
+
+def _raw_weights(func, sample_weight, y_score, qid):
+    """Query weights of arrays as given (sorted query ids; the rows of a 2-D form)."""
+    if sample_weight is None:
+        return None
+    if qid is None:
+        return query_weights(func, sample_weight, n_queries=np.shape(y_score)[0])
+    return query_weights(func, sample_weight, qid=np.asarray(qid))
 
 
 def run_kernel(spec, func, ranking, params, weights=None):
@@ -461,7 +498,9 @@ def _like_values(weights, values):
 
 
 #: How per-query values make a score, by the name a declaration's ``aggregate`` gives.
-AGGREGATES = {"mean": mean_over_queries}
+AGGREGATES = {"mean": mean_over_queries,
+              # the executor's one value (skrank._engine.beyond): see _own_column
+              "collection": None}
 
 
 def aggregation(func, spec):
@@ -535,9 +574,14 @@ def execute(p, prepared, *, rankings=None, full=False):
         if step.policy is None:
             executors.setdefault(step.call.spec.executor, []).append(step)
     for executor, steps in executors.items():
-        own_qids, own_values = executor(func, [step.call for step in steps], prepared)
+        own_qids, own_values, *own_undefined = executor(func, [step.call for step in steps],
+                                                        prepared)
         qids = own_qids if qids is None else qids
-        for step, values in zip(steps, own_values):
+        for index, (step, values) in enumerate(zip(steps, own_values)):
+            if own_undefined:   # the executor leaves the no_relevant policy to the plan
+                columns[step.label] = _own_column(func, step.call, own_qids, values,
+                                                  own_undefined[0][index], prepared.weights)
+                continue
             columns[step.label] = Column(own_qids, values, prepared.weights,
                                          aggregation(func, step.call.spec))
     if qids is None:
@@ -546,12 +590,33 @@ def execute(p, prepared, *, rankings=None, full=False):
     return Table(qids, ordered, rankings)
 
 
+def _own_column(func, call, qids, values, undefined, weights):
+    """The :class:`Column` of an executor's values: a collection-level value (a float;
+    the queries' values NaN), or per-query values and the queries where the metric is
+    undefined, under the call's ``no_relevant`` policy (without one, such queries are
+    left out: the beyond-accuracy metrics' mean over the users where they are defined)."""
+    if call.spec.aggregate == "collection":
+        return Column(qids, np.full(qids.shape[0], np.nan), None,
+                      functools.partial(_collection_value, float(values)))
+    policy = call.options.get("no_relevant", "skip")
+    return Column(*apply_no_relevant(func, qids, values, undefined, policy, weights),
+                  aggregation(func, call.spec))
+
+
+def _collection_value(value, func, values, weights):
+    return value
+
+
 def per_query(func, call, y_true, y_score, qid=None, retrieved=None, exclude=None,
               sample_weight=None, *, inputs=None):
     """The :class:`Column` of one metric call on arrays (the metric functions' path);
     ``inputs``: the extra arrays it declares, by name."""
     p = single(func, call)
     judged = (inputs or {}).get("judged")
+    if p.raw:
+        prepared = prepare(p, y_true, y_score, qid, retrieved, exclude, sample_weight,
+                           inputs=inputs)
+        return execute(p, prepared).columns["value"]
     matrix = blockable(y_true, y_score, qid, retrieved, exclude, judged, p.depth is None)
     if matrix is not None:  # a large 2-D form: in blocks of rows, in bounded memory
         blocked = execute_by_rows(func, functools.partial(_run_block, p), y_true, matrix,

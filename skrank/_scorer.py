@@ -319,7 +319,7 @@ def _execute(p, method_caller, y_true, y_score, qid, sample_weight):
                                  sample_weight=sample_weight)
         return _plan.execute(p, prepared)
     inputs = (y_true, y_score, qid, sample_weight)
-    key = ("skrank: checked arrays and rankings", *map(id, inputs))
+    key = ("skrank: checked arrays and rankings", p.raw, *map(id, inputs))   # raw: issue 29
     shared = cache.get(key)
     if shared is None:
         prepared = _plan.prepare(p, y_true, keep_device(y_score), qid,

@@ -20,13 +20,12 @@ user coverage) return one number.
 """
 
 from numbers import Integral
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
 
-from ._beyond_kernels import (
-    _check_n_items,
-    _exposure,
+from ._engine.beyond import (
     _lists,
     _mean_over_users,
     _per_user_ils,
@@ -34,9 +33,16 @@ from ._beyond_kernels import (
     _per_user_popularity,
     _per_user_serendipity,
     _per_user_tail,
+    catalog_coverage_kernel,
+    cut_lists,
+    distributional_coverage_kernel,
+    gini_kernel,
+    top_k_lists,
+    user_coverage_kernel,
 )
 from ._core.checks import InvalidParameterError, _describe
 from ._metrics import QueryScores
+from ._declare.table import METRICS, bind_functions
 
 
 __all__ = [
@@ -58,7 +64,7 @@ __all__ = [
 ]
 
 
-def catalog_coverage(recommended, *, n_items):
+def catalog_coverage(recommended, *, n_items, k=None):
     """Catalog coverage: distinct recommended items over the catalog's ``n_items``.
 
     microsoft/recommenders' ``catalog_coverage`` divides by the distinct items of
@@ -67,11 +73,7 @@ def catalog_coverage(recommended, *, n_items):
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
-        Each user's list of item indices, best first, ``-1`` padding a shorter list;
-        every index is below ``n_items``.
-    n_items : int
-        The catalog's size (items of the training data, or of the dataset).
+    {parameters}
 
     Returns
     -------
@@ -85,12 +87,11 @@ def catalog_coverage(recommended, *, n_items):
     0.3
     """
     func = "catalog_coverage"
-    n_items = _check_n_items(func, n_items)
-    items, valid = _lists(func, recommended, n_items)
-    return np.unique(items[valid]).shape[0] / n_items
+    k = _checked(func, k=k)["k"]
+    return catalog_coverage_kernel(func, *cut_lists(func, recommended, k), n_items=n_items)
 
 
-def distributional_coverage(recommended, *, convention="recommenders"):
+def distributional_coverage(recommended, *, k=None, convention="recommenders"):
     """Entropy of the items' share of all recommendations.
 
     ``convention="recommenders"``: ``-sum_i p_i log2 p_i`` with ``p_i`` the share
@@ -100,11 +101,7 @@ def distributional_coverage(recommended, *, convention="recommenders"):
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
-        Each user's list of item indices, best first, ``-1`` padding a shorter list.
-    convention : {"recommenders", "recbole"}, default="recommenders"
-        Base-2 entropy (microsoft/recommenders), or natural-log entropy over the
-        number of distinct recommended items (RecBole).
+    {parameters}
 
     Returns
     -------
@@ -118,21 +115,12 @@ def distributional_coverage(recommended, *, convention="recommenders"):
     1.5
     """
     func = "distributional_coverage"
-    if convention not in ("recommenders", "recbole"):
-        raise InvalidParameterError(f"{func}: convention must be 'recommenders' or 'recbole'. "
-                                    f"Got {_describe(convention)} instead.")
-    items, valid = _lists(func, recommended)
-    counts = _exposure(items, valid)
-    if counts.size == 0:
-        raise ValueError(f"{func}: recommended must hold at least one item. Got only padding "
-                         f"instead.")
-    p = counts / counts.sum()
-    if convention == "recommenders":
-        return float(-(p * np.log2(p)).sum())
-    return float(-(p * np.log(p)).sum() / counts.size)
+    k, convention = _checked(func, k=k, convention=convention).values()
+    return distributional_coverage_kernel(func, *cut_lists(func, recommended, k),
+                                          convention=convention)
 
 
-def gini_index(recommended, *, n_items):
+def gini_index(recommended, *, n_items, k=None):
     """Gini index of the items' exposure over the whole catalog (RecBole's ``GiniIndex``).
 
     ``G = sum_i (2 i - n - 1) P_(i) / (n sum_i P_(i))`` with ``P_(1) <= ... <= P_(n)``
@@ -142,11 +130,7 @@ def gini_index(recommended, *, n_items):
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
-        Each user's list of item indices, best first, ``-1`` padding a shorter list;
-        every index is below ``n_items``.
-    n_items : int
-        The catalog's size; items never recommended count 0 times.
+    {parameters}
 
     Returns
     -------
@@ -162,25 +146,16 @@ def gini_index(recommended, *, n_items):
     0.75
     """
     func = "gini_index"
-    n_items = _check_n_items(func, n_items)
-    items, valid = _lists(func, recommended, n_items)
-    counts = np.sort(_exposure(items, valid))
-    if counts.size == 0:
-        raise ValueError(f"{func}: recommended must hold at least one item. Got only padding "
-                         f"instead.")
-    index = np.arange(n_items - counts.size + 1, n_items + 1, dtype=np.float64)
-    return float(np.sum((2 * index - n_items - 1) * counts) / counts.sum() / n_items)
+    k = _checked(func, k=k)["k"]
+    return gini_kernel(func, *cut_lists(func, recommended, k), n_items=n_items)
 
 
-def user_coverage(recommended, *, n_users=None):
+def user_coverage(recommended, *, k=None, n_users=None):
     """Users who get at least one recommendation, over ``n_users`` (default: the rows).
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
-        Each user's list of item indices, best first, ``-1`` padding a shorter list.
-    n_users : int, default=None
-        The number of users, at least the rows of ``recommended``; None: the rows.
+    {parameters}
 
     Returns
     -------
@@ -194,16 +169,11 @@ def user_coverage(recommended, *, n_users=None):
     0.6666666666666666
     """
     func = "user_coverage"
-    items, valid = _lists(func, recommended)
-    n = items.shape[0] if n_users is None else n_users
-    if (isinstance(n, (bool, np.bool_)) or not isinstance(n, Integral)
-            or n < max(items.shape[0], 1)):
-        raise InvalidParameterError(f"{func}: n_users must be an int >= the rows of recommended "
-                                    f"({items.shape[0]}). Got {_describe(n_users)} instead.")
-    return float(valid.any(axis=1).sum() / n)
+    k = _checked(func, k=k)["k"]
+    return user_coverage_kernel(func, *cut_lists(func, recommended, k), n_users=n_users)
 
 
-def novelty(recommended, *, item_popularity, n_interactions=None):
+def novelty(recommended, *, item_popularity, k=None, n_interactions=None):
     """Mean self-information ``-log2(popularity_i / total)`` of the recommended items.
 
     ``item_popularity[i]`` is item ``i``'s number of training interactions and
@@ -214,12 +184,7 @@ def novelty(recommended, *, item_popularity, n_interactions=None):
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
-        Each user's list of item indices, best first, ``-1`` padding a shorter list.
-    item_popularity : array-like of shape (n_items,)
-        Each item's number of training interactions (counts >= 0), indexed by item.
-    n_interactions : float, default=None
-        The total of the popularity; None: ``sum(item_popularity)``.
+    {parameters}
 
     Returns
     -------
@@ -233,21 +198,19 @@ def novelty(recommended, *, item_popularity, n_interactions=None):
     1.5
     """
     func = "novelty"
-    items, valid = _lists(func, recommended)
+    k, n_interactions = _checked(func, k=k, n_interactions=n_interactions).values()
+    items, valid = cut_lists(func, recommended, k)
     return _mean_over_users(*_per_user_novelty(func, items, valid, item_popularity,
                                                n_interactions), func=func)
 
 
-def average_popularity(recommended, *, item_popularity):
+def average_popularity(recommended, *, item_popularity, k=None):
     """Average recommendation popularity (ARP; RecBole's ``AveragePopularity``): the
     mean training popularity of each user's list, averaged over users.
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
-        Each user's list of item indices, best first, ``-1`` padding a shorter list.
-    item_popularity : array-like of shape (n_items,)
-        Each item's number of training interactions (counts >= 0), indexed by item.
+    {parameters}
 
     Returns
     -------
@@ -261,26 +224,20 @@ def average_popularity(recommended, *, item_popularity):
     5.0
     """
     func = "average_popularity"
-    items, valid = _lists(func, recommended)
+    k = _checked(func, k=k)["k"]
+    items, valid = cut_lists(func, recommended, k)
     values, defined = _per_user_popularity(func, items, valid, item_popularity)
     return _mean_over_users(values, defined, func)
 
 
-def long_tail_share(recommended, *, item_popularity, tail=0.1):
+def long_tail_share(recommended, *, item_popularity, k=None, tail=0.1):
     """Share of each user's list in the long tail, averaged over users (RecBole's
     ``TailPercentage``; the tail as :func:`tail_items` chooses it, by default the 10%
     least popular items seen in training).
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
-        Each user's list of item indices, best first, ``-1`` padding a shorter list.
-    item_popularity : array-like of shape (n_items,)
-        Each item's number of training interactions (counts >= 0), indexed by item.
-    tail : float, default=0.1
-        The long tail: with ``tail <= 1``, that share of the items seen in
-        training (the least popular); with ``tail > 1``, the items seen at most
-        ``tail`` times.
+    {parameters}
 
     Returns
     -------
@@ -295,12 +252,13 @@ def long_tail_share(recommended, *, item_popularity, tail=0.1):
     0.25
     """
     func = "long_tail_share"
-    items, valid = _lists(func, recommended)
+    k, tail = _checked(func, k=k, tail=tail).values()
+    items, valid = cut_lists(func, recommended, k)
     values, defined = _per_user_tail(func, items, valid, item_popularity, tail)
     return _mean_over_users(values, defined, func)
 
 
-def intra_list_similarity(recommended, *, item_features=None, similarity=None):
+def intra_list_similarity(recommended, *, item_features=None, k=None, similarity=None):
     """Mean similarity of the distinct pairs of items of each list (Ziegler et al.,
     2005), averaged over the users whose list holds two items or more.
 
@@ -312,15 +270,7 @@ def intra_list_similarity(recommended, *, item_features=None, similarity=None):
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
-        Each user's list of item indices, best first, ``-1`` padding a shorter list.
-    item_features : array-like or scipy.sparse matrix of shape (n_items, n_features), default=None
-        One feature vector per item, compared by cosine similarity (the items x
-        users matrix of training interactions gives co-occurrence similarity).
-        Exactly one of ``item_features`` and ``similarity`` is given.
-    similarity : callable, default=None
-        ``similarity(items_a, items_b)``: one similarity per pair of item index
-        arrays, instead of ``item_features``.
+    {parameters}
 
     Returns
     -------
@@ -335,25 +285,18 @@ def intra_list_similarity(recommended, *, item_features=None, similarity=None):
     0.471405
     """
     func = "intra_list_similarity"
-    items, valid = _lists(func, recommended)
+    k = _checked(func, k=k)["k"]
+    items, valid = cut_lists(func, recommended, k)
     values, defined = _per_user_ils(func, items, valid, item_features, similarity)
     return _mean_over_users(values, defined, func)
 
 
-def intra_list_diversity(recommended, *, item_features=None, similarity=None):
+def intra_list_diversity(recommended, *, item_features=None, k=None, similarity=None):
     """``1 - intra_list_similarity`` per user (microsoft/recommenders' ``diversity``).
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
-        Each user's list of item indices, best first, ``-1`` padding a shorter list.
-    item_features : array-like or scipy.sparse matrix of shape (n_items, n_features), default=None
-        One feature vector per item, compared by cosine similarity (the items x
-        users matrix of training interactions gives co-occurrence similarity).
-        Exactly one of ``item_features`` and ``similarity`` is given.
-    similarity : callable, default=None
-        ``similarity(items_a, items_b)``: one similarity per pair of item index
-        arrays, instead of ``item_features``.
+    {parameters}
 
     Returns
     -------
@@ -367,12 +310,13 @@ def intra_list_diversity(recommended, *, item_features=None, similarity=None):
     1.0
     """
     func = "intra_list_diversity"
-    items, valid = _lists(func, recommended)
+    k = _checked(func, k=k)["k"]
+    items, valid = cut_lists(func, recommended, k)
     values, defined = _per_user_ils(func, items, valid, item_features, similarity)
     return _mean_over_users(1.0 - values, defined, func)
 
 
-def serendipity(recommended, *, history, item_features, relevance=None):
+def serendipity(recommended, *, history, item_features, k=None, relevance=None):
     """Serendipity as microsoft/recommenders defines it (Zhang et al., 2012).
 
     Per recommended item, ``(1 - mean similarity to the user's history) * relevance``
@@ -384,15 +328,7 @@ def serendipity(recommended, *, history, item_features, relevance=None):
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
-        Each user's list of item indices, best first, ``-1`` padding a shorter list.
-    history : array-like of int of shape (n_users, n_history) or scipy.sparse matrix
-        Each user's training items: a list matrix like ``recommended`` (``-1``
-        padding), or a users x items matrix of interactions.
-    item_features : array-like or scipy.sparse matrix of shape (n_items, n_features)
-        One feature vector per item, compared by cosine similarity.
-    relevance : array-like of shape (n_users, k), default=None
-        The relevance of each recommended item; None: 1 for every item.
+    {parameters}
 
     Returns
     -------
@@ -408,7 +344,8 @@ def serendipity(recommended, *, history, item_features, relevance=None):
     0.646447
     """
     func = "serendipity"
-    items, valid = _lists(func, recommended)
+    k = _checked(func, k=k)["k"]
+    items, valid = cut_lists(func, recommended, k)
     return _mean_over_users(*_per_user_serendipity(func, items, valid, history, item_features,
                                                    relevance), func=func)
 
@@ -440,54 +377,40 @@ def top_k_items(scores, k, *, exclude=None):
     [[2, 0], [0, 1]]
     """
     func = "top_k_items"
-    scores = np.array(scores, dtype=np.float64)
-    if scores.ndim != 2:
-        raise ValueError(f"{func}: scores must be 2-D (users x items). Got shape {scores.shape} "
-                         f"instead.")
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral) or k < 1:
         raise InvalidParameterError(f"{func}: k must be an int >= 1. Got {_describe(k)} instead.")
-    if exclude is not None:
-        mask = exclude.toarray() if hasattr(exclude, "toarray") else np.asarray(exclude)
-        if mask.shape != scores.shape:
-            raise ValueError(f"{func}: exclude must have the shape of scores {scores.shape}. Got "
-                             f"{mask.shape} instead.")
-        scores[mask.astype(bool)] = -np.inf
-    k_eff = min(k, scores.shape[1])
-    part = np.argpartition(-scores, k_eff - 1, axis=1)[:, :k_eff]
-    order = np.argsort(-np.take_along_axis(scores, part, axis=1), axis=1, kind="stable")
-    top = np.take_along_axis(part, order, axis=1)
-    top = np.where(np.isneginf(np.take_along_axis(scores, top, axis=1)), -1, top)
-    if k_eff < k:
-        top = np.hstack([top, np.full((top.shape[0], k - k_eff), -1)])
-    return top
+    return top_k_lists(func, scores, k, exclude)
 
 
-#: The declarations (issue 29): name -> (function, level, what it reads).  The lead may
-#: move them into the one metric table.
-BEYOND_METRICS = {
-    "catalog_coverage": (catalog_coverage, "collection", ("n_items",)),
-    "distributional_coverage": (distributional_coverage, "collection", ()),
-    "gini_index": (gini_index, "collection", ("n_items",)),
-    "user_coverage": (user_coverage, "collection", ()),
-    "novelty": (novelty, "user", ("item_popularity",)),
-    "average_popularity": (average_popularity, "user", ("item_popularity",)),
-    "long_tail_share": (long_tail_share, "user", ("item_popularity",)),
-    "intra_list_similarity": (intra_list_similarity, "user", ("item_features",)),
-    "intra_list_diversity": (intra_list_diversity, "user", ("item_features",)),
-    "serendipity": (serendipity, "user", ("history", "item_features")),
-}
+#: The beyond-accuracy declarations of the one metric table (:data:`skrank.METRICS`), by
+#: name: a view of it, not a table of its own.
+BEYOND_METRICS = MappingProxyType({name: spec for name, spec in METRICS.items()
+                                   if spec.family == "beyond"})
 
 
-_PER_USER = {
-    "novelty": lambda f, i, v, kw: _per_user_novelty(f, i, v, **kw),
-    "average_popularity": lambda f, i, v, kw: _per_user_popularity(f, i, v, **kw),
-    "long_tail_share": lambda f, i, v, kw: _per_user_tail(f, i, v, kw["item_popularity"],
-                                                          kw.get("tail", 0.1)),
-    "intra_list_similarity": lambda f, i, v, kw: _per_user_ils(f, i, v, **kw),
-    "intra_list_diversity": lambda f, i, v, kw: (lambda r: (1.0 - r[0], r[1]))(
-        _per_user_ils(f, i, v, **kw)),
-    "serendipity": lambda f, i, v, kw: _per_user_serendipity(f, i, v, **kw),
-}
+#: Optional inputs of which a metric that declares both needs one (intra-list metrics).
+_ALTERNATIVES = ("item_features", "similarity")
+
+
+def _checked(func, **options):
+    """The options of the function ``func`` checked by its declaration, in its order."""
+    return BEYOND_METRICS[func].check_params(func, options)
+
+
+def _inputs_and_options(func, spec, inputs):
+    """The keyword arguments of ``spec``'s kernel from ``inputs`` (its declared inputs,
+    optional inputs and options), checked: a required input that is missing, or an
+    argument it does not take, is an error."""
+    options = {p.name for p in spec.params}
+    takes = [p.name for p in spec.signature_params()[1:] if p.name not in options]
+    missing = [name for name in spec.inputs if name != "recommendations"
+               and inputs.get(name) is None]
+    if missing:
+        raise InvalidParameterError(f"{func}: {spec.name} needs {' and '.join(missing)}. Got "
+                                    f"none instead (never guessed from the lists).")
+    kwargs = {name: inputs[name] for name in takes if inputs.get(name) is not None}
+    return kwargs, spec.check_params(func, {name: value for name, value in inputs.items()
+                                            if name in options})
 
 
 def per_user_scores(metric, recommended, **inputs):
@@ -501,11 +424,11 @@ def per_user_scores(metric, recommended, **inputs):
         A per-user metric: ``"novelty"``, ``"average_popularity"``,
         ``"long_tail_share"``, ``"intra_list_similarity"``,
         ``"intra_list_diversity"`` or ``"serendipity"``.
-    recommended : array-like of int of shape (n_users, k)
+    recommended : array-like of int of shape (n_users, n_positions)
         Each user's list of item indices, best first, ``-1`` padding a shorter list.
     **inputs
         The metric's keyword arguments (``item_popularity``, ``item_features``,
-        ``history``, ``tail``, ...), as its function takes them.
+        ``history``, ``k``, ``tail``, ...), as its function takes them.
 
     Returns
     -------
@@ -522,12 +445,15 @@ def per_user_scores(metric, recommended, **inputs):
     ([0, 2], [6.0, 4.0])
     """
     func = "per_user_scores"
-    if metric not in _PER_USER:
+    spec = BEYOND_METRICS.get(metric) if isinstance(metric, str) else None
+    if spec is None or spec.aggregate != "mean":
+        per_user = [name for name, s in BEYOND_METRICS.items() if s.aggregate == "mean"]
         raise InvalidParameterError(f"{func}: metric must be one of "
-                                    f"{', '.join(map(repr, _PER_USER))}. Got {_describe(metric)} "
+                                    f"{', '.join(map(repr, per_user))}. Got {_describe(metric)} "
                                     f"instead.")
-    items, valid = _lists(func, recommended)
-    values, defined = _PER_USER[metric](func, items, valid, inputs)
+    kwargs, options = _inputs_and_options(func, spec, inputs)
+    items, valid = cut_lists(func, recommended, options.pop("k"))
+    values, defined = spec.kernel(func, items, valid, **kwargs, **options)
     users = np.flatnonzero(defined)
     return QueryScores(users, values[users])
 
@@ -553,28 +479,18 @@ class BeyondEvaluation(NamedTuple):
     mean: dict
 
 
-#: Which inputs each metric reads, by keyword.
-_READS = {name: reads for name, (_, _, reads) in BEYOND_METRICS.items()}
-
-
-_OPTIONAL = {"novelty": ("n_interactions",), "long_tail_share": ("tail",),
-             "intra_list_similarity": ("similarity",), "intra_list_diversity": ("similarity",),
-             "serendipity": ("relevance",), "user_coverage": ("n_users",),
-             "distributional_coverage": ("convention",)}
-
-
 def evaluate(recommended, metrics=None, **inputs):
     """Several beyond-accuracy metrics of the same lists at once.
 
     Parameters
     ----------
-    recommended : array-like of int of shape (n_users, k)
+    recommended : array-like of int of shape (n_users, n_positions)
         Each user's list of item indices, best first, ``-1`` padding.
     metrics : list of str, default=None
         Names from :data:`BEYOND_METRICS`; None: every metric whose inputs are given.
     **inputs
         ``n_items``, ``item_popularity``, ``item_features``, ``history`` and the
-        metrics' options (``tail``, ``n_interactions``, ``relevance``, ...).
+        metrics' options (``k``, ``tail``, ``n_interactions``, ``relevance``, ...).
 
     Returns
     -------
@@ -588,9 +504,12 @@ def evaluate(recommended, metrics=None, **inputs):
     (['average_popularity', 'catalog_coverage', 'distributional_coverage'], 0.75, array([2.5, 1.5]))
     """
     func = "beyond.evaluate"
-    if metrics is None:
-        metrics = [name for name, reads in _READS.items()
-                   if all(inputs.get(r) is not None for r in reads)]
+    if metrics is None:   # those whose inputs are given (item_features or similarity: one)
+        metrics = [name for name, spec in BEYOND_METRICS.items()
+                   if all(inputs.get(r) is not None for r in spec.inputs
+                          if r != "recommendations")
+                   and (not set(_ALTERNATIVES) <= set(spec.optional_inputs)
+                        or any(inputs.get(r) is not None for r in _ALTERNATIVES))]
     elif isinstance(metrics, str):
         metrics = [metrics]
     unknown = [m for m in metrics if m not in BEYOND_METRICS]
@@ -598,8 +517,7 @@ def evaluate(recommended, metrics=None, **inputs):
         raise InvalidParameterError(f"{func}: metrics must be names from "
                                     f"{', '.join(map(repr, BEYOND_METRICS))}. Got "
                                     f"{unknown[0]!r} instead.")
-    known = {r for reads in _READS.values() for r in reads} | {
-        o for opts in _OPTIONAL.values() for o in opts}
+    known = {p.name for spec in BEYOND_METRICS.values() for p in spec.signature_params()[1:]}
     extra = sorted(set(inputs) - known)
     if extra:
         raise InvalidParameterError(f"{func}: got unexpected input(s) {', '.join(extra)}. Valid: "
@@ -608,16 +526,21 @@ def evaluate(recommended, metrics=None, **inputs):
     users = np.arange(items.shape[0])
     per_user, mean = {}, {}
     for name in metrics:
-        function, level, reads = BEYOND_METRICS[name]
-        missing = [r for r in reads if inputs.get(r) is None]
-        if missing:
-            raise InvalidParameterError(f"{func}: {name} needs {', '.join(missing)}. Got none "
-                                        f"instead.")
-        kwargs = {k: inputs[k] for k in (*reads, *_OPTIONAL.get(name, ())) if k in inputs}
-        if level == "collection":
-            mean[name] = function(items, **kwargs)
+        spec = BEYOND_METRICS[name]
+        kwargs, options = _inputs_and_options(func, spec, {k: v for k, v in inputs.items()
+                                                          if k in {p.name for p in
+                                                                   spec.signature_params()}})
+        k = options.pop("k")
+        cut = (items, valid) if k is None else (items[:, :k], valid[:, :k])
+        result = spec.kernel(func, *cut, **kwargs, **options)
+        if spec.aggregate == "collection":
+            mean[name] = result
             continue
-        values, defined = _PER_USER[name](func, items, valid, kwargs)
+        values, defined = result
         per_user[name] = np.where(defined, values, np.nan)
         mean[name] = _mean_over_users(values, defined, name)
     return BeyondEvaluation(users, per_user, mean)
+
+
+# The functions bind to their declarations (their Parameters sections are generated).
+bind_functions(BEYOND_METRICS.values(), globals())

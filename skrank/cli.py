@@ -122,9 +122,17 @@ def _build_parser(command=None):
                     help=f"a skrank metric name ({metric_help()}), or a trec_eval name "
                          "(ndcg_cut.10, P.5, recip_rank); also bpref, infap, judged@<k> "
                          "(judged by the qrels), num_q, num_ret, num_rel, "
-                         "num_rel_ret; or diversity metrics alone (alpha_ndcg@k, "
-                         "alpha_dcg@k, err_ia@k, nerr_ia@k, nrbp, nnrbp, p_ia@k, ap_ia, "
-                         "strec@k) on qrels with a subtopic column. Repeatable.")
+                         "num_rel_ret; the diversity metrics among the skrank names "
+                         "(alpha_ndcg, err_ia, ...) alone, on qrels with a subtopic column "
+                         "(--qrels-format). Repeatable.")
+    ev.add_argument("--qrels-format", default="auto", choices=("auto", "trec", "diversity"),
+                    help="diversity: qrels with a subtopic column (qid subtopic docno rel, "
+                         "TREC Web track diversity qrels), evaluated with the diversity "
+                         "metrics (-m alpha_ndcg@20 ...; default: ndeval's set at k=20); "
+                         "trec: plain qrels (qid iter docno rel); auto (default): "
+                         "diversity when -m names diversity metrics (never guessed from "
+                         "the file: plain qrels may repeat a document under several "
+                         "iterations)")
     ev.add_argument("--max-grade", type=float, default=float(max_grade), metavar="G",
                     help="top grade of the relevance scale for err (ERR's stop probability "
                          f"is (2**rel - 1) / 2**G); default {max_grade:g}, as gdeval")
@@ -382,11 +390,34 @@ def _evaluate_trec(args, out, options):
         out.write(piece)
 
 
+def _diversity_qrels(args, named):
+    """Whether the qrels are diversity qrels (``--qrels-format``): said so, or (``auto``)
+    named by the metrics.  Not guessed from the file: plain qrels may repeat a document
+    under several values of trec_eval's iteration column too (trec_eval's qrels.123)."""
+    fmt = getattr(args, "qrels_format", "auto")
+    if fmt == "trec":
+        if named:
+            raise ValueError("--qrels-format trec reads plain qrels, where diversity metrics "
+                             "(-m alpha_ndcg@20 ...) have no subtopics: use --qrels-format "
+                             "diversity (qid subtopic docno rel) or other metrics")
+        return False
+    if fmt == "diversity" or named:
+        if fmt == "diversity" and args.metrics and not named:
+            raise ValueError("--qrels-format diversity evaluates diversity metrics only "
+                             "(alpha_ndcg@k, alpha_dcg@k, err_ia@k, nerr_ia@k, nrbp, nnrbp, "
+                             "p_ia@k, ap_ia, strec@k). Got " + ", ".join(args.metrics) +
+                             " instead")
+        return True
+    return False
+
+
 def _evaluate_diversity(args, out):
     """Diversity metrics (issue 29): qrels with a subtopic column (``qid subtopic docno
     rel``), rows as trec_eval prints them; ties as ``ndeval -traditional`` by default."""
     from ._evaluate import evaluate
+    from .diversity import DEFAULT_METRICS
 
+    args.metrics = args.metrics or list(DEFAULT_METRICS)
     res = evaluate(qrels=args.qrels, run=args.run, metrics=args.metrics, ties=args.ties,
                    no_relevant=args.no_relevant, threshold=args.threshold)
     if args.json:
@@ -405,10 +436,10 @@ def _evaluate_diversity(args, out):
 
 
 def _evaluate(args, out):
-    from ._diversity import diversity_request
+    from .diversity import diversity_request
     from ._evaluation import _evaluate_collection
 
-    if diversity_request("skrank evaluate", args.metrics):   # issue 29
+    if _diversity_qrels(args, diversity_request("skrank evaluate", args.metrics)):  # issue 29
         _evaluate_diversity(args, out)
         return
     resolved = _options(args)

@@ -1,7 +1,7 @@
 """Diversity and intent-aware metrics: alpha-nDCG, ERR-IA, NRBP, P-IA, AP-IA, S-recall.
 
 The metrics of the TREC Web track diversity task, with ndeval's conventions
-(see :mod:`skrank._diversity` and ``docs/diversity.md``).  Each document has one
+(see :mod:`skrank._trec.diversity` and ``docs/diversity.md``).  Each document has one
 judgement per subtopic (intent): the functions take a label matrix ``y_true`` of
 shape ``(n_rows, n_subtopics)`` beside ``y_score`` and ``qid`` (dense, or a
 scipy.sparse matrix); :func:`evaluate` takes TREC diversity qrels
@@ -36,12 +36,16 @@ intent_weights : array-like of shape (n_queries, n_subtopics) or dict, default=N
     uniform, as ndeval.  A covered subtopic of weight 0 is an error.
 """
 
-import inspect
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
 
-from ._diversity import DIVERSITY_METRICS, collection_arrays, diversity_table, parse_name
+from . import _plan
+from ._declare import params as P
+from ._declare.names import split_name
+from ._declare.table import METRICS, bind_functions
+from ._trec.diversity import _weights_of_frame, collection_arrays, diversity_table
 from ._metrics import QueryScores
 from ._core.checks import InvalidParameterError, _describe
 
@@ -66,14 +70,25 @@ DEFAULT_METRICS = ("alpha_ndcg@20", "err_ia@20", "nerr_ia@20", "alpha_dcg@20", "
                    "nnrbp", "ap_ia", "p_ia@20", "strec@20")
 
 
+#: The diversity declarations of the one metric table (:data:`skrank.METRICS`), by name:
+#: a view of it, not a table of its own.
+DIVERSITY_METRICS = MappingProxyType({name: spec for name, spec in METRICS.items()
+                                      if spec.family == "diversity"})
+
+#: The extra input a caller of these metrics gives: the label matrix (``y_true``).
+INPUTS = ("subtopics",)
+
+
 def _mean(values):
     return float(np.mean(values)) if values.size else float("nan")
 
 
 def _one(func, name, options, y_true, y_score, qid, common):
-    spec, options = parse_name(func, (name, options))
-    _, (values,) = diversity_table(func, [(spec, options)], y_true, y_score, qid, **common)
-    return _mean(values)
+    common = dict(common)
+    retrieved, intent_weights = common.pop("retrieved"), common.pop("intent_weights")
+    call = _plan.MetricCall.of(DIVERSITY_METRICS[name], {**options, **common}, func=func)
+    return _plan.mean(func, call, y_true, y_score, qid, retrieved,
+                      inputs={"intent_weights": intent_weights})
 
 
 def alpha_ndcg_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, threshold=1,
@@ -86,6 +101,8 @@ def alpha_ndcg_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, threshold=1,
     ``1 / log2(rank + 1)``, and alpha-nDCG@k divides it by the alpha-DCG@k of the
     greedy ideal ranking (ndeval's, ``alpha_nDCG@k`` of ir_measures).
 
+    Parameters
+    ----------
     {parameters}
 
     Returns
@@ -119,10 +136,12 @@ def alpha_dcg_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, normalization
                      intent_weights=None):
     """alpha-DCG@k, divided by the "ideal ideal" as ndeval reports it.
 
-    ``normalization="ndeval"`` divides by ``sum_{i<k} m (1 - alpha)**i / log2(i + 2)``
+    ``normalization="ndeval"`` divides by ``sum_{{i<k}} m (1 - alpha)**i / log2(i + 2)``
     (a ranking whose every document covers all ``m`` subtopics of the query) when
     ``k > 1``, and not at ``k = 1``, as ndeval does; ``"none"`` gives the raw sum.
 
+    Parameters
+    ----------
     {parameters}
 
     Returns
@@ -155,9 +174,11 @@ def err_ia_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, normalization="n
                      intent_weights=None):
     """ERR-IA@k as ndeval computes it: the novelty gains discounted by ``1 / rank``.
 
-    ``sum_{i<=k} gain_i / i`` with the gains of :func:`alpha_ndcg_score`, divided
-    (``normalization="ndeval"``, when ``k > 1``) by ``sum_{i<=k} m (1-alpha)**(i-1) / i``.
+    ``sum_{{i<=k}} gain_i / i`` with the gains of :func:`alpha_ndcg_score`, divided
+    (``normalization="ndeval"``, when ``k > 1``) by ``sum_{{i<=k}} m (1-alpha)**(i-1) / i``.
 
+    Parameters
+    ----------
     {parameters}
 
     Returns
@@ -184,6 +205,8 @@ def nerr_ia_score(y_true, y_score, *, qid=None, k=20, alpha=0.5, threshold=1,
                      intent_weights=None):
     """nERR-IA@k: ERR-IA@k of the run over ERR-IA@k of the greedy ideal ranking.
 
+    Parameters
+    ----------
     {parameters}
 
     Returns
@@ -211,6 +234,8 @@ def nrbp_score(y_true, y_score, *, qid=None, alpha=0.5, beta=0.5, threshold=1,
 
     ``NRBP = (1 - (1 - alpha) beta) / m * sum_i gain_i beta**(i - 1)``.
 
+    Parameters
+    ----------
     {parameters}
 
     Returns
@@ -236,6 +261,8 @@ def nnrbp_score(y_true, y_score, *, qid=None, alpha=0.5, beta=0.5, threshold=1,
                      intent_weights=None):
     """NRBP of the run over NRBP of the greedy ideal ranking.
 
+    Parameters
+    ----------
     {parameters}
 
     Returns
@@ -262,6 +289,8 @@ def p_ia_score(y_true, y_score, *, qid=None, k=20, threshold=1, ties="pessimisti
     """Intent-aware precision@k: covered (document, subtopic) pairs in the top ``k``
     over ``k * m``.
 
+    Parameters
+    ----------
     {parameters}
 
     Returns
@@ -287,6 +316,8 @@ def ap_ia_score(y_true, y_score, *, qid=None, threshold=1, ties="pessimistic",
     """Intent-aware average precision (ndeval's MAP-IA, ir_measures' ``AP_IA``): the
     average precision of each subtopic, averaged over the query's ``m`` subtopics.
 
+    Parameters
+    ----------
     {parameters}
 
     Returns
@@ -313,6 +344,8 @@ def subtopic_recall_score(y_true, y_score, *, qid=None, k=20, threshold=1,
     """Subtopic recall@k (S-recall, ``StRecall@k``): subtopics covered in the top ``k``
     over ``m``.
 
+    Parameters
+    ----------
     {parameters}
 
     Returns
@@ -338,6 +371,8 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, threshold=1, ties="pe
     """Per-query values of one diversity metric, by name (``"alpha_ndcg@20"``,
     ``"nrbp"``) with its options (``alpha=``, ``beta=``, ``k=``, ``normalization=``).
 
+    Parameters
+    ----------
     {parameters}
 
     Returns
@@ -353,12 +388,32 @@ def per_query_scores(metric, y_true, y_score, *, qid=None, threshold=1, ties="pe
     >>> res.qid.tolist(), res.score.tolist()
     (['a', 'b'], [0.5, 0.5])
     """
-    spec, options = parse_name("per_query_scores", (metric, options))
-    qids, (values,) = diversity_table("per_query_scores", [(spec, options)], y_true, y_score,
-                                      qid, threshold=threshold, ties=ties,
-                                      ideal_ties=ideal_ties, no_relevant=no_relevant,
-                                      retrieved=retrieved, intent_weights=intent_weights)
-    return QueryScores(qids, values)
+    func = "per_query_scores"
+    call = _call(func, (metric, options),
+                 dict(threshold=threshold, ties=ties, ideal_ties=ideal_ties,
+                      no_relevant=no_relevant))
+    column = _plan.per_query(func, call, y_true, y_score, qid, retrieved,
+                             inputs={"intent_weights": intent_weights})
+    return QueryScores(column.qid, column.values)
+
+
+def _call(func, item, defaults):
+    """The :class:`~skrank._plan.MetricCall` of a diversity metric's name (or ``(name,
+    options)`` pair), read by the grammar every entry point shares."""
+    name = item[0] if isinstance(item, tuple) else item
+    try:
+        call = _plan.MetricCall.parse(item, func=func, inputs=INPUTS, defaults=defaults)
+    except InvalidParameterError as exc:
+        if "unknown metric" not in str(exc):
+            raise
+        call = None
+    if call is None or call.spec.family != "diversity":
+        names = ", ".join(f"{s.name}@k" if s.k != "none" else s.name
+                          for s in DIVERSITY_METRICS.values())
+        raise InvalidParameterError(
+            f"{func}: unknown diversity metric {name!r}. Valid names: {names} "
+            f"(k an integer >= 1).")
+    return call
 
 
 class DiversityEvaluation(NamedTuple):
@@ -386,7 +441,7 @@ class DiversityEvaluation(NamedTuple):
 
 
 def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval",
-             ideal_ties="last", no_relevant="zero"):
+             ideal_ties="last", no_relevant="zero", intent_weights=None):
     """Diversity metrics of a run against diversity qrels, as ndeval computes them.
 
     Only the queries of both ``qrels`` and ``run`` are evaluated, as ndeval does.
@@ -415,6 +470,10 @@ def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval
         (ndeval) or the smallest.
     no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
         Value of a query whose judged documents cover no subtopic.
+    intent_weights : mapping or DataFrame, default=None
+        Each query's intent probabilities by subtopic id: ``{qid: {subtopic:
+        probability}}`` or a DataFrame with columns ``query_id``, ``subtopic`` (or
+        ``iteration``) and ``weight`` (or ``probability``).  None: uniform, as ndeval.
 
     Returns
     -------
@@ -432,13 +491,13 @@ def evaluate(qrels, run, metrics=DEFAULT_METRICS, *, threshold=1, ties="pyndeval
     """
     qids, per_query, means, _ = _evaluation_parts(
         "diversity.evaluate", qrels, run, metrics, ties=ties, ideal_ties=ideal_ties,
-        no_relevant=no_relevant, threshold=threshold)
+        no_relevant=no_relevant, threshold=threshold, intent_weights=intent_weights)
     return DiversityEvaluation(qids, per_query, means)
 
 
 def _evaluation_parts(func, qrels, run, metrics, *, ties="pyndeval", ideal_ties="last",
                       no_relevant="zero", threshold=1, missing_queries=None,
-                      unjudged_queries=None, ignore_identical_ids=False):
+                      unjudged_queries=None, ignore_identical_ids=False, intent_weights=None):
     """``(qid, per_query, mean, counts)`` of diversity metrics on qrels and a run: what
     :func:`evaluate` returns and :func:`skrank.evaluate` wraps in an ``Evaluation``
     (there, a query left out by ``no_relevant="skip"`` holds NaN)."""
@@ -453,30 +512,29 @@ def _evaluation_parts(func, qrels, run, metrics, *, ties="pyndeval", ideal_ties=
             f"does. Got {', '.join(given)} instead: leave the option at its default.")
     ties = "pyndeval" if ties is None else ties
     threshold = 1 if threshold is None else threshold
-    if isinstance(metrics, dict):
-        items = list(metrics.items())
-    else:
-        items = [(None, item) for item in ([metrics] if isinstance(metrics, (str, tuple))
-                                           else metrics)]
-    labels, calls = [], []
-    for label, item in items:
-        spec, options = parse_name(func, item)
-        if label is None:
-            label = item if isinstance(item, str) else _label(spec, options)
-        if label in labels:
-            raise InvalidParameterError(f"{func}: metric {label!r} is listed twice.")
-        labels.append(label)
-        calls.append((spec, options))
-    if not calls:
-        raise InvalidParameterError(f"{func}: metrics must name at least one metric. Got "
-                                    f"{_describe(metrics)} instead.")
-    y_true, y_score, qid, retrieved, tie_key, row_ties, ids = collection_arrays(
+    try:
+        resolved = _plan.resolve(func, metrics, inputs=INPUTS)
+    except InvalidParameterError as exc:
+        if "unknown metric" not in str(exc):
+            raise
+        resolved = None
+    if resolved is None or any(call.spec.family != "diversity" for _, call in resolved):
+        items = [metrics] if isinstance(metrics, (str, tuple)) else list(metrics)
+        for item in items:
+            _call(func, item, None)   # names the first that is no diversity metric
+    labels = [label for label, _ in resolved]
+    calls = [(call.spec, call.options) for _, call in resolved]
+    y_true, y_score, qid, retrieved, tie_key, row_ties, ids, subtopics = collection_arrays(
         func, qrels, run, ties=ties)
     skip = no_relevant == "skip" and func == "evaluate"
+    names = None
+    if intent_weights is not None:   # keyed by query id and subtopic id
+        intent_weights, names = _weights_by_code(func, intent_weights, ids, subtopics)
     qids, columns = diversity_table(func, calls, y_true, y_score, qid, threshold=threshold,
                                     ties=row_ties, ideal_ties=ideal_ties,
                                     no_relevant="nan" if skip else no_relevant,
-                                    retrieved=retrieved, tie_key=tie_key)
+                                    retrieved=retrieved, tie_key=tie_key,
+                                    intent_weights=intent_weights, subtopics=names)
     qid, qids = ids[qid], ids[qids]
     per_query = dict(zip(labels, columns))
     means = {label: (float(np.nanmean(v)) if skip and not np.isnan(v).all() else _mean(v))
@@ -490,74 +548,87 @@ def _evaluation_parts(func, qrels, run, metrics, *, ties="pyndeval", ideal_ties=
     return qids, per_query, means, counts
 
 
-def _label(spec, options):
-    k = options.get("k")
-    rest = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
-                     for key, value in options.items() if key != "k")
-    return spec.name + (f"({rest})" if rest else "") + ("" if k is None else f"@{k}")
+def _weights_by_code(func, intent_weights, ids, subtopics):
+    """Intent weights keyed by query id and subtopic id -> keyed by query code, with each
+    code's subtopic ids in column order (``subtopics``: ``(query code, column, id)`` of
+    every subtopic of the qrels)."""
+    if hasattr(intent_weights, "columns"):
+        intent_weights = _weights_of_frame(func, intent_weights)
+    if not hasattr(intent_weights, "items"):
+        raise ValueError(f"{func}: intent_weights must be a mapping {{query: {{subtopic: "
+                         f"weight}}}} or a DataFrame with qrels (their subtopics have ids, not "
+                         f"columns). Got {_describe(intent_weights)} instead.")
+    by_text = {str(q): w for q, w in intent_weights.items()}
+    codes, columns, names = subtopics
+    width = int(columns.max(initial=-1)) + 1
+    table = {}
+    for code, column, name in zip(codes.tolist(), columns.tolist(), names.tolist()):
+        table.setdefault(code, [None] * width)[column] = name
+    out = {code: by_text[str(ids[code])] for code in table if str(ids[code]) in by_text}
+    kept = sorted(table)
+    return out, [table[code] for code in kept]
 
 
 # ---------------------------------------------------------------------------
-# The "Parameters" sections, written once: each function's lists its own parameters,
-# in the order of its signature.
+# The functions bind to their declarations (their Parameters sections are generated).
 
-_PARAMETERS = {
-    "metric": """metric : str
-    A diversity metric's name, with its cutoff: ``"alpha_ndcg@20"``,
-    ``"err_ia@10"``, ``"nrbp"``, ``"strec@5"`` (the names of :data:`DIVERSITY_METRICS`).""",
-    "y_true": """y_true : array-like or scipy.sparse matrix of shape (n_rows, n_subtopics)
-    Each document's label for each subtopic (intent) of its query, one row per
-    document (a 1-D array is one subtopic).""",
-    "y_score": """y_score : array-like of shape (n_rows,)
-    The documents' scores: higher ranks first.""",
-    "qid": """qid : array-like of shape (n_rows,)
-    The query id of each row (required: the default None is an error).""",
-    "k": """k : int, default=20
-    The cutoff: the top ``k`` documents of each query count.""",
-    "alpha": """alpha : float, default=0.5
-    The redundancy penalty in [0, 1): a document's gain for a subtopic already
-    covered ``c`` times above it is ``(1 - alpha) ** c``.""",
-    "beta": """beta : float, default=0.5
-    The persistence in [0, 1): rank ``i`` counts ``beta ** (i - 1)``.""",
-    "normalization": """normalization : {"ndeval", "none"}, default="ndeval"
-    ``"ndeval"`` divides by the value of a ranking whose every document covers
-    every subtopic (not at ``k = 1``), as ndeval reports it; ``"none"`` gives
-    the raw sum.""",
-    "threshold": """threshold : float, default=1
-    A document covers a subtopic when its label for it is ``>= threshold``
-    (pyndeval's ``relevance_level``; judgements are binary).""",
-    "ties": """ties : {"pessimistic", "optimistic", "stable"}, default="pessimistic"
-    Order of documents with equal scores: those covering fewer (pessimistic) or
-    more (optimistic) subtopics first, or input order.""",
-    "ideal_ties": """ideal_ties : {"last", "first"}, default="last"
-    Which document the greedy ideal ranking takes among equally good ones: the
-    last or the first in row order (``"last"`` is ndeval's choice when rows are
-    in docno order).""",
-    "no_relevant": """no_relevant : {"zero", "one", "skip", "nan", "raise"}, default="zero"
-    Value of a query where no judged document covers any subtopic: 0 (ndeval),
-    1, left out of the mean, NaN, or an error.""",
-    "retrieved": """retrieved : array-like of bool of shape (n_rows,), default=None
-    False marks judged documents the run did not retrieve: they count in the
-    ideal ranking and the subtopics' sizes, never take a rank.  None: every row
-    was retrieved.""",
-    "intent_weights": ("intent_weights : array-like of shape (n_queries, n_subtopics) or dict, "
-                       "default=None\n") + """\
-    Probability of each intent, rows in the order of the sorted query ids, or a
-    dict ``qid -> weights``; kept on the subtopics some judged document covers
-    and scaled to sum to 1.  None: uniform, as ndeval.""",
-    "options": """**options
-    The metric's own options: ``k``, ``alpha``, ``beta``, ``normalization``.""",
-}
+bind_functions(DIVERSITY_METRICS.values(), globals())
 
 
-def _fill_parameters(function):
-    entries = [_PARAMETERS[name] for name in inspect.signature(function).parameters]
-    section = "\n".join(["Parameters", "----------", *entries]).replace("\n", "\n    ")
-    function.__doc__ = function.__doc__.replace("{parameters}", section)
+def _options_doc():
+    """The Parameters entries of :func:`per_query_scores`: the metric, the arrays and the
+    options of every diversity declaration (once each, in signature order)."""
+    seen, entries = set(), [P.METRIC.replace(
+        description="A diversity metric's name, with its cutoff and options:\n"
+                    "``\"alpha_ndcg@20\"``, ``\"err_ia@10\"``, ``\"nrbp(beta=0.8)\"``,\n"
+                    "``\"strec@5\"`` (the names of :data:`DIVERSITY_METRICS`).").doc()]
+    first = next(iter(DIVERSITY_METRICS.values()))
+    shared = {"threshold", "ties", "ideal_ties", "no_relevant"}
+    for param in first.signature_params():
+        if param.name in ("k", "alpha"):
+            continue
+        seen.add(param.name)
+        entries.append(param.doc())
+    options = [p for spec in DIVERSITY_METRICS.values() for p in spec.params
+               if p.name not in shared]
+    names = list(dict.fromkeys(p.name for p in options))
+    entries.append("**options\n    The metric's own options: " +
+                   ", ".join(f"``{name}``" for name in names) + ".")
+    return "\n\n".join(entries).replace("\n", "\n    ")
 
 
-for _function in (alpha_ndcg_score, alpha_dcg_score, err_ia_score, nerr_ia_score, nrbp_score,
-                  nnrbp_score, p_ia_score, ap_ia_score, subtopic_recall_score,
-                  per_query_scores):
-    _fill_parameters(_function)
-del _function
+per_query_scores.__doc__ = per_query_scores.__doc__.replace("{parameters}", _options_doc())
+
+
+def _stems():
+    return {stem: spec for spec in DIVERSITY_METRICS.values()
+            for stem in (*spec.variants, *spec.aliases)}
+
+
+def stem_of(item):
+    """The diversity declaration an ``evaluate`` item names (a name or a ``(name,
+    options)`` pair), or None."""
+    name = item[0] if isinstance(item, tuple) and len(item) == 2 else item
+    parts = split_name(name) if isinstance(name, str) else None
+    return None if parts is None else _stems().get(parts.stem)
+
+
+def diversity_request(func, metrics):
+    """Whether ``metrics`` (an evaluate list) asks for diversity metrics; an error when it
+    mixes them with others (they read qrels with a subtopic column)."""
+    if metrics is None:
+        return False
+    try:
+        items = [metrics] if isinstance(metrics, (str, tuple)) else (
+            list(metrics.values()) if isinstance(metrics, dict) else list(metrics))
+    except TypeError:   # not a list of names: the caller's own check says so
+        return False
+    found = [stem_of(item) is not None for item in items]
+    if any(found) and not all(found):
+        diversity = [item for item, f in zip(items, found) if f]
+        others = [item for item, f in zip(items, found) if not f]
+        raise InvalidParameterError(
+            f"{func}: diversity metrics ({', '.join(map(repr, diversity))}) read qrels with a "
+            f"subtopic column and cannot be evaluated in one call with other metrics "
+            f"({', '.join(map(repr, others))}). Got both instead: evaluate them in two calls.")
+    return any(found)

@@ -48,7 +48,9 @@ except ImportError:  # pragma: no cover - depends on pytest's rootdir / import m
 
 #: The metrics with scorer names (those of the table that read no extra input; bpref,
 #: infap and judged@k read ``judged=`` and have their own oracle tests).
-SPECS = [spec for spec in skrank.METRICS.values() if spec.scorer]
+SPECS = [spec for spec in skrank.METRICS.values() if spec.scorer and not spec.inputs]
+#: (the generic tests read one label per row: the diversity metrics, scorers on a label
+#: matrix rows x subtopics, have their oracle tests in tests/test_diversity.py)
 AVERAGE_SPECS = [spec for spec in SPECS if "average" in spec.ties]
 
 

@@ -118,6 +118,21 @@ def ref_tail_share(reco, popularity, tail=0.1):   # RecBole's TailPercentage
     return ref_user_mean(reco, lambda i: 1.0 if i in tail_set else 0.0)
 
 
+def ref_user_coverage(reco, n_users=None):
+    lists = _lists(reco)
+    return sum(len(v) > 0 for v in lists.values()) / (len(lists) if n_users is None else n_users)
+
+
+#: The oracle of each beyond-accuracy declaration (tests/test_metrics.py checks that every
+#: declaration of skrank.METRICS has one).
+ORACLES = {"catalog_coverage": ref_catalog_coverage,
+           "distributional_coverage": ref_distributional_coverage, "gini_index": ref_gini,
+           "user_coverage": ref_user_coverage, "novelty": ref_novelty,
+           "average_popularity": ref_user_mean, "long_tail_share": ref_tail_share,
+           "intra_list_similarity": ref_ils, "intra_list_diversity": ref_ils,
+           "serendipity": ref_serendipity}
+
+
 # --------------------------------------------------------------------------------------
 
 
@@ -133,8 +148,9 @@ def test_collection_metrics_equal_the_oracles(seed):
     for n_items in (30, 45):
         assert beyond.gini_index(reco, n_items=n_items) == pytest.approx(
             ref_gini(reco, n_items), rel=1e-13)
-    assert beyond.user_coverage(reco) == pytest.approx(
-        np.mean([len(v) > 0 for v in _lists(reco).values()]))
+    assert beyond.user_coverage(reco) == pytest.approx(ref_user_coverage(reco), abs=1e-15)
+    assert beyond.user_coverage(reco, n_users=100) == pytest.approx(
+        ref_user_coverage(reco, 100), abs=1e-15)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -279,10 +295,14 @@ def test_evaluate_equals_the_functions():
                   history=history)
     res = beyond.evaluate(reco, **inputs)
     assert set(res.mean) == set(beyond.BEYOND_METRICS)
-    for name, (function, level, reads) in beyond.BEYOND_METRICS.items():
+    for name, spec in beyond.BEYOND_METRICS.items():
+        function = spec.function
+        reads = [r for r in spec.inputs if r != "recommendations"]
+        if name in ("intra_list_similarity", "intra_list_diversity"):
+            reads = ["item_features"]   # or similarity=: optional inputs
         expected = function(reco, **{k: inputs[k] for k in reads})
         assert res.mean[name] == pytest.approx(expected, rel=1e-13), name
-        if level == "user":
+        if spec.aggregate == "mean":
             each = beyond.per_user_scores(name, reco, **{k: inputs[k] for k in reads})
             column = res.per_user[name]
             assert np.isnan(np.delete(column, each.qid)).all()

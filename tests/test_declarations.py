@@ -22,7 +22,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 import skrank
 from skrank._declare import params as P
-from skrank._declare.names import judged_metrics_markdown, metrics_markdown, parse_metric_name
+from skrank._declare.names import (family_markdown, judged_metrics_markdown, metrics_markdown,
+                                   parse_metric_name)
 from skrank._plan import MetricCall, _parse_item
 
 try:  # works whether or not tests/ is a package
@@ -34,6 +35,11 @@ except ImportError:  # pragma: no cover - depends on pytest's rootdir / import m
 #: reading the extra input judged= (bpref, infap, judged@k).
 ALL_SPECS = list(skrank.METRICS.values())
 JUDGED_SPECS = [spec for spec in ALL_SPECS if "judged" in spec.inputs]
+#: Every declaration with scorer names: SPECS and the diversity metrics (issue 29), whose
+#: scorers take the label matrix rows x subtopics as y.
+SCORER_SPECS = [spec for spec in ALL_SPECS if spec.scorer]
+#: The beyond-accuracy metrics (issue 29): functions of recommendation lists.
+BEYOND_SPECS = [spec for spec in ALL_SPECS if spec.family == "beyond"]
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 Y = [2.0, 0.0, 1.0, 1.0, 0.0]
 S = [0.3, 0.2, 0.1, 0.5, 0.4]
@@ -52,7 +58,7 @@ def test_signature_is_the_declaration(spec):
     declared = spec.signature_params()
     assert [p.name for p in got] == [p.name for p in declared]
     for param, decl in zip(got, declared):
-        positional = decl in P.POSITIONAL
+        positional = decl in spec.positional
         assert param.kind is (param.POSITIONAL_OR_KEYWORD if positional
                               else param.KEYWORD_ONLY), param.name
         expected = inspect.Parameter.empty if positional else decl.default
@@ -191,10 +197,39 @@ def _options(spec):
     return {"k": 3} if spec.k == "required" else {}
 
 
+#: Lists, scores and catalog data for the beyond-accuracy metrics' entry points.
+_SCORES = np.array([[0.9, 0.1, 0.5, 0.3, 0.7], [0.2, 0.8, 0.4, 0.6, 0.1],
+                    [0.5, 0.4, 0.3, 0.2, 0.9]])
+_CATALOG = dict(n_items=5, item_popularity=[5, 1, 3, 2, 4],
+                item_features=[[1, 0], [1, 1], [0, 1], [1, 2], [2, 1]], history=[[0], [1], [2]])
+
+
+def _beyond_entry_points(spec, options):
+    """(name, call) of a beyond-accuracy metric: its function on the lists, the lists'
+    evaluate and per-user values, and skrank.evaluate on the scores (the lists' top k)."""
+    k = options.get("k")
+    lists = skrank.beyond.top_k_items(_SCORES, 3)
+    reads = {name: value for name, value in _CATALOG.items()
+             if name in {p.name for p in spec.signature_params()}}
+    evaluated = (spec.name, dict(options))   # the cutoff as an option (checked as k)
+    points = [
+        ("function", lambda: spec.function(lists, **reads, **options)),
+        ("beyond.evaluate", lambda: skrank.beyond.evaluate(lists, [spec.name], **reads,
+                                                           **options)),
+        ("evaluate", lambda: skrank.evaluate(_SCORES, _SCORES, metrics=[evaluated], **reads)),
+    ]
+    if spec.aggregate == "mean":
+        points.append(("per_user_scores", lambda: skrank.beyond.per_user_scores(
+            spec.name, lists, **reads, **options)))
+    return points
+
+
 def _entry_points(spec, options):
     """(name, call) running the metric with these options through each entry point (the
     metrics taking judged= are no scorers)."""
     X = np.asarray(S)[:, None]
+    if spec.family == "beyond":
+        return _beyond_entry_points(spec, options)
     if not spec.scorer:
         return [
             ("function", lambda: spec.function(Y, S, qid=Q, judged=None, **options)),
@@ -233,6 +268,8 @@ def test_invalid_example_raises_naming_the_option(spec, name, value):
 @pytest.mark.parametrize("spec, name, value", _example_cases("valid"))
 def test_valid_example_runs(spec, name, value):
     options = {**_options(spec), name: value}
+    if spec.family == "beyond":
+        return _beyond_valid_example_runs(spec, name, value)
     expected = spec.function(Y, S, qid=Q, **options)
     assert isinstance(expected, float)
     for entry, call in _entry_points(spec, options)[1:]:
@@ -245,6 +282,34 @@ def test_valid_example_runs(spec, name, value):
         assert got == pytest.approx(expected, rel=1e-12, nan_ok=True), entry
 
 
+def _beyond_valid_example_runs(spec, name, value):
+    """The same value through every entry point (the function on the scores' top-3 lists;
+    skrank.evaluate ranks the scores itself, with the cutoff of the name)."""
+    options = {name: value}
+    points = dict(_beyond_entry_points(spec, options))
+    if spec.name.startswith("intra_list") and options.get("k") == 1:   # no pair in a list
+        with pytest.raises(ValueError, match="no user has a list it is defined on"):
+            points["function"]()
+        return
+    expected = points.pop("function")()
+    assert isinstance(expected, float)
+    res = points.pop("beyond.evaluate")()
+    assert res.mean[spec.name] == pytest.approx(expected, rel=1e-12)
+    if "per_user_scores" in points:
+        assert float(np.mean(points.pop("per_user_scores")().score)) == pytest.approx(
+            expected, rel=1e-12)
+    if options.get("k") is None:   # evaluate needs a cutoff to make the lists from scores
+        with pytest.raises(skrank.InvalidParameterError, match="needs a cutoff"):
+            points.pop("evaluate")()
+        options["k"] = 3
+        expected = spec.function(skrank.beyond.top_k_items(_SCORES, 3), **{
+            n: v for n, v in _CATALOG.items()
+            if n in {p.name for p in spec.signature_params()}}, **options)
+        points = dict(_beyond_entry_points(spec, options))
+    got = points["evaluate"]()
+    assert next(iter(got.mean.values())) == pytest.approx(expected, rel=1e-12)
+
+
 # --------------------------------------------------------------------------------------
 # Names: public functions, scorer names, aliases, trec_eval names
 # --------------------------------------------------------------------------------------
@@ -254,14 +319,15 @@ def test_public_metric_functions_are_the_declared_ones():
     """The table, both ways; bpref, infap and judged@k are in it, declaring their extra
     input judged=, and so have no scorer names."""
     public = {name for name in skrank.__all__ if name.endswith("_score")}
-    declared = [spec.function.__name__ for spec in ALL_SPECS]
+    declared = [spec.function.__name__ for spec in ALL_SPECS if spec.module == "skrank"]
     assert public == set(declared) and len(declared) == len(public)
     assert {spec.name for spec in JUDGED_SPECS} == {"bpref", "infap", "judged"}
     assert not any(spec.scorer for spec in JUDGED_SPECS)
     names = set(skrank.get_scorer_names())
     assert not {"bpref", "infap", "judged@10"} & names
     for spec in ALL_SPECS:
-        assert getattr(skrank, spec.function.__name__) is spec.function
+        module = skrank if spec.module == "skrank" else getattr(skrank, spec.module[7:])
+        assert getattr(module, spec.function.__name__) is spec.function
 
 
 def _cut_forms(spec):
@@ -280,14 +346,14 @@ def test_scorer_names_are_the_declared_variants():
         assert stem in spec.variants, name
         assert {k: v for k, v in params.items() if k != "k"} == {
             **spec.variants[stem], **spec.name_defaults}
-    declared = {stem: spec for spec in SPECS for stem in spec.variants}
+    declared = {stem: spec for spec in SCORER_SPECS for stem in spec.variants}
     assert set(listed) == set(declared)
     for stem, spec in declared.items():
         expected = _cut_forms(spec) - ({False} if stem in sklearn_names else set())
         assert listed[stem] == expected, stem
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=spec_id)
+@pytest.mark.parametrize("spec", SCORER_SPECS, ids=spec_id)
 def test_scorer_name_computes_the_declared_function(spec):
     rng = np.random.default_rng(3)
     qid = np.repeat([1, 2, 3], [5, 6, 4])
@@ -370,7 +436,8 @@ def test_cli_metric_help_names_exactly_the_declared_metrics():
     skrank_part = text.split("), or a trec_eval name", 1)[0]
     stems = set(re.findall(r"\b([A-Za-z_]+)(?:\[?@<k>\]?)", skrank_part))
     stems |= set(re.findall(r"(?:\(|, )([A-Za-z_]+)(?=[,;)])", skrank_part))
-    declared = {stem for spec in SPECS for stem in [*spec.variants, *spec.aliases]}
+    stems |= set(re.findall(r"; ([A-Za-z_]+) = ", skrank_part))   # aliases without a cutoff
+    declared = {stem for spec in SCORER_SPECS for stem in [*spec.variants, *spec.aliases]}
     assert stems == declared
 
 
@@ -405,6 +472,18 @@ def test_docs_judged_metric_table_is_generated_from_the_declarations():
         spec.function.__name__ for spec in JUDGED_SPECS]
     section = text.split("## Documents nobody judged", 1)[1].split("\n## ", 1)[0]
     assert table in section
+
+
+@pytest.mark.parametrize("family, page", [("diversity", "diversity.md"),
+                                          ("beyond", "recommender.md")])
+def test_docs_family_tables_are_generated_from_the_declarations(family, page):
+    """docs/diversity.md and docs/recommender.md hold family_markdown()'s tables (paste
+    them there when a declaration changes), one row per declaration of the family."""
+    table = family_markdown(family)
+    assert table in (DOCS / page).read_text(encoding="utf-8")
+    rows = table.splitlines()[2:]
+    assert [re.match(r"\| `skrank\.\w+\.(\w+)`", row)[1] for row in rows] == [
+        spec.function_name for spec in ALL_SPECS if spec.family == family]
 
 
 def test_trec_eval_measure_table_agrees_with_the_trec_names():
@@ -475,6 +554,7 @@ _CALLED_FROM_OUTSIDE = {
     "scorer_names_markdown": "generates docs/tuning.md's table (tests/test_safety_nets.py)",
     "measures_markdown": "generates docs/trec_eval.md's table (the tests compare them)",
     "methods_markdown": "generates docs/fusion.md's table of methods (the tests compare them)",
+    "family_markdown": "generates the tables of docs/diversity.md and docs/recommender.md",
 }
 
 

@@ -16,8 +16,9 @@ from skrank._engine.ranking import Depth
 from skrank._plan import MetricCall, plan
 from skrank._scorer import is_ranking_name
 
-ALL_SPECS = list(skrank.METRICS.values())
-SPECS = [spec for spec in ALL_SPECS if spec.scorer]
+ALL_SPECS = [spec for spec in skrank.METRICS.values()
+             if spec.family != "beyond"]   # beyond-accuracy metrics read lists, not y_true
+SPECS = [spec for spec in ALL_SPECS if spec.scorer and not spec.inputs]
 
 # Every word any option takes somewhere; each option keeps those its metric accepts.
 WORDS = ("average", "stable", "pessimistic", "optimistic", "zero", "one", "skip", "nan",

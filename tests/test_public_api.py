@@ -5,6 +5,7 @@ the user guide (docs/tuning.md), and their values against the test oracle, so a 
 that the table drops, renames or maps to other options fails here.
 """
 
+import importlib
 import re
 from pathlib import Path
 
@@ -44,8 +45,13 @@ SCORER_STEMS = {
     "gauc": ("gauc", {}, "none"),
 }
 
+#: the diversity metrics' scorer names (issue 29): y is their label matrix rows x subtopics
+DIVERSITY_STEMS = {"alpha_ndcg": "optional", "alpha_dcg": "optional", "err_ia": "optional",
+                   "nerr_ia": "optional", "nrbp": "none", "nnrbp": "none", "p_ia": "optional",
+                   "ap_ia": "none", "strec": "optional"}
+
 #: the aliases the docs name beside their stem
-ALIASES = {"P": "precision"}
+ALIASES = {"P": "precision", "map_ia": "ap_ia", "subtopic_recall": "strec", "s_recall": "strec"}
 
 _NAME = re.compile(r"^(?P<stem>[a-z_]+)(?P<cut>@\d+)?$")
 
@@ -73,13 +79,15 @@ def _table_rows(text, header):
 
 
 def test_every_metric_function_is_public_and_every_score_function_is_in_the_table():
-    functions = {spec.function.__name__ for spec in METRICS.values()}
+    functions = {spec.function.__name__ for spec in METRICS.values() if spec.module == "skrank"}
     exported = {name for name in skrank.__all__ if name.endswith("_score")}
     assert functions == exported
     for name in skrank.__all__:
         assert hasattr(skrank, name), name
-    for spec in METRICS.values():
-        assert getattr(skrank, spec.function.__name__) is spec.function
+    for spec in METRICS.values():   # skrank's, skrank.diversity's and skrank.beyond's
+        module = importlib.import_module(spec.module)
+        assert getattr(module, spec.function.__name__) is spec.function
+        assert spec.function.__name__ in module.__all__
 
 
 def test_scorer_names_are_the_documented_stems():
@@ -92,8 +100,9 @@ def test_scorer_names_are_the_documented_stems():
     for name in names:
         stem, cut = _split(name)
         forms.setdefault(stem, set()).add(cut is not None)
-    assert set(forms) == set(SCORER_STEMS)
-    for stem, (_, _, cutoff) in SCORER_STEMS.items():
+    assert set(forms) == set(SCORER_STEMS) | set(DIVERSITY_STEMS)
+    cutoffs = {**{stem: cut for stem, (_, _, cut) in SCORER_STEMS.items()}, **DIVERSITY_STEMS}
+    for stem, cutoff in cutoffs.items():
         expected = {"optional": {False, True}, "required": {True}, "none": {False}}[cutoff]
         if stem in sklearn_names:
             expected = expected - {False}  # never shadows scikit-learn's scorer
@@ -154,10 +163,26 @@ def test_user_guide_scorer_table_is_exactly_the_scorer_names():
             stem = ALIASES.get(match["stem"], match["stem"])
             cut = {None: {False}, "@k": {True}, "[@k]": {False, True}}[match["cut"]]
             documented.setdefault(stem, set()).update(cut)
-    assert set(documented) == set(SCORER_STEMS)
-    for stem, (_, _, cutoff) in SCORER_STEMS.items():
+    assert set(documented) == set(SCORER_STEMS) | set(DIVERSITY_STEMS)
+    cutoffs = {**{stem: cut for stem, (_, _, cut) in SCORER_STEMS.items()}, **DIVERSITY_STEMS}
+    for stem, cutoff in cutoffs.items():
         expected = {"optional": {False, True}, "required": {True}, "none": {False}}[cutoff]
         assert documented[stem] == expected, stem
+
+
+@pytest.mark.parametrize("stem", list(DIVERSITY_STEMS))
+def test_diversity_scorer_names_score_the_label_matrix(stem):
+    """A diversity scorer name scores y, the label matrix rows x subtopics that
+    scikit-learn passes through, as the diversity function does (tests/test_diversity.py
+    checks the functions against ndeval and a slow oracle)."""
+    X, _, qid = _scoring_data()
+    rng = np.random.default_rng(3)
+    y = (rng.random((qid.size, 3)) < 0.3).astype(float)
+    spec = skrank.diversity.DIVERSITY_METRICS[stem]
+    name = stem if DIVERSITY_STEMS[stem] == "none" else f"{stem}@3"
+    options = {} if DIVERSITY_STEMS[stem] == "none" else {"k": 3}
+    expected = spec.function(y, X[:, 0], qid=qid, **options)
+    assert _score(name, X, y, qid) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
 def test_user_guide_binary_metric_table_matches_the_metric_table():
@@ -178,7 +203,8 @@ def test_user_guide_binary_metric_table_matches_the_metric_table():
 def test_user_guide_names_exactly_the_public_metric_functions():
     """Every ``skrank.<metric>_score`` the docs call exists, and every one is called."""
     called = set(re.findall(r"skrank\.([a-z_]+_score)(?!\w)", _doc_text()))
-    assert called == {spec.function.__name__ for spec in METRICS.values()}
+    assert called == {spec.function.__name__ for spec in METRICS.values()
+                      if spec.module == "skrank"}
 
 
 def test_public_functions_have_runnable_examples():

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
-from .table import METRICS
+from .table import METRICS, SCORER_INPUTS
 from .._trec.measures import NICKNAMES, TREC_MEASURES, UNSUPPORTED
 from .._core.checks import InvalidParameterError
 
@@ -73,8 +73,11 @@ def split_name(name):
 
 def _specs(inputs=()):
     """The declarations whose names a caller that can give the extra arrays ``inputs``
-    takes: those that read no other input (``inputs=()``: the scorer names)."""
-    return [spec for spec in METRICS.values() if set(spec.inputs) <= set(inputs)]
+    takes: those that read no other input (``inputs=()``: the scorer names).  Every
+    caller of ``(y_true, y_score, qid)`` can give :data:`~skrank._declare.table.SCORER_INPUTS`
+    (a 2-D ``y_true`` of rows x subtopics)."""
+    return [spec for spec in METRICS.values()
+            if set(spec.inputs) <= set(inputs) | set(SCORER_INPUTS)]
 
 
 def _stems(field="variants", inputs=()):
@@ -111,7 +114,7 @@ def grammar():
 
 def metric_help():
     """The grammar with its aliases, for ``--help``: ``ndcg[@<k>], ...; P@<k> = precision@<k>``."""
-    aliases = [f"{alias}@<k> = {stem}@<k>" if spec.k == "required" else f"{alias} = {stem}"
+    aliases = [f"{_with_cutoff(alias, spec)} = {_with_cutoff(stem, spec)}"
                for spec in _specs() for alias, stem in spec.aliases.items()]
     return "; ".join([grammar(), *aliases])
 
@@ -374,6 +377,8 @@ def metrics_markdown():
             "perfect ranking |",
             "|---|---|---|---|---|---|"]
     for spec in _specs():
+        if spec.family != "relevance":   # the diversity metrics: docs/diversity.md
+            continue
         names = [f"`{stem}{_CUT[spec.k]}`" for stem in spec.variants]
         names += [f"`{alias}{_CUT[spec.k]}` (alias of `{stem}`)"
                   for alias, stem in spec.aliases.items()]
@@ -404,6 +409,29 @@ def scorer_names_markdown():
             notes.append("takes no cutoff")
         text = spec.summary + (f" ({'; '.join(notes)})" if notes else "")
         rows.append(f"| {names} | {text} |")
+    return "\n".join(rows) + "\n"
+
+
+def family_markdown(family):
+    """The table of the declarations of one family (``"diversity"``: docs/diversity.md;
+    ``"beyond"``: docs/recommender.md), generated from them: names for ``evaluate`` (and
+    scorer names, for the diversity metrics), options, values, aggregation."""
+    rows = ["| function | names | options (default) | inputs | values | aggregation |",
+            "|---|---|---|---|---|---|"]
+    for spec in METRICS.values():
+        if spec.family != family:
+            continue
+        names = [f"`{stem}{_CUT[spec.k]}`" for stem in [*spec.variants, *spec.aliases]]
+        inputs = [f"`{name}`" if name != "subtopics" else "label matrix `y_true`"
+                  for name in spec.inputs if name != "recommendations"]
+        inputs += [f"`{name}` (optional)" for name in spec.optional_inputs
+                   if name not in spec.inputs]
+        aggregation = ("one value of the collection" if spec.aggregate == "collection"
+                       else "mean over queries" if family != "beyond"
+                       else "mean over the users where defined")
+        rows.append(f"| `{spec.module}.{spec.function_name}` | {', '.join(names)} | "
+                    f"{_options_cell(spec)} | {', '.join(inputs) or '-'} | "
+                    f"{_values_cell(spec)} | {aggregation} |")
     return "\n".join(rows) + "\n"
 
 

@@ -473,8 +473,70 @@ WEIGHTING = Param(
     valid=("uniform", "size", "positives"), invalid=("bogus", None, 3, "Size"))
 # -- end issue 29 --------------------------------------------------------------------------
 
+# -- issue 29: the options of the diversity and beyond-accuracy metrics -----------------------
+#: Diversity metrics (TREC Web track, ndeval): their cutoff defaults to ndeval's 20.
+DIVERSITY_K = K.replace(
+    constraints=(Interval(Integral, 1),), default=20,
+    description="The cutoff: the top ``k`` documents of each query count (ndeval's 20).",
+    valid=(1, 3, 20), invalid=(0, -1, 1.5, None, True, "3"))
+
+ALPHA = Param(
+    "alpha", (Interval(Real, 0, 1, closed="left"),), default=0.5,
+    description="The redundancy penalty: a document's gain for a subtopic already\n"
+                "covered ``c`` times above it is ``(1 - alpha) ** c``.",
+    valid=(0, 0.5, 0.99), invalid=(1, -0.1, np.nan, "0.5", None, True))
+
+BETA = Param(
+    "beta", (Interval(Real, 0, 1, closed="left"),), default=0.5,
+    description="The persistence: rank ``i`` counts ``beta ** (i - 1)``.",
+    valid=(0, 0.5, 0.8), invalid=(1, -0.1, np.nan, "0.5", None, True))
+
+NORMALIZATION = Param(
+    "normalization", (Options(("ndeval", "none")),), default="ndeval",
+    description='``"ndeval"`` divides by the value of a ranking whose every document\n'
+                "covers every subtopic (not at ``k = 1``), as ndeval reports it;\n"
+                '``"none"`` gives the raw sum.',
+    valid=("ndeval", "none"), invalid=("bogus", None, 3, "ideal"))
+
+IDEAL_TIES = Param(
+    "ideal_ties", (Options(("last", "first")),), default="last",
+    description="Which document the greedy ideal ranking takes among equally good\n"
+                'ones: the last or the first in row order (``"last"`` is ndeval\'s\n'
+                "choice when rows are in docno order, as with qrels).",
+    valid=("last", "first"), invalid=("bogus", None, 3, "Last"))
+
+#: Beyond-accuracy metrics: options of single metrics.
+N_INTERACTIONS = Param(
+    "n_interactions", (NoneValue("the sum of item_popularity"),
+                       Interval(Real, 0, None, closed="neither")),
+    description="The total of the popularity; None: ``sum(item_popularity)``.",
+    valid=(None, 10, 12.5), invalid=(0, -1, np.nan, "3", True))
+
+TAIL = Param(
+    "tail", (Interval(Real, 0, None, closed="neither"),), default=0.1,
+    description="The long tail: with ``tail <= 1``, that share of the items seen in\n"
+                "training (the least popular); with ``tail > 1``, the items seen at most\n"
+                "``tail`` times.",
+    valid=(0.1, 0.5, 3), invalid=(0, -1, np.nan, "0.1", None, True))
+
+ENTROPY_CONVENTION = Param(
+    "convention", (Options(("recommenders", "recbole")),), default="recommenders",
+    description='``"recommenders"``: ``-sum_i p_i log2 p_i`` with ``p_i`` the share of\n'
+                "the recommendations that are item ``i`` (microsoft/recommenders'\n"
+                '``distributional_coverage``); ``"recbole"``: the natural-log entropy\n'
+                "divided by the number of distinct recommended items (RecBole's\n"
+                "``ShannonEntropy``).",
+    valid=("recommenders", "recbole"), invalid=("bogus", None, 3))
+
+LIST_K = K.note("Each list's first ``k`` items count (lists are cut there); None: the\n"
+                "whole lists.  :func:`skrank.evaluate` makes the lists from the scores'\n"
+                "top ``k`` and needs it (``novelty@10``).")
+# -- end issue 29 (options) -------------------------------------------------------------------
+
 OPTIONS = {p.name: p for p in (K, GAIN, LOG_BASE, P, THRESHOLD, DENOMINATOR, MAX_GRADE, TIES,
-                               NO_RELEVANT, WEIGHTING, JUDGED_CONVENTION)}
+                               NO_RELEVANT, WEIGHTING, JUDGED_CONVENTION,
+                               ALPHA, BETA, NORMALIZATION, IDEAL_TIES,   # issue 29
+                               N_INTERACTIONS, TAIL)}
 
 
 # ---------------------------------------------------------------------------

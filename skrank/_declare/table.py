@@ -33,8 +33,16 @@ from .._engine.measures import (
 )
 from .._engine.xp import value_range
 from .._trec.judged import bpref_kernel, infap_kernel, judged_at_k_kernel, judged_columns
+from .._trec import diversity as D
+from .._engine import beyond as B
 from . import params as P
 from .equivalents import insert_notes
+
+
+#: The extra inputs a scorer is given besides ``y_true``, ``y_score`` and ``qid``: a 2-D
+#: ``y`` (rows x subtopics) is the label matrix of the diversity metrics, which
+#: scikit-learn passes through to the scorer as it is.
+SCORER_INPUTS = ("subtopics",)
 
 
 #: trec_eval's kernels rank one order of the tied documents: no tie average.
@@ -133,7 +141,7 @@ class Declared:
 
     def signature_params(self):
         """Every argument of the public function, in signature order."""
-        return (*P.POSITIONAL, *self.before_options, *self.params, *self.after_options)
+        return (*self.positional, *self.before_options, *self.params, *self.after_options)
 
     def parameters_doc(self):
         """The numpydoc Parameters entries of the public function."""
@@ -149,6 +157,8 @@ class Declared:
         (placeholders ``{parameters}`` and ``{returns}``; ``{{``/``}}`` are literal braces),
         and the metric's equivalents in other tools as Notes."""
         doc = self.function.__doc__
+        if "{parameters}" not in doc:   # filled already (a module imported again)
+            return
         fields = {"parameters": textwrap.indent(self.parameters_doc(), "    ").lstrip(),
                   "returns": textwrap.indent(_RETURNS, "    ").lstrip()}
         # The "Equivalents in other tools" notes: skrank._declare.equivalents.
@@ -197,8 +207,10 @@ class MetricSpec(Declared):
         it depends on the query.
     perfect_with : mapping
         Options under which ``perfect`` holds at any cutoff.
-    aggregate : {"mean"}
-        How per-query values make the score.
+    aggregate : {"mean", "collection"}
+        How per-query values make the score: their (weighted) mean, or one value of
+        the whole collection that the executor computes (catalog coverage, Gini
+        index: the per-query values are NaN, the score is that value).
     variants : mapping
         Scorer-name stems and the parameters they fix, e.g.
         ``{"ndcg": {}, "ndcg_exp": {"gain": "exponential"}}``.
@@ -232,6 +244,18 @@ class MetricSpec(Declared):
         The array arguments of the public function before and after the options.
     label_note : str or None
         What the docstring says of ``y_true``; None: what ``labels`` implies.
+    family : {"relevance", "judged", "diversity", "beyond"}
+        The kind of metric: what its labels are (one per row; a label matrix rows x
+        subtopics; none, recommendation lists) and which guide documents it.
+    module : str
+        The public module whose function it is (``skrank``, ``skrank.diversity``,
+        ``skrank.beyond``).
+    positional : tuple of :class:`~skrank._declare.params.Param`
+        The public function's positional arguments (``y_true, y_score``, or
+        ``recommended`` for the beyond-accuracy metrics).
+    optional_inputs : tuple of str
+        Arrays the metric reads when given (``intent_weights``); they never gate
+        its names.
     """
 
     name: str
@@ -255,6 +279,10 @@ class MetricSpec(Declared):
     before_options: tuple = P.BEFORE_OPTIONS
     after_options: tuple = P.AFTER_OPTIONS
     label_note: str = None
+    family: str = "relevance"
+    module: str = "skrank"
+    positional: tuple = P.POSITIONAL
+    optional_inputs: tuple = ()
 
     @property
     def y_true_note(self):
@@ -263,8 +291,8 @@ class MetricSpec(Declared):
     @property
     def scorer(self):
         """Whether the metric has scorer names: not when it reads arrays (``inputs``)
-        that a scorer cannot be given."""
-        return not self.inputs
+        that a scorer cannot be given (a scorer is given :data:`SCORER_INPUTS`)."""
+        return set(self.inputs) <= set(SCORER_INPUTS)
 
     def check_labels(self, func, y_true, params, extremes=None):
         """Check the labels for this metric.  ``extremes``, a callable giving
@@ -304,9 +332,203 @@ _TIES_EXACT = P.TIES.note("The tie average is exact (McSherry & Najork, 2008).")
 
 #: What bpref, infAP and judged@k declare alike: the extra input ``judged``, the
 #: executor that builds their ranking from it, their array arguments and labels.
-_JUDGED = dict(inputs=("judged",), executor=judged_columns,
+_JUDGED = dict(inputs=("judged",), executor=judged_columns, family="judged",
                before_options=BEFORE_OPTIONS, after_options=AFTER_OPTIONS,
                label_note=LABEL_NOTE)
+
+
+
+# -- issue 29: diversity and intent-aware metrics (TREC Web track, ndeval) ----------------------
+# They read a label matrix (rows x subtopics) as ``y_true`` (the input ``subtopics``,
+# which a scorer is given as its 2-D ``y``), and optionally ``intent_weights``; their
+# executor (skrank._trec.diversity.diversity_columns) ranks once per tie policy and
+# runs each declaration's kernel on that ranking.
+
+DIVERSITY_Y_TRUE = P.Y_TRUE.replace(
+    type_text="array-like or scipy.sparse matrix of shape (n_samples, n_subtopics)",
+    description="Each document's label for each subtopic (intent) of its query, one row\n"
+                "per document (a 1-D array is one subtopic).  A document covers a\n"
+                "subtopic when its label is ``>= threshold``.")
+
+DIVERSITY_Y_SCORE = P.Y_SCORE.replace(
+    type_text="array-like of shape (n_samples,)",
+    description="Scores of a ranker, one per row; each query is ranked by decreasing score.")
+
+DIVERSITY_QID = P.QID.replace(
+    description="Query id of each row (required).  Rows may come in any order.")
+
+DIVERSITY_TIES = P.TIES.replace(
+    default="pessimistic", supported=("pessimistic", "optimistic", "stable"),
+    unsupported="diversity metrics have no closed-form average over the orderings of tied "
+                "documents.",
+    description="Order of documents with equal scores: those covering fewer\n"
+                "(pessimistic) or more (optimistic) subtopics first, or input order.",
+    valid=("pessimistic", "optimistic", "stable"), invalid=("average", "bogus", None))
+
+DIVERSITY_THRESHOLD = P.THRESHOLD.replace(
+    description="A document covers a subtopic when its label for it is ``>= threshold``\n"
+                "(pyndeval's ``relevance_level``; judgements are binary).")
+
+DIVERSITY_NO_RELEVANT = P.NO_RELEVANT.replace(
+    description="Value of a query where no judged document covers any subtopic: 0\n"
+                "(ndeval; its nNRBP is NaN there, ``\"nan\"``), 1, left out of the mean,\n"
+                "NaN, or an error.")
+
+DIVERSITY_RETRIEVED = P.RETRIEVED.replace(
+    description="False marks judged documents the run did not retrieve: they count in\n"
+                "the ideal ranking and the subtopics' sizes, never take a rank.  None:\n"
+                "every row was retrieved.")
+
+INTENT_WEIGHTS = P.Param(
+    "intent_weights",
+    type_text="array-like of shape (n_queries, n_subtopics), mapping or DataFrame",
+    description="Probability of each intent (Agrawal et al.'s ``P(j | q)``): an array,\n"
+                "rows in the order of the sorted query ids; a mapping ``{qid: weights}``\n"
+                "or ``{qid: {subtopic: weight}}`` (a subtopic is its column; with qrels,\n"
+                "its id); or a DataFrame with columns ``query_id``, ``subtopic`` and\n"
+                "``weight``.  Kept on the subtopics some judged document covers and\n"
+                "scaled to sum to 1; a covered subtopic of weight 0 is an error.  None:\n"
+                "uniform, as ndeval.")
+
+_DIVERSITY = dict(inputs=("subtopics",), optional_inputs=("intent_weights",),
+                  executor=D.diversity_columns, family="diversity", module="skrank.diversity",
+                  positional=(DIVERSITY_Y_TRUE, DIVERSITY_Y_SCORE), before_options=(DIVERSITY_QID,),
+                  after_options=(DIVERSITY_RETRIEVED, INTENT_WEIGHTS))
+
+_COMMON = (DIVERSITY_THRESHOLD, DIVERSITY_TIES, P.IDEAL_TIES, DIVERSITY_NO_RELEVANT)
+_SET_BASED = (DIVERSITY_THRESHOLD, DIVERSITY_TIES, DIVERSITY_NO_RELEVANT)   # no ideal ranking
+
+
+def _diversity(name, function_name, kernel, summary, params, **fields):
+    return MetricSpec(name, function_name, kernel, summary, params=params,
+                      variants={name: {}}, **{**_DIVERSITY, **fields})
+
+
+DIVERSITY = (
+    _diversity("alpha_ndcg", "alpha_ndcg_score", D.alpha_ndcg_kernel,
+               "alpha-nDCG@k (Clarke et al., 2008)", (P.DIVERSITY_K, P.ALPHA, *_COMMON)),
+    _diversity("alpha_dcg", "alpha_dcg_score", D.alpha_dcg_kernel,
+               "alpha-DCG@k, divided by the ideal ideal as ndeval reports it",
+               (P.DIVERSITY_K, P.ALPHA, P.NORMALIZATION, *_COMMON), bounds=None),
+    _diversity("err_ia", "err_ia_score", D.err_ia_kernel, "ERR-IA@k as ndeval computes it",
+               (P.DIVERSITY_K, P.ALPHA, P.NORMALIZATION, *_COMMON), bounds=None),
+    _diversity("nerr_ia", "nerr_ia_score", D.nerr_ia_kernel,
+               "nERR-IA@k: ERR-IA of the run over ERR-IA of the ideal ranking",
+               (P.DIVERSITY_K, P.ALPHA, *_COMMON)),
+    _diversity("nrbp", "nrbp_score", D.nrbp_kernel,
+               "novelty- and rank-biased precision (Clarke et al., 2009)",
+               (P.ALPHA, P.BETA, *_COMMON)),
+    _diversity("nnrbp", "nnrbp_score", D.nnrbp_kernel, "NRBP over NRBP of the ideal ranking",
+               (P.ALPHA, P.BETA, *_COMMON)),
+    _diversity("p_ia", "p_ia_score", D.p_ia_kernel, "intent-aware precision@k",
+               (P.DIVERSITY_K, *_SET_BASED)),
+    _diversity("ap_ia", "ap_ia_score", D.ap_ia_kernel, "intent-aware average precision (MAP-IA)",
+               _SET_BASED, aliases={"map_ia": "ap_ia"}),
+    _diversity("strec", "subtopic_recall_score", D.strec_kernel, "subtopic recall@k (S-recall)",
+               (P.DIVERSITY_K, *_SET_BASED),
+               aliases={"subtopic_recall": "strec", "s_recall": "strec"}),
+)
+
+
+# -- issue 29: beyond-accuracy metrics of recommendation lists --------------------------------
+# They read top-k lists of items (the input ``recommendations``: ``recommended``, or the
+# top k of a 2-D score matrix that evaluate() ranks) and the catalog's data they declare
+# (``n_items``, ``item_popularity``, ``item_features``, ``history``), never guessed.
+# Per-user metrics make their score as the mean over the users where they are defined;
+# collection-level ones (aggregate="collection") are one value of the whole collection.
+
+RECOMMENDED = P.Param(
+    "recommended", type_text="array-like of int of shape (n_users, n_positions)",
+    default=P.REQUIRED,
+    description="Each user's list of item indices, best first, ``-1`` padding a shorter\n"
+                "list (:func:`skrank.beyond.top_k_items` makes it from a score matrix).")
+
+N_ITEMS = P.Param(
+    "n_items", type_text="int", default=P.REQUIRED,
+    description="The catalog's size (items of the training data, or of the dataset):\n"
+                "every item index is below it; items never recommended count 0 times.")
+
+ITEM_POPULARITY = P.Param(
+    "item_popularity", type_text="array-like of shape (n_items,)", default=P.REQUIRED,
+    description="Each item's number of training interactions (counts >= 0), indexed\n"
+                "by item.")
+
+ITEM_FEATURES = P.Param(
+    "item_features",
+    type_text="array-like or scipy.sparse matrix of shape (n_items, n_features)",
+    description="One feature vector per item, compared by cosine similarity (the items\n"
+                "x users matrix of training interactions gives microsoft/recommenders'\n"
+                "co-occurrence similarity).  Exactly one of ``item_features`` and\n"
+                "``similarity`` is given.")
+
+ITEM_FEATURES_REQUIRED = ITEM_FEATURES.replace(
+    default=P.REQUIRED,
+    description="One feature vector per item, compared by cosine similarity.")
+
+SIMILARITY = P.Param(
+    "similarity", type_text="callable",
+    description="``similarity(items_a, items_b)``: one similarity per pair of item index\n"
+                "arrays, instead of ``item_features``.")
+
+HISTORY = P.Param(
+    "history", type_text="array-like of int of shape (n_users, n_history) or scipy.sparse matrix",
+    default=P.REQUIRED,
+    description="Each user's training items: a list matrix like ``recommended`` (``-1``\n"
+                "padding), or a users x items matrix of interactions.")
+
+RELEVANCE = P.Param(
+    "relevance", type_text="array-like of shape (n_users, n_positions)",
+    description="The relevance of each recommended item; None: 1 for every item.")
+
+N_USERS = P.Param(
+    "n_users", type_text="int",
+    description="The number of users, at least the rows of ``recommended``; None: the\n"
+                "rows.")
+
+_BEYOND = dict(executor=B.beyond_columns, family="beyond", module="skrank.beyond",
+               positional=(RECOMMENDED,), after_options=(), bounds=None, labels="any",
+               label_note="")
+
+
+def _beyond(name, kernel, summary, before, params, *, reads=(), after=(), optional=(),
+            **fields):
+    return MetricSpec(name, name, kernel, summary, params=(P.LIST_K, *params),
+                      variants={name: {}}, inputs=("recommendations", *reads),
+                      optional_inputs=optional, before_options=before,
+                      **{**_BEYOND, "after_options": after, **fields})
+
+
+BEYOND = (
+    _beyond("catalog_coverage", B.catalog_coverage_kernel,
+            "distinct recommended items over the catalog", (N_ITEMS,), (), reads=("n_items",),
+            aggregate="collection", bounds=(0.0, 1.0)),
+    _beyond("distributional_coverage", B.distributional_coverage_kernel,
+            "entropy of the items' share of the recommendations", (), (P.ENTROPY_CONVENTION,),
+            aggregate="collection"),
+    _beyond("gini_index", B.gini_kernel, "Gini index of the items' exposure (RecBole)",
+            (N_ITEMS,), (), reads=("n_items",), aggregate="collection", bounds=(0.0, 1.0)),
+    _beyond("user_coverage", B.user_coverage_kernel,
+            "users with at least one recommendation", (), (), after=(N_USERS,),
+            optional=("n_users",), aggregate="collection", bounds=(0.0, 1.0)),
+    _beyond("novelty", B.novelty_kernel, "mean self-information of the recommended items",
+            (ITEM_POPULARITY,), (P.N_INTERACTIONS,), reads=("item_popularity",)),
+    _beyond("average_popularity", B.popularity_kernel,
+            "average recommendation popularity (ARP)", (ITEM_POPULARITY,), (),
+            reads=("item_popularity",)),
+    _beyond("long_tail_share", B.tail_kernel, "share of each list in the long tail",
+            (ITEM_POPULARITY,), (P.TAIL,), reads=("item_popularity",), bounds=(0.0, 1.0)),
+    _beyond("intra_list_similarity", B.ils_kernel,
+            "mean similarity of the pairs of items of each list", (ITEM_FEATURES,), (),
+            after=(SIMILARITY,), optional=("item_features", "similarity")),
+    _beyond("intra_list_diversity", B.ild_kernel,
+            "1 - intra-list similarity (microsoft/recommenders' diversity)", (ITEM_FEATURES,),
+            (), after=(SIMILARITY,), optional=("item_features", "similarity")),
+    _beyond("serendipity", B.serendipity_kernel,
+            "relevant and unexpected items (microsoft/recommenders)",
+            (HISTORY, ITEM_FEATURES_REQUIRED), (), reads=("history", "item_features"),
+            after=(RELEVANCE,), optional=("relevance",)),
+)
+# -- end issue 29 ---------------------------------------------------------------------------
 
 
 METRICS = MappingProxyType({spec.name: spec for spec in (
@@ -382,4 +604,5 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
                "share of the top k that was judged",
                params=(P.K_REQUIRED, JUDGED_TIES, P.JUDGED_CONVENTION),
                variants={"judged": {}}, **{**_JUDGED, "after_options": (P.SAMPLE_WEIGHT,)}),
+    *DIVERSITY, *BEYOND,   # issue 29
 )})

@@ -22,65 +22,24 @@ qrels ``qid subtopic docno rel``.  Following ndeval 4.5 (Clarke et al.):
 Everything is vectorised over queries: the run's gains come from one cumulative
 sum per subtopic, the greedy ideal from one pass per rank over a padded block of
 every query's relevant documents (a loop over ranks and subtopics, never over
-queries).  :data:`DIVERSITY_METRICS` declares the metrics (names, cutoff, the
-options they read); :func:`diversity_table` computes any of them at once.
+queries).  The metrics are declarations of the one metric table
+(:data:`skrank.METRICS`, family ``"diversity"``), each naming its kernel here;
+:func:`diversity_columns` is their executor and :func:`diversity_table` computes
+any of them at once.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from numbers import Integral, Real
-from types import MappingProxyType
+from numbers import Real
 
 import numpy as np
 
-from ._core.checks import InvalidParameterError, _describe
-from .io import Run, read_run
-
-# ---------------------------------------------------------------------------
-# Declarations (issue 29): the lead may move them into the one metric table.
-
-
-@dataclass(frozen=True)
-class DiversitySpec:
-    """One diversity metric: its name, whether it takes a cutoff, its options
-    beyond the common ones, and the ir_measures name of the same values."""
-
-    name: str
-    summary: str
-    cutoff: bool
-    options: tuple = ()
-    ir_measures: str = ""
-
-
-DIVERSITY_METRICS = MappingProxyType({spec.name: spec for spec in (
-    DiversitySpec("alpha_ndcg", "alpha-nDCG@k (Clarke et al., 2008)", True, ("alpha",),
-                  "alpha_nDCG"),
-    DiversitySpec("alpha_dcg", "alpha-DCG@k, normalised by the ideal ideal as ndeval does",
-                  True, ("alpha", "normalization"), "alpha_DCG"),
-    DiversitySpec("err_ia", "ERR-IA@k as ndeval computes it", True, ("alpha", "normalization"),
-                  "ERR_IA"),
-    DiversitySpec("nerr_ia", "nERR-IA@k, ERR-IA of the run over ERR-IA of the ideal", True,
-                  ("alpha",), "nERR_IA"),
-    DiversitySpec("nrbp", "novelty- and rank-biased precision (Clarke et al., 2009)", False,
-                  ("alpha", "beta"), "NRBP"),
-    DiversitySpec("nnrbp", "NRBP over NRBP of the ideal ranking", False, ("alpha", "beta"),
-                  "nNRBP"),
-    DiversitySpec("p_ia", "intent-aware precision@k", True, (), "P_IA"),
-    DiversitySpec("ap_ia", "intent-aware average precision (MAP-IA)", False, (), "AP_IA"),
-    DiversitySpec("strec", "subtopic recall@k (S-recall)", True, (), "StRecall"),
-)})
-
-#: Other spellings of the names.
-DIVERSITY_ALIASES = MappingProxyType({"map_ia": "ap_ia", "subtopic_recall": "strec",
-                                      "s_recall": "strec"})
+from .._core.checks import InvalidParameterError, _describe
+from ..io import Run, read_run
 
 TIES = ("pessimistic", "optimistic", "stable")
 IDEAL_TIES = ("last", "first")
-NORMALIZATIONS = ("ndeval", "none")
 NO_RELEVANT = ("zero", "one", "skip", "nan", "raise")
-
-
-# ---------------------------------------------------------------------------
-# Checks.
 
 
 def _check_option(func, name, value, choices):
@@ -89,128 +48,6 @@ def _check_option(func, name, value, choices):
             f"{func}: {name} must be one of {', '.join(map(repr, choices))}. "
             f"Got {_describe(value)} instead.")
     return value
-
-
-def _check_real(func, name, value, low, high, *, low_open=False, high_open=False):
-    ok = (isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
-          and np.isfinite(value)
-          and (value > low if low_open else value >= low)
-          and (value < high if high_open else value <= high))
-    if not ok:
-        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        raise InvalidParameterError(
-            f"{func}: {name} must be a number in {interval}. Got {_describe(value)} instead.")
-    return float(value)
-
-
-def _check_k(func, k):
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral) or k < 1:
-        raise InvalidParameterError(
-            f"{func}: k must be an int >= 1. Got {_describe(k)} instead.")
-    return int(k)
-
-
-def check_options(func, spec, options):
-    """The options of one metric, validated and complete."""
-    allowed = ({"k"} if spec.cutoff else set()) | set(spec.options)
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise InvalidParameterError(
-            f"{func}: {spec.name} got unexpected option(s) {', '.join(map(repr, unknown))}. "
-            f"Valid options: {', '.join(sorted(allowed)) or 'none'}.")
-    out = {}
-    if spec.cutoff:
-        out["k"] = _check_k(func, options.get("k", 20))
-    if "alpha" in spec.options:
-        out["alpha"] = _check_real(func, "alpha", options.get("alpha", 0.5), 0.0, 1.0,
-                                   high_open=True)
-    if "beta" in spec.options:
-        out["beta"] = _check_real(func, "beta", options.get("beta", 0.5), 0.0, 1.0,
-                                  high_open=True)
-    if "normalization" in spec.options:
-        out["normalization"] = _check_option(func, "normalization",
-                                             options.get("normalization", "ndeval"),
-                                             NORMALIZATIONS)
-    return out
-
-
-def parse_name(func, name):
-    """``"alpha_ndcg@20"`` -> ``(spec, {"k": 20})``; ``("nrbp", {"beta": 0.8})`` too."""
-    if isinstance(name, tuple) and len(name) == 2 and isinstance(name[1], dict):
-        name, extra = name
-    else:
-        extra = {}
-    if not isinstance(name, str):
-        raise InvalidParameterError(
-            f"{func}: a metric must be a name such as 'alpha_ndcg@20' or a pair "
-            f"(name, options). Got {_describe(name)} instead.")
-    written, _, cut = name.partition("@")
-    stem, _, inner = written.partition("(")
-    stem = DIVERSITY_ALIASES.get(stem, stem)
-    spec = DIVERSITY_METRICS.get(stem)
-    inline = _inline_options(func, name, inner) if spec is not None else {}
-    if spec is None or (cut and not (cut.isdigit() and spec.cutoff)):
-        names = ", ".join(f"{s.name}@k" if s.cutoff else s.name
-                          for s in DIVERSITY_METRICS.values())
-        raise InvalidParameterError(
-            f"{func}: unknown diversity metric {name!r}. Valid names: {names} "
-            f"(k an integer >= 1).")
-    options = {**inline, **extra}
-    if cut:
-        options["k"] = int(cut)
-    return spec, check_options(func, spec, options)
-
-
-def _inline_options(func, name, inner):
-    """``"alpha=0.3, beta=0.8)"`` (the text after the stem's parenthesis) -> options."""
-    if not inner:
-        return {}
-    if not inner.endswith(")"):
-        raise InvalidParameterError(f"{func}: options in a metric name must be written "
-                                    f"'stem(option=value, ...)@k'. Got {name!r} instead.")
-    options = {}
-    for part in filter(None, (p.strip() for p in inner[:-1].split(","))):
-        key, eq, value = part.partition("=")
-        if not eq:
-            raise InvalidParameterError(f"{func}: options in a metric name must be written "
-                                        f"'option=value'. Got {part!r} in {name!r} instead.")
-        try:
-            options[key.strip()] = float(value)
-        except ValueError:
-            options[key.strip()] = value.strip().strip("'\"")
-    return options
-
-
-def stem_of(item):
-    """The diversity metric an ``evaluate`` item names (a name or a ``(name, options)``
-    pair), or None."""
-    name = item[0] if isinstance(item, tuple) and len(item) == 2 else item
-    if not isinstance(name, str):
-        return None
-    stem = name.partition("@")[0].partition("(")[0]
-    stem = DIVERSITY_ALIASES.get(stem, stem)
-    return stem if stem in DIVERSITY_METRICS else None
-
-
-def diversity_request(func, metrics):
-    """Whether ``metrics`` (an evaluate list) asks for diversity metrics; an error when it
-    mixes them with others (they read qrels with a subtopic column)."""
-    if metrics is None:
-        return False
-    try:
-        items = [metrics] if isinstance(metrics, (str, tuple)) else (
-            list(metrics.values()) if isinstance(metrics, dict) else list(metrics))
-    except TypeError:   # not a list of names: the caller's own check says so
-        return False
-    found = [stem_of(item) is not None for item in items]
-    if any(found) and not all(found):
-        diversity = [item for item, f in zip(items, found) if f]
-        others = [item for item, f in zip(items, found) if not f]
-        raise InvalidParameterError(
-            f"{func}: diversity metrics ({', '.join(map(repr, diversity))}) read qrels with a "
-            f"subtopic column and cannot be evaluated in one call with other metrics "
-            f"({', '.join(map(repr, others))}). Got both instead: evaluate them in two calls.")
-    return any(found)
 
 
 # ---------------------------------------------------------------------------
@@ -351,17 +188,21 @@ def _ranked_order(score, codes, rel, retrieved, ties, tie_key=None):
 
 def diversity_table(func, calls, y_true, y_score, qid, *, threshold=1, ties="pessimistic",
                     ideal_ties="last", retrieved=None, no_relevant="zero", tie_key=None,
-                    intent_weights=None):
+                    intent_weights=None, subtopics=None):
     """Per-query values of diversity metric calls ``[(spec, options), ...]``.
 
     Returns ``(qids, [values, ...])``; with ``no_relevant="skip"`` the queries
     without any covered subtopic are left out (the same for every call).
     ``tie_key`` (one number per row, internal): ties of the run are ordered by it,
     ascending, instead of by ``ties`` (the docno orders of the qrels path).
+    ``no_relevant=None``: ``(qids, [values, ...], undefined)``, the policy left to the
+    caller.  ``subtopics``: each query's subtopic ids in column order (qrels), which
+    a mapping of ``intent_weights`` names.
     """
     ties = _check_option(func, "ties", ties, TIES)
     ideal_ties = _check_option(func, "ideal_ties", ideal_ties, IDEAL_TIES)
-    no_relevant = _check_option(func, "no_relevant", no_relevant, NO_RELEVANT)
+    if no_relevant is not None:
+        no_relevant = _check_option(func, "no_relevant", no_relevant, NO_RELEVANT)
     if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, Real) \
             or not np.isfinite(threshold):
         raise InvalidParameterError(f"{func}: threshold must be a finite number. Got "
@@ -382,7 +223,7 @@ def diversity_table(func, calls, y_true, y_score, qid, *, threshold=1, ties="pes
     m = (per_subtopic > 0).sum(axis=1).astype(np.float64)
     undefined = m == 0
     safe_m = np.where(undefined, 1.0, m)
-    weights = _intent_weights(func, intent_weights, qids, per_subtopic > 0)
+    weights = _intent_weights(func, intent_weights, qids, per_subtopic > 0, subtopics)
     if weights is not None:   # each covered subtopic weighs its share; the weights sum to 1
         safe_m = np.ones(nq)
 
@@ -416,88 +257,191 @@ def diversity_table(func, calls, y_true, y_score, qid, *, threshold=1, ties="pes
                                             None if weights is None else weights[q_of])
         return gains_cache[alpha]
 
-    def within(k, weights):
-        mask = position < k
-        return np.bincount(q_of[mask], weights=weights[mask], minlength=nq)
-
+    state = _State(nq=nq, m_sub=m_sub, safe_m=safe_m, weights=weights, ranked=ranked,
+                   q_of=q_of, starts=starts, position=position, counts_incl=counts_incl,
+                   per_subtopic=per_subtopic, order=order, ideal=ideal, gains=gains)
     out = []
     for spec, options in calls:
-        name, k = spec.name, options.get("k")
-        alpha = options.get("alpha", 0.5)
-        if name in ("alpha_dcg", "alpha_ndcg"):
-            values = within(k, gains(alpha) * _discount(max(k, 1))[np.minimum(position, k - 1)])
-            if name == "alpha_ndcg":
-                best = (ideal(alpha, k) * _discount(k)[:ideal(alpha, k).shape[1]]).sum(axis=1)
-                values = np.divide(values, best, out=np.zeros(nq), where=best > 0)
-            elif options["normalization"] == "ndeval" and k > 1:
-                values = values / (safe_m[:, None] * _powers(1.0 - alpha, k)
-                                   * _discount(k)).sum(1)
-        elif name in ("err_ia", "nerr_ia"):
-            values = within(k, gains(alpha) / (np.minimum(position, k - 1) + 1.0))
-            if name == "nerr_ia":
-                top = ideal(alpha, k)
-                best = (top / (np.arange(top.shape[1]) + 1.0)).sum(axis=1)
-                values = np.divide(values, best, out=np.zeros(nq), where=best > 0)
-            elif options["normalization"] == "ndeval" and k > 1:
-                values = values / (safe_m[:, None] * _powers(1.0 - alpha, k)
-                                   / (np.arange(k) + 1.0)).sum(1)
-        elif name in ("nrbp", "nnrbp"):
-            beta = options["beta"]
-            decay = _powers(beta, int(position.max(initial=-1)) + 1)
-            values = np.bincount(q_of, weights=gains(alpha) * decay[position], minlength=nq)
-            scale = (1.0 - (1.0 - alpha) * beta) / safe_m
-            values = values * scale
-            if name == "nnrbp":
-                top = ideal(alpha, np.iinfo(np.int32).max)
-                best = (top * _powers(beta, top.shape[1])).sum(axis=1) * scale
-                values = np.divide(values, best, out=np.zeros(nq), where=best > 0)
-        elif name == "p_ia":
-            per_row = (ranked.sum(axis=1).astype(np.float64) if weights is None
-                       else (ranked * weights[q_of]).sum(axis=1))
-            values = within(k, per_row) / (k * safe_m)
-        elif name == "strec":
-            sizes = np.diff(starts)
-            last = starts[:-1] + np.minimum(k, sizes) - 1   # each query's last row in the top k
-            covered = np.zeros(nq)
-            some = sizes > 0
-            seen = counts_incl[last[some]] > 0
-            covered[some] = (seen.sum(axis=1) if weights is None
-                             else (seen * weights[some]).sum(axis=1))
-            values = covered / safe_m
-        elif name == "ap_ia":
-            hits = np.where(ranked, counts_incl / (position[:, None] + 1.0), 0.0)
-            sums = np.zeros((nq, m_sub))
-            if order.size:
-                nonempty = np.flatnonzero(np.diff(starts) > 0)
-                sums[nonempty] = np.add.reduceat(hits, starts[:-1][nonempty], axis=0)
-            per = np.divide(sums, per_subtopic, out=np.zeros_like(sums), where=per_subtopic > 0)
-            values = (per if weights is None else per * weights).sum(axis=1) / safe_m
-        else:  # pragma: no cover - a declaration without a kernel
-            raise RuntimeError(f"{func}: internal error: no kernel for {name}.")
-        values = np.where(undefined, 0.0, values)
-        out.append(values)
+        values = spec.kernel(state, **{name: value for name, value in options.items()
+                                       if name in _KERNEL_OPTIONS})
+        out.append(np.where(undefined, 0.0, values))
+    if no_relevant is None:   # the plan applies the policy (and the query weights)
+        return qids, out, undefined
     return _apply_no_relevant(func, qids, out, undefined, no_relevant)
 
 
-def _intent_weights(func, intent_weights, qids, covered):
+def diversity_columns(func, calls, prepared):
+    """The executor of the diversity declarations (:data:`skrank.METRICS`): their
+    values on the arrays of one call, ``(qids, [values, ...], [undefined, ...])``.
+
+    ``prepared.arrays`` holds the arrays as given (``y_true`` the label matrix of
+    shape ``(n_rows, n_subtopics)``), ``prepared.inputs`` the optional
+    ``intent_weights``.  The calls that share the options of the ranking
+    (``threshold``, ``ties``, ``ideal_ties``) share one pass; the plan applies each
+    call's ``no_relevant`` (and the query weights) to the values."""
+    y_true, y_score, qid, _, retrieved = prepared.arrays
+    groups = {}
+    for index, call in enumerate(calls):
+        options = call.options
+        key = (options["threshold"], options["ties"], options.get("ideal_ties", "last"))
+        groups.setdefault(key, []).append((index, (call.spec, options)))
+    values, undefined, qids = [None] * len(calls), [None] * len(calls), None
+    for (threshold, ties, ideal_ties), members in groups.items():
+        qids, columns, missing = diversity_table(
+            func, [member for _, member in members], y_true, y_score, qid,
+            threshold=threshold, ties=ties, ideal_ties=ideal_ties, retrieved=retrieved,
+            no_relevant=None, intent_weights=prepared.inputs.get("intent_weights"))
+        for (index, _), column in zip(members, columns):
+            values[index], undefined[index] = column, missing
+    return qids, values, undefined
+
+
+#: The options a diversity kernel reads (the others are the executor's).
+_KERNEL_OPTIONS = ("k", "alpha", "beta", "normalization")
+
+
+@dataclass(frozen=True)
+class _State:
+    """What every diversity kernel of one call reads: the run's ranked rows and their
+    novelty counts, the query sizes, the intent weights, and the (cached) gains of the
+    run and of the greedy ideal ranking."""
+
+    nq: int
+    m_sub: int
+    safe_m: np.ndarray        # subtopics per query (1 where weighted or undefined)
+    weights: object           # (n_queries, n_subtopics) intent probabilities, or None
+    ranked: np.ndarray        # coverage of the ranked rows, by query then rank
+    q_of: np.ndarray          # query of each ranked row
+    starts: np.ndarray        # offsets of the queries in the ranked rows
+    position: np.ndarray      # rank - 1 of each ranked row
+    counts_incl: np.ndarray   # per ranked row and subtopic: covering rows at or above it
+    per_subtopic: np.ndarray  # judged documents covering each subtopic, per query
+    order: np.ndarray         # the ranked rows (row numbers)
+    ideal: object             # ideal(alpha, depth) -> (n_queries, depth) gains
+    gains: object             # gains(alpha) -> per ranked row
+
+    def within(self, k, values):
+        mask = self.position < k
+        return np.bincount(self.q_of[mask], weights=values[mask], minlength=self.nq)
+
+
+# ---------------------------------------------------------------------------
+# The kernels: one per metric (its declaration in skrank._declare.table names it).
+
+
+def alpha_dcg_kernel(s, *, k, alpha, normalization="none"):
+    """alpha-DCG@k; ``normalization="ndeval"`` divides by the "ideal ideal" when k > 1."""
+    values = s.within(k, s.gains(alpha) * _discount(max(k, 1))[np.minimum(s.position, k - 1)])
+    if normalization == "ndeval" and k > 1:
+        values = values / (s.safe_m[:, None] * _powers(1.0 - alpha, k) * _discount(k)).sum(1)
+    return values
+
+
+def alpha_ndcg_kernel(s, *, k, alpha):
+    """alpha-DCG@k over the alpha-DCG@k of the greedy ideal ranking."""
+    values = alpha_dcg_kernel(s, k=k, alpha=alpha)
+    top = s.ideal(alpha, k)
+    best = (top * _discount(k)[:top.shape[1]]).sum(axis=1)
+    return np.divide(values, best, out=np.zeros(s.nq), where=best > 0)
+
+
+def err_ia_kernel(s, *, k, alpha, normalization="none"):
+    """ERR-IA@k as ndeval computes it: the novelty gains discounted by 1 / rank."""
+    values = s.within(k, s.gains(alpha) / (np.minimum(s.position, k - 1) + 1.0))
+    if normalization == "ndeval" and k > 1:
+        values = values / (s.safe_m[:, None] * _powers(1.0 - alpha, k)
+                           / (np.arange(k) + 1.0)).sum(1)
+    return values
+
+
+def nerr_ia_kernel(s, *, k, alpha):
+    """ERR-IA@k over the ERR-IA@k of the greedy ideal ranking."""
+    values = err_ia_kernel(s, k=k, alpha=alpha)
+    top = s.ideal(alpha, k)
+    best = (top / (np.arange(top.shape[1]) + 1.0)).sum(axis=1)
+    return np.divide(values, best, out=np.zeros(s.nq), where=best > 0)
+
+
+def _nrbp(s, alpha, beta):
+    decay = _powers(beta, int(s.position.max(initial=-1)) + 1)
+    scale = (1.0 - (1.0 - alpha) * beta) / s.safe_m
+    values = np.bincount(s.q_of, weights=s.gains(alpha) * decay[s.position], minlength=s.nq)
+    return values * scale, scale
+
+
+def nrbp_kernel(s, *, alpha, beta):
+    """Novelty- and rank-biased precision (no cutoff)."""
+    return _nrbp(s, alpha, beta)[0]
+
+
+def nnrbp_kernel(s, *, alpha, beta):
+    """NRBP over the NRBP of the greedy ideal ranking."""
+    values, scale = _nrbp(s, alpha, beta)
+    top = s.ideal(alpha, np.iinfo(np.int32).max)
+    best = (top * _powers(beta, top.shape[1])).sum(axis=1) * scale
+    return np.divide(values, best, out=np.zeros(s.nq), where=best > 0)
+
+
+def p_ia_kernel(s, *, k):
+    """Intent-aware precision@k: covered (document, subtopic) pairs of the top k over k m."""
+    per_row = (s.ranked.sum(axis=1).astype(np.float64) if s.weights is None
+               else (s.ranked * s.weights[s.q_of]).sum(axis=1))
+    return s.within(k, per_row) / (k * s.safe_m)
+
+
+def strec_kernel(s, *, k):
+    """Subtopic recall@k: subtopics covered in the top k over m."""
+    sizes = np.diff(s.starts)
+    last = s.starts[:-1] + np.minimum(k, sizes) - 1   # each query's last row in the top k
+    covered = np.zeros(s.nq)
+    some = sizes > 0
+    seen = s.counts_incl[last[some]] > 0
+    covered[some] = (seen.sum(axis=1) if s.weights is None
+                     else (seen * s.weights[some]).sum(axis=1))
+    return covered / s.safe_m
+
+
+def ap_ia_kernel(s):
+    """Intent-aware average precision: each subtopic's AP, averaged over the subtopics."""
+    hits = np.where(s.ranked, s.counts_incl / (s.position[:, None] + 1.0), 0.0)
+    sums = np.zeros((s.nq, s.m_sub))
+    if s.order.size:
+        nonempty = np.flatnonzero(np.diff(s.starts) > 0)
+        sums[nonempty] = np.add.reduceat(hits, s.starts[:-1][nonempty], axis=0)
+    per = np.divide(sums, s.per_subtopic, out=np.zeros_like(sums), where=s.per_subtopic > 0)
+    return (per if s.weights is None else per * s.weights).sum(axis=1) / s.safe_m
+
+
+def _intent_weights(func, intent_weights, qids, covered, subtopics=None):
     """Intent probabilities ``(n_queries, n_subtopics)`` in the order of the sorted query
-    ids (or a dict qid -> one weight per subtopic), kept on the covered subtopics and
-    scaled to sum to 1 per query; None: uniform (ndeval)."""
+    ids, kept on the covered subtopics and scaled to sum to 1 per query; None: uniform
+    (ndeval).  ``intent_weights``: such an array, a mapping ``qid -> one weight per
+    subtopic`` or ``qid -> {subtopic: weight}``, or a DataFrame with columns ``query_id``,
+    ``subtopic`` (or ``iteration``) and ``weight`` (or ``probability``).  A subtopic is
+    its column of the label matrix, or with qrels its id (``subtopics``: each query's
+    subtopic ids in column order)."""
     if intent_weights is None:
         return None
     nq, m_sub = covered.shape
-    if isinstance(intent_weights, dict):
+    if hasattr(intent_weights, "columns"):   # a DataFrame: one row per (query, subtopic)
+        intent_weights = _weights_of_frame(func, intent_weights)
+    if isinstance(intent_weights, Mapping):
         missing = [q for q in qids.tolist() if q not in intent_weights]
         if missing:
             raise ValueError(f"{func}: intent_weights must give the weights of every query. Got "
                              f"none for qid {missing[0]!r} instead.")
-        rows = [np.asarray(intent_weights[q], dtype=np.float64).reshape(-1)
-                for q in qids.tolist()]
+        rows = [_weights_row(func, q, intent_weights[q], m_sub,
+                             None if subtopics is None else subtopics[i])
+                for i, q in enumerate(qids.tolist())]
         if any(row.shape != (m_sub,) for row in rows):
             raise ValueError(f"{func}: intent_weights must hold one weight per subtopic "
                              f"({m_sub}) for each query. Got another length instead.")
         weights = np.array(rows).reshape(nq, m_sub)
     else:
+        if subtopics is not None:
+            raise ValueError(f"{func}: intent_weights must be a mapping {{query: {{subtopic: "
+                             f"weight}}}} or a DataFrame with qrels (their subtopics have ids, "
+                             f"not columns). Got {_describe(intent_weights)} instead.")
         weights = np.asarray(intent_weights, dtype=np.float64)
         if weights.shape != (nq, m_sub):
             raise ValueError(f"{func}: intent_weights must have shape (n_queries, n_subtopics) = "
@@ -509,12 +453,57 @@ def _intent_weights(func, intent_weights, qids, covered):
     zero = covered & (weights == 0)
     if zero.any():
         q, j = np.argwhere(zero)[0]
+        shown = j if subtopics is None else subtopics[q][j]
         raise ValueError(f"{func}: intent_weights must give every covered subtopic a weight > 0. "
-                         f"Got 0 for subtopic {j} of qid {qids[q]!r}, which a judged document "
-                         f"covers, instead. Drop its judgements to leave it out.")
+                         f"Got 0 (or none) for subtopic {shown!r} of qid {qids[q]!r}, which a "
+                         f"judged document covers, instead. Drop its judgements to leave it "
+                         f"out.")
     weights = np.where(covered, weights, 0.0)
     total = weights.sum(axis=1, keepdims=True)
     return np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+
+
+def _weights_row(func, q, given, m_sub, names):
+    """One query's weights in column order: a sequence as it is, a mapping
+    ``{subtopic: weight}`` by column index (arrays) or subtopic id (qrels, ``names``);
+    a subtopic the mapping leaves out weighs 0."""
+    if not isinstance(given, Mapping):
+        return np.asarray(given, dtype=np.float64).reshape(-1)
+    row = np.zeros(m_sub)
+    index = ({j: j for j in range(m_sub)} if names is None
+             else {str(name): j for j, name in enumerate(names) if name is not None})
+    for subtopic, weight in given.items():
+        j = index.get(subtopic if names is None else str(subtopic))
+        if j is None:
+            known = list(index)
+            raise ValueError(f"{func}: intent_weights of qid {q!r} name subtopic {subtopic!r}, "
+                             f"which no judgement of the query has. Got it instead of one of "
+                             f"{known[:10]}.")
+        try:
+            row[j] = float(weight)
+        except (TypeError, ValueError):
+            raise ValueError(f"{func}: intent_weights must hold numbers. Got "
+                             f"{_describe(weight)} for subtopic {subtopic!r} of qid {q!r} "
+                             f"instead.") from None
+    return row
+
+
+def _weights_of_frame(func, frame):
+    """``{qid: {subtopic: weight}}`` from a DataFrame of intent weights."""
+    frame = frame.to_pandas() if hasattr(frame, "to_pandas") and not hasattr(
+        frame, "iloc") else frame
+    names = list(frame.columns)
+    subtopic = next((c for c in ("subtopic", "iteration", "subtopic_id") if c in names), None)
+    weight = next((c for c in ("weight", "probability") if c in names), None)
+    if "query_id" not in names or subtopic is None or weight is None:
+        raise ValueError(f"{func}: intent_weights as a DataFrame must have the columns query_id, "
+                         f"subtopic (or iteration) and weight (or probability). Got columns "
+                         f"{names} instead.")
+    out = {}
+    for q, t, w in zip(frame["query_id"].tolist(), frame[subtopic].tolist(),
+                       frame[weight].tolist()):
+        out.setdefault(q, {})[t] = w
+    return out
 
 
 def _apply_no_relevant(func, qids, columns, undefined, no_relevant):
@@ -646,8 +635,9 @@ def collection_arrays(func, qrels, run, *, ties="pyndeval"):
     docno order within each query, a label matrix over each query's own subtopics
     (column ``j`` is the query's ``j``-th subtopic id in sorted order).
 
-    Returns ``(y_true, y_score, qid, retrieved, tie_key, ties, ids)``: ``qid`` holds
-    codes, query ``c``'s id is ``ids[c]``.
+    Returns ``(y_true, y_score, qid, retrieved, tie_key, ties, ids, subtopics)``:
+    ``qid`` holds codes, query ``c``'s id is ``ids[c]``; ``subtopics`` is ``(query
+    code, column, subtopic id)`` of every subtopic.
     """
     ties = _check_option(func, "ties", ties, RUN_TIES)
     q_qid, q_sub, q_doc, q_rel = _qrels_columns(func, qrels)
@@ -700,4 +690,5 @@ def collection_arrays(func, qrels, run, *, ties="pyndeval"):
     position = np.arange(n_rows, dtype=np.float64)
     tie_key = {"pyndeval": position, "trec": -position}.get(ties)
     row_ties = ties if ties in TIES else "stable"
-    return y_true, y_score, row_qid, retrieved, tie_key, row_ties, quniq
+    subtopics = (sub_query, local, suniq[sub_uniq % max(suniq.shape[0], 1)])
+    return y_true, y_score, row_qid, retrieved, tie_key, row_ties, quniq, subtopics

@@ -7,7 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._core.checks import InvalidParameterError, _describe
+from .._core.checks import InvalidParameterError, _describe
 
 
 #: Users per block where item vectors are gathered (bounds memory to a block x k x d).
@@ -263,3 +263,174 @@ def _per_user_serendipity(func, items, valid, history, item_features, relevance=
         n = ok.sum(axis=1)
         values[start:stop] = np.divide(each.sum(axis=1), n, out=np.zeros(n.shape), where=n > 0)
     return values, defined
+
+
+# ---------------------------------------------------------------------------
+# The kernels of the beyond-accuracy declarations (skrank._declare.table): each reads the
+# lists ``(items, valid)`` and its inputs and options; a per-user one gives
+# ``(values, defined)``, a collection-level one a float.
+
+
+def _nonempty_exposure(func, items, valid):
+    counts = _exposure(items, valid)
+    if counts.size == 0:
+        raise ValueError(f"{func}: recommended must hold at least one item. Got only padding "
+                         f"instead.")
+    return counts
+
+
+def catalog_coverage_kernel(func, items, valid, *, n_items):
+    """Distinct recommended items over ``n_items``."""
+    n_items = _check_n_items(func, n_items)
+    _check_catalog(func, items, n_items)
+    return np.unique(items[valid]).shape[0] / n_items
+
+
+def distributional_coverage_kernel(func, items, valid, *, convention="recommenders"):
+    """Entropy of the items' share of the recommendations (base 2, or RecBole's)."""
+    counts = _nonempty_exposure(func, items, valid)
+    p = counts / counts.sum()
+    if convention == "recommenders":
+        return float(-(p * np.log2(p)).sum())
+    return float(-(p * np.log(p)).sum() / counts.size)
+
+
+def gini_kernel(func, items, valid, *, n_items):
+    """Gini index of the exposure of the ``n_items`` items (never recommended: 0)."""
+    n_items = _check_n_items(func, n_items)
+    _check_catalog(func, items, n_items)
+    counts = np.sort(_nonempty_exposure(func, items, valid))
+    index = np.arange(n_items - counts.size + 1, n_items + 1, dtype=np.float64)
+    return float(np.sum((2 * index - n_items - 1) * counts) / counts.sum() / n_items)
+
+
+def user_coverage_kernel(func, items, valid, *, n_users=None):
+    """Users with at least one recommended item over ``n_users`` (default: the rows)."""
+    n = items.shape[0] if n_users is None else n_users
+    if (isinstance(n, (bool, np.bool_)) or not isinstance(n, Integral)
+            or n < max(items.shape[0], 1)):
+        raise InvalidParameterError(f"{func}: n_users must be an int >= the rows of recommended "
+                                    f"({items.shape[0]}). Got {_describe(n_users)} instead.")
+    return float(valid.any(axis=1).sum() / n)
+
+
+def novelty_kernel(func, items, valid, *, item_popularity, n_interactions=None):
+    return _per_user_novelty(func, items, valid, item_popularity, n_interactions)
+
+
+def popularity_kernel(func, items, valid, *, item_popularity):
+    return _per_user_popularity(func, items, valid, item_popularity)
+
+
+def tail_kernel(func, items, valid, *, item_popularity, tail=0.1):
+    return _per_user_tail(func, items, valid, item_popularity, tail)
+
+
+def ils_kernel(func, items, valid, *, item_features=None, similarity=None):
+    return _per_user_ils(func, items, valid, item_features, similarity)
+
+
+def ild_kernel(func, items, valid, *, item_features=None, similarity=None):
+    values, defined = _per_user_ils(func, items, valid, item_features, similarity)
+    return 1.0 - values, defined
+
+
+def serendipity_kernel(func, items, valid, *, history, item_features, relevance=None):
+    return _per_user_serendipity(func, items, valid, history, item_features, relevance)
+
+
+def _check_catalog(func, items, n_items):
+    if items.size and int(items.max()) >= n_items:
+        raise ValueError(f"{func}: recommended holds item {int(items.max())}, outside the catalog "
+                         f"of n_items = {n_items} items (indices 0 .. {n_items - 1}). Pass the "
+                         f"catalog's size as n_items.")
+
+
+def cut_lists(func, recommended, k=None):
+    """``(items, valid)`` of the lists, each cut to its first ``k`` positions."""
+    items, valid = _lists(func, recommended)
+    if k is not None:
+        items, valid = items[:, :k], valid[:, :k]
+    return items, valid
+
+
+def top_k_lists(func, scores, k, exclude=None):
+    """Each row's ``k`` best columns of a score matrix (best first; equal scores in
+    column order), without those ``exclude`` marks; ``-1`` pads a row with fewer
+    candidates."""
+    scores = np.array(scores.toarray() if hasattr(scores, "toarray") else scores,
+                      dtype=np.float64)
+    if scores.ndim != 2:
+        raise ValueError(f"{func}: scores must be 2-D (users x items). Got shape {scores.shape} "
+                         f"instead.")
+    if exclude is not None:
+        mask = exclude.toarray() if hasattr(exclude, "toarray") else np.asarray(exclude)
+        if mask.shape != scores.shape:
+            raise ValueError(f"{func}: exclude must have the shape of scores {scores.shape}. Got "
+                             f"{mask.shape} instead.")
+        scores[mask.astype(bool)] = -np.inf
+    k_eff = min(k, scores.shape[1])
+    if k_eff == 0:
+        return np.full((scores.shape[0], k), -1, dtype=np.int64)
+    part = np.argpartition(-scores, k_eff - 1, axis=1)[:, :k_eff]
+    part = np.sort(part, axis=1)   # ties in column order, whatever argpartition did
+    order = np.argsort(-np.take_along_axis(scores, part, axis=1), axis=1, kind="stable")
+    top = np.take_along_axis(part, order, axis=1)
+    top = np.where(np.isneginf(np.take_along_axis(scores, top, axis=1)), -1, top)
+    if k_eff < k:
+        top = np.hstack([top, np.full((top.shape[0], k - k_eff), -1)])
+    return top
+
+
+def beyond_columns(func, calls, prepared):
+    """The executor of the beyond-accuracy declarations: ``(users, [values, ...],
+    [undefined, ...])`` for the calls of one evaluation.
+
+    The lists are ``prepared.inputs["recommended"]`` when given, else the top ``k``
+    (each call's cutoff, required) of the score matrix ``y_score`` (users x items)
+    without ``prepared.inputs["exclude"]``.  A per-user metric's values are
+    undefined where it is (a list of fewer than two items for the intra-list
+    metrics, no history for serendipity, an empty list otherwise); a
+    collection-level metric's value is a float, its users' values NaN."""
+    _, y_score, qid, _, _ = prepared.arrays
+    inputs = prepared.inputs
+    given = inputs.get("recommended")
+    if qid is not None:
+        raise ValueError(f"{func}: beyond-accuracy metrics ({', '.join(str(c) for c in calls)}) "
+                         f"read each user's top-k items from a 2-D score matrix (users x items). "
+                         f"Got query ids (the 1-D form) instead: pass y_score of shape (n_users, "
+                         f"n_items), or use skrank.beyond's functions on lists (the 1-D "
+                         f"form, and qrels with a run, have no catalog of item indices).")
+    lists = {}
+    values, undefined, users = [], [], None
+    for call in calls:
+        options = call.options
+        k = options.get("k")
+        if given is None:
+            if k is None:
+                raise InvalidParameterError(
+                    f"{func}: {call.spec.name} needs a cutoff to take each user's top-k items "
+                    f"from the scores: write e.g. '{call.spec.name}@10'.")
+            if k not in lists:
+                lists[k] = _lists(func, top_k_lists(func, y_score, k, inputs.get("exclude")))
+            items, valid = lists[k]
+        else:
+            items, valid = cut_lists(func, given, k)
+        users = np.arange(items.shape[0])
+        kwargs = {name: inputs[name] for name in (*call.spec.inputs, *call.spec.optional_inputs)
+                  if name != "recommendations" and inputs.get(name) is not None}
+        missing = [name for name in call.spec.inputs
+                   if name != "recommendations" and inputs.get(name) is None]
+        if missing:
+            raise InvalidParameterError(
+                f"{func}: {call.spec.name} needs {' and '.join(missing)}. Got none instead: pass "
+                f"{', '.join(f'{m}=...' for m in missing)} (never guessed from the test data).")
+        kwargs.update({name: value for name, value in options.items() if name != "k"})
+        result = call.spec.kernel(func, items, valid, **kwargs)
+        if call.spec.aggregate == "collection":
+            values.append(result)
+            undefined.append(None)
+        else:
+            values.append(result[0])
+            undefined.append(~result[1])
+    return users, values, undefined
