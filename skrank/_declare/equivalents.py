@@ -25,7 +25,7 @@ from types import MappingProxyType
 
 #: The tools, in the order the documentation lists them.
 TOOLS = ("trec_eval", "ir_measures", "ranx", "scikit-learn", "torchmetrics", "LightGBM",
-         "XGBoost")
+         "XGBoost", "recommenders", "RecBole")
 
 #: The test that runs every entry naming it against the tool (tests/test_equivalents.py).
 GENERIC = "tests/test_equivalents.py::test_equivalent"
@@ -89,6 +89,24 @@ _XGB_BINARY = "tests/test_peers.py::test_xgboost_binary_metrics"
 _LGBM = "tests/test_peers.py::test_lightgbm_ndcg_and_map"
 _JUDGED_PYTREC = "tests/test_judged_metrics.py::test_against_pytrec_eval"
 _GBDT = dict(ties="stable", no_relevant="one")   # LightGBM and XGBoost's conventions
+_NDEVAL = ("tests/test_diversity.py::test_equals_ndeval_through_ir_measures",)
+_NDEVAL_WHEN = ("through pyndeval (ndeval); diversity qrels and a run given to "
+                "skrank.evaluate(qrels=..., run=...), which orders tied scores as pyndeval; "
+                "also with ties")
+_BEYOND = "tests/test_beyond.py::test_{}_metrics_equal_the_oracles"
+_ORACLE = ("checked against a formula oracle written from {}'s definition (the library "
+           "itself is not installed in the tests)")
+
+
+def _ndeval(name, **options):
+    return _e("ir_measures", name, when=_NDEVAL_WHEN, tests=_NDEVAL, **options)
+
+
+def _beyond(tool, name, test, when="", **options):
+    note = _ORACLE.format("microsoft/recommenders" if tool == "recommenders" else tool)
+    return _e(tool, name, when=f"{when}; {note}" if when else note,
+              tests=(_BEYOND.format(test),), **options)
+
 
 EQUIVALENTS = MappingProxyType({
     "ndcg": (
@@ -204,6 +222,39 @@ EQUIVALENTS = MappingProxyType({
         _e("ir_measures", "Judged@{k}", convention="ir_measures", tests=(
             GENERIC, "tests/test_sharp_edges_3.py::test_judged_at_k_conventions_against_ir_measures")),
     ),
+    # Diversity: ndeval's measures, through ir_measures and pyndeval.
+    "alpha_ndcg": (_ndeval("alpha_nDCG@{k}"),),
+    "alpha_dcg": (_ndeval("alpha_DCG@{k}"),),
+    "err_ia": (_ndeval("ERR_IA@{k}"),),
+    "nerr_ia": (_ndeval("nERR_IA@{k}"),),
+    "nrbp": (_ndeval("NRBP"),),
+    "nnrbp": (_ndeval("nNRBP", no_relevant="nan"),),
+    "p_ia": (_ndeval("P_IA@{k}"),),
+    "ap_ia": (_ndeval("AP_IA"),),
+    "strec": (_ndeval("StRecall@{k}"),),
+    # Beyond accuracy: microsoft/recommenders' python_evaluation, RecBole's metrics.
+    "catalog_coverage": (
+        _beyond("recommenders", "catalog_coverage", "collection",
+                when="n_items = the distinct items of the training data"),
+        _beyond("RecBole", "ItemCoverage", "collection",
+                when="n_items = the items of the dataset"),
+    ),
+    "distributional_coverage": (
+        _beyond("recommenders", "distributional_coverage", "collection"),
+        _beyond("RecBole", "ShannonEntropy", "collection", convention="recbole"),
+    ),
+    "gini_index": (_beyond("RecBole", "GiniIndex", "collection"),),
+    "user_coverage": (),
+    "novelty": (
+        _beyond("recommenders", "novelty", "popularity",
+                when="every user's list of the same length (recommenders averages over "
+                     "all recommendations)"),
+    ),
+    "average_popularity": (_beyond("RecBole", "AveragePopularity", "popularity"),),
+    "long_tail_share": (_beyond("RecBole", "TailPercentage", "popularity"),),
+    "intra_list_similarity": (),
+    "intra_list_diversity": (_beyond("recommenders", "diversity", "similarity"),),
+    "serendipity": (_beyond("recommenders", "serendipity", "similarity"),),
 })
 
 
