@@ -421,11 +421,9 @@ def pool(runs, *, depth=100, qrels=None, budget=None, order="round_robin"):
     n_runs = len(names)
     judged_q, judged_d = np.zeros(0, dtype=qid.dtype), np.zeros(0, dtype=docno.dtype)
     if qrels is not None:
-
         q = as_qrels(func, qrels)
         judged_q, judged_d = q.qid, q.docno
     # one factorisation of the ids of the runs and the qrels
-
     n_rows = qid.shape[0]
     if n_rows == 0:
         raise ValueError(f"{func}: the runs retrieve no document. Got {len(names)} empty runs.")
@@ -440,24 +438,8 @@ def pool(runs, *, depth=100, qrels=None, budget=None, order="round_robin"):
         i = first_row[np.flatnonzero(times > 1)[0]]
         raise ValueError(f"{func}: run {names[run_index[i]]!r} retrieves document "
                          f"{str(docno[i])!r} twice for query {str(qid[i])!r}.")
-    # rank of each row within its run and query: score descending, doc id descending;
-    # one int64 key (one argsort) when it fits, else a lexsort of the four keys
-    score_rank = np.unique(score, return_inverse=True)[1].reshape(-1)
-    n_scores = int(score_rank.max()) + 1
-    group_of_row = run_index.astype(np.int64) * q_uniques.shape[0] + q_codes[:n_rows]
-    if (len(names) * q_uniques.shape[0] + 1) * n_scores * n_docs < 2 ** 62:
-        key = ((group_of_row * n_scores + (n_scores - 1 - score_rank)) * n_docs
-               + (n_docs - 1 - d_codes[:n_rows]))
-        order_rows = np.argsort(key, kind="stable")
-    else:  # pragma: no cover - huge id spaces
-        order_rows = np.lexsort((-d_codes[:n_rows], -score, q_codes[:n_rows], run_index))
-    group = run_index[order_rows].astype(np.int64) * q_uniques.shape[0] + q_codes[order_rows]
-    start = np.ones(n_rows, dtype=bool)
-    start[1:] = group[1:] != group[:-1]
-    starts = np.flatnonzero(start)
-    position = np.arange(n_rows) - np.repeat(starts, np.diff(np.append(starts, n_rows)))
-    rank = np.empty(n_rows, dtype=np.int64)
-    rank[order_rows] = position + 1
+    rank = _ranks_in_runs(run_index, q_codes[:n_rows], d_codes[:n_rows], score,
+                          len(names), q_uniques.shape[0], n_docs)
     keep = np.ones(n_rows, dtype=bool) if depth is None else rank <= depth
     if judged_q.shape[0]:
         judged_pairs = q_codes[n_rows:].astype(np.int64) * n_docs + d_codes[n_rows:]
@@ -489,3 +471,26 @@ def pool(runs, *, depth=100, qrels=None, budget=None, order="round_robin"):
     return Pool(qid=as_str_ids(q_uniques[pairs // n_docs]),
                 docno=as_str_ids(d_uniques[pairs % n_docs]),
                 runs=tuple(names), ranks=ranks)
+
+
+def _ranks_in_runs(run_index, q_codes, d_codes, score, n_runs, n_queries, n_docs):
+    """The rank of each row within its run and query: score descending, document id
+    descending; one int64 key (one argsort) when it fits, else a lexsort of the four."""
+    n_rows = run_index.shape[0]
+    score_rank = np.unique(score, return_inverse=True)[1].reshape(-1)
+    n_scores = int(score_rank.max()) + 1
+    group_of_row = run_index.astype(np.int64) * n_queries + q_codes
+    if (n_runs * n_queries + 1) * n_scores * n_docs < 2 ** 62:
+        key = ((group_of_row * n_scores + (n_scores - 1 - score_rank)) * n_docs
+               + (n_docs - 1 - d_codes))
+        order_rows = np.argsort(key, kind="stable")
+    else:  # pragma: no cover - huge id spaces
+        order_rows = np.lexsort((-d_codes, -score, q_codes, run_index))
+    group = run_index[order_rows].astype(np.int64) * n_queries + q_codes[order_rows]
+    start = np.ones(n_rows, dtype=bool)
+    start[1:] = group[1:] != group[:-1]
+    starts = np.flatnonzero(start)
+    position = np.arange(n_rows) - np.repeat(starts, np.diff(np.append(starts, n_rows)))
+    rank = np.empty(n_rows, dtype=np.int64)
+    rank[order_rows] = position + 1
+    return rank

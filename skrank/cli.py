@@ -97,6 +97,50 @@ def _build_parser(command=None):
     parser.add_argument("--version", action="version", version=f"skrank {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    _add_evaluate_parser(sub)
+    for name, build in (("demo", _demo_parser), ("compare", _add_compare_parser),
+                        ("fuse", _fuse_parser)):
+        if command is None or command == name:
+            build(sub)
+        else:
+            sub.add_parser(name, help=_COMMAND_HELP[name])
+    return parser
+
+
+class _Reading(NamedTuple):
+    """One ``-m`` name, read once by the one grammar (:func:`_read_name`)."""
+
+    skrank: bool      # a skrank metric name (skrank mode), not a trec_eval measure
+    item: object      # what evaluate() is given: (name, the options the name sets)
+    spec: object      # its declaration; None for a count or a name that does not parse
+    error: object     # the grammar's error for a name that does not parse, else None
+
+
+@functools.lru_cache(maxsize=256)
+def _read_name(name):
+    """What ``-m name`` is: a trec_eval measure or nickname (``P.5,10``, a row trec_eval
+    prints such as ``P_5``), a count, or a skrank metric name, read once with the names
+    of the metrics that read ``judged=`` (the qrels judge).  A name printed as trec_eval
+    prints it carries trec_eval's value (``rbp``: trec_eval's p=0.9).  Names neither
+    knows go to trec_eval mode, whose error suggests both."""
+    from ._evaluation import INPUTS
+    from ._declare.names import is_trec_spec, parse_metric_name
+
+    if name in COUNTS:
+        return _Reading(not is_trec_spec(name), name, None, None)
+    try:
+        spec, params = parse_metric_name(name, func="evaluate", trec=True, inputs=INPUTS,
+                                         trec_first=True)
+    except (ValueError, TypeError) as exc:
+        return _Reading("@" in name and not is_trec_spec(name), name, None, exc)
+    # (bpref and infAP without '@' are trec_eval mode's, as in trec_eval)
+    skrank = not is_trec_spec(name) and ("@" in name or not spec.inputs)
+    return _Reading(skrank, (name, params), spec, None)
+
+
+def _add_evaluate_parser(sub):
+    """``skrank evaluate``: its inputs and metric options, then those of --ci and of
+    trec_eval's own (each group in a function of its own)."""
     from ._declare.names import metric_help
     from ._declare.table import METRICS
     from ._declare.params import EVALUATE_NO_RELEVANT, EVALUATE_TIES
@@ -153,6 +197,12 @@ def _build_parser(command=None):
                          "trec_eval), one (LightGBM, XGBoost), skip (left out of the mean), "
                          "nan, or raise (an error naming them, exit status 2)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    _add_ci_options(ev)
+    _add_trec_eval_options(ev)
+
+
+def _add_ci_options(ev):
+    """``skrank evaluate --ci`` and its interval's options."""
     ev.add_argument("--ci", action="store_true",
                     help="add each mean's confidence interval as two extra columns (low, "
                          "high) of the 'all' rows; evaluates with skrank's engine (trec_eval "
@@ -169,6 +219,11 @@ def _build_parser(command=None):
     ev.add_argument("--seed", type=int, default=None,
                     help="random seed of --ci's bootstrap (default: none, so intervals vary "
                          "slightly between calls)")
+
+
+def _add_trec_eval_options(ev):
+    """``skrank evaluate``'s options of trec_eval (-M, -J, -N, -Z, -R, 32-bit scores)
+    and of reading the run in blocks."""
     ev.add_argument("-M", "--max-retrieved", type=_count(1), default=None, metavar="N",
                     help="trec_eval -M: evaluate only the first N documents of each ranking")
     ev.add_argument("-J", "--judged-only", action="store_true",
@@ -195,45 +250,6 @@ def _build_parser(command=None):
     ev.add_argument("--float32-scores", action="store_true",
                     help="compare scores as 32-bit floats, as pytrec_eval (trec_eval 10 "
                          "reads doubles)")
-
-    for name, build in (("demo", _demo_parser), ("compare", _add_compare_parser),
-                        ("fuse", _fuse_parser)):
-        if command is None or command == name:
-            build(sub)
-        else:
-            sub.add_parser(name, help=_COMMAND_HELP[name])
-    return parser
-
-
-class _Reading(NamedTuple):
-    """One ``-m`` name, read once by the one grammar (:func:`_read_name`)."""
-
-    skrank: bool      # a skrank metric name (skrank mode), not a trec_eval measure
-    item: object      # what evaluate() is given: (name, the options the name sets)
-    spec: object      # its declaration; None for a count or a name that does not parse
-    error: object     # the grammar's error for a name that does not parse, else None
-
-
-@functools.lru_cache(maxsize=256)
-def _read_name(name):
-    """What ``-m name`` is: a trec_eval measure or nickname (``P.5,10``, a row trec_eval
-    prints such as ``P_5``), a count, or a skrank metric name, read once with the names
-    of the metrics that read ``judged=`` (the qrels judge).  A name printed as trec_eval
-    prints it carries trec_eval's value (``rbp``: trec_eval's p=0.9).  Names neither
-    knows go to trec_eval mode, whose error suggests both."""
-    from ._evaluation import INPUTS
-    from ._declare.names import is_trec_spec, parse_metric_name
-
-    if name in COUNTS:
-        return _Reading(not is_trec_spec(name), name, None, None)
-    try:
-        spec, params = parse_metric_name(name, func="evaluate", trec=True, inputs=INPUTS,
-                                         trec_first=True)
-    except (ValueError, TypeError) as exc:
-        return _Reading("@" in name and not is_trec_spec(name), name, None, exc)
-    # (bpref and infAP without '@' are trec_eval mode's, as in trec_eval)
-    skrank = not is_trec_spec(name) and ("@" in name or not spec.inputs)
-    return _Reading(skrank, (name, params), spec, None)
 
 
 def _add_compare_parser(sub):
@@ -484,17 +500,27 @@ def _evaluate(args, out):
         ci = res.confidence_interval(method=args.ci_method, confidence=args.confidence,
                                      n_resamples=args.n_resamples, seed=args.seed)
     if args.json:
-        data = res.to_dict()
-        if not metrics:
-            data["mean"], data["per_query"] = {}, {}
-        if ci is not None:
-            data["confidence_interval"] = {
-                "method": ci.method, "confidence": ci.confidence,
-                "n_resamples": ci.n_resamples,
-                "low": ci.low, "high": ci.high, "n_queries": ci.n_queries}
-        json.dump(data, out, indent=1)
-        out.write("\n")
-        return
+        _write_json(res, metrics, ci, out)
+    else:
+        _write_rows(args, res, requested, ci, out)
+
+
+def _write_json(res, metrics, ci, out):
+    """``skrank evaluate --json``: the evaluation's dict, and --ci's intervals."""
+    data = res.to_dict()
+    if not metrics:
+        data["mean"], data["per_query"] = {}, {}
+    if ci is not None:
+        data["confidence_interval"] = {
+            "method": ci.method, "confidence": ci.confidence,
+            "n_resamples": ci.n_resamples,
+            "low": ci.low, "high": ci.high, "n_queries": ci.n_queries}
+    json.dump(data, out, indent=1)
+    out.write("\n")
+
+
+def _write_rows(args, res, requested, ci, out):
+    """``skrank evaluate``'s table in trec_eval's layout (--ci: two more columns)."""
     # As trec_eval: per-query rows grouped by query (measures in request order), then 'all'.
     per_query_rows, all_rows = [], []
     qids = [str(q) for q in res.qid.tolist()]
