@@ -119,7 +119,7 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     """
     transform = transform or (lambda values: values)
     nq = ranking.n_queries
-    if ranking.tie_starts is None:
+    if not ranking.has_ties:
         block = _top_block(ranking, row_values, cutoff)
         if block is not None:
             # transformed flat, as per row below (a gain callable sees the same array)
@@ -254,7 +254,7 @@ def ideal_dcg(ranking, gain, gain_fn, k, discount):
 def hit_rate(ranking, threshold, k):
     """P(at least one relevant document (label >= threshold) within the top k)."""
     nq = ranking.n_queries
-    if k is None or ranking.tie_starts is None:
+    if k is None or not ranking.has_ties:
         hits = weighted_rank_sum(ranking, ranking.labels, ones, k,
                                  lambda labels: (labels >= threshold).astype(np.float64))
         return (hits > 0).astype(np.float64)
@@ -290,7 +290,7 @@ def reciprocal_rank(ranking, threshold, k):
     """Expected 1 / rank of the first relevant document (0 beyond the cutoff)."""
     nq = ranking.n_queries
     value = np.zeros(nq)
-    if ranking.tie_starts is None:
+    if not ranking.has_ties:
         _, _, position = ranking.relevant_rows(threshold)
         counts, first = ranking.relevant_first(threshold)
         found = np.flatnonzero(counts)   # the queries with a relevant row
@@ -352,22 +352,52 @@ def _expected_inverse_rank(n, r, s, k):
 def average_precision_sum(ranking, threshold, k):
     """Expected sum over relevant ranks i <= k of precision@i (to be divided by R)."""
     nq = ranking.n_queries
-    if ranking.tie_starts is None:
-        # Only relevant rows contribute: the j-th relevant row of its query (from 1)
-        # at position p adds j / (p + 1).
-        rows, query, position = ranking.relevant_rows(threshold)
-        _, first_of_query = ranking.relevant_first(threshold)
-        hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
+    # Only relevant rows contribute: the j-th relevant row of its query (from 1) at
+    # position p adds j / (p + 1).
+    rows, query, position = ranking.relevant_rows(threshold)
+    _, first_of_query = ranking.relevant_first(threshold)
+    hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
+    if not ranking.has_ties:
         keep = slice(None) if k is None else position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
-    # The relevant rows above each group give both the relevant rows of each group and
-    # those ranked above it in its query (groups never cross a query boundary).
-    at_start = ranking.relevant_at_groups(threshold)
-    starts, sizes, group_query, group_position, first_of, n_rel = _groups_with_relevant(
-        ranking, at_start)
+    # Under ties a row alone in its tie group adds the same; each group of two or more
+    # rows holding a relevant one adds its expected sum (see _tied_group_terms) in
+    # place of its relevant rows' terms: at its first relevant row, the others adding
+    # 0.0.  The terms are summed in rank order, one per relevant row, as the groups'
+    # terms would be: a row alone in its group gets, to the last bit, the value of the
+    # tie-free path, and only the groups of several rows (few, with rounded scores)
+    # cost more than a row.
+    terms = hits / (position + 1.0)
+    if k is not None:
+        terms[position >= k] = 0.0
+    run_starts, run_ends = ranking.tie_runs()
+    edges = np.empty(2 * run_starts.shape[0], dtype=np.intp)
+    edges[0::2], edges[1::2] = run_starts, run_ends
+    counts = ranking.relevant_before(threshold, edges)
+    before = counts[0::2].astype(np.intp)   # the group's first relevant row in ``rows``
+    n_rel = counts[1::2] - counts[0::2]
+    live = np.flatnonzero(n_rel)
+    if live.size:
+        first, n_rel = before[live], n_rel[live]
+        starts = run_starts[live]
+        sizes = run_ends[live] - starts
+        group_query = query[first]
+        group_position = position[first] - (rows[first] - starts)
+        group_terms = _tied_group_terms(ranking, k, starts, sizes, group_position,
+                                        first - first_of_query[group_query], n_rel)
+        # The relevant rows of each group: first .. first + n_rel - 1 of ``rows``.
+        shift = np.cumsum(n_rel) - n_rel
+        terms[np.repeat(first - shift, n_rel) + np.arange(int(n_rel.sum()))] = 0.0
+        terms[first] = group_terms
+    return sum_by_query(query, terms, nq)
+
+
+def _tied_group_terms(ranking, k, starts, sizes, group_position, above, n_rel):
+    """Expected sum of precision at the relevant ranks (below ``k``) within each tie
+    group: ``sizes`` rows from position ``group_position`` (first ranked row
+    ``starts``), ``n_rel`` of them relevant, ``above`` relevant rows ranked above it."""
     n_rel = n_rel.astype(np.float64)
-    above = (first_of - ranking.relevant_at_queries(threshold)[:-1][group_query]
-             ).astype(np.float64)
+    above = above.astype(np.float64)
     # Each slot t (from 1) of a group holds a relevant document with probability r/n and
     # then adds E[hits] / rank with E[hits] = c + 1 + (r-1)(t-1)/(n-1): linear in t - 1,
     # so two sums per group over its ranks within the cutoff carry all the row work:
@@ -380,46 +410,7 @@ def average_precision_sum(ranking, threshold, k):
     sum_offset = slots - (group_position + 1.0) * sum_inverse
     n = sizes.astype(np.float64)
     slope = (n_rel - 1.0) / np.maximum(n - 1.0, 1.0)
-    terms = (n_rel / n) * ((above + 1.0) * sum_inverse + slope * sum_offset)
-    _single_relevant_terms(terms, sizes, n_rel, above, group_position, k)
-    return sum_by_query(group_query, terms, nq)
-
-
-def _single_relevant_terms(terms, sizes, n_rel, above, position, k):
-    """Set the term of each relevant row alone in its tie group as the tie-free path
-    computes it, ``hits / (position + 1)``, in place: the product with the reciprocal
-    above can differ in the last bit, and a query without ties must get the value it
-    gets where no group is formed (alone, or in a block of rows without ties)."""
-    single = (sizes == 1) & (n_rel == 1.0)
-    if k is not None:
-        single &= position < k
-    rows = np.flatnonzero(single)
-    terms[rows] = (above[rows] + 1.0) / (position[rows] + 1.0)
-
-
-def _groups_with_relevant(ranking, at_start):
-    """``(starts, sizes, query, position, relevant above, relevant rows)`` of the tie
-    groups holding a relevant row (``at_start``: the relevant rows above each group,
-    then in all), or of every group when nearly all hold one.
-
-    A group without one adds exactly 0.0 to its query's sum (a bincount adding
-    terms one after another), so leaving it out changes no bit.  With many small
-    tie groups (rounded scores) half the groups or more hold none, and a full
-    ranking of sparse relevance (a recommender's items) almost all: their query
-    and position are then found for the groups kept only, the same integers as
-    :meth:`Ranking.tie_groups` gives.
-    """
-    n_rel = np.diff(at_start)
-    live = np.flatnonzero(n_rel)
-    if 4 * live.shape[0] > 3 * n_rel.shape[0]:  # gathering costs about what it saves
-        return (*ranking.tie_groups(), at_start[:-1], n_rel)
-    tie_starts = ranking.tie_starts
-    starts = tie_starts[live]
-    sizes = tie_starts[live + 1] - starts
-    # A group's query: the last whose first group is at or before it.
-    first_groups = np.searchsorted(tie_starts[:-1], ranking.offsets)
-    query = np.searchsorted(first_groups, live, side="right") - 1
-    return starts, sizes, query, starts - ranking.offsets[query], at_start[live], n_rel[live]
+    return (n_rel / n) * ((above + 1.0) * sum_inverse + slope * sum_offset)
 
 
 def _inverse_rank_table(longest, k):
