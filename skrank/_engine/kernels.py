@@ -298,30 +298,41 @@ def reciprocal_rank(ranking, threshold, k):
         within = pos < (np.inf if k is None else k)
         value[found[within]] = 1.0 / (pos[within] + 1.0)
         return value
-    starts, sizes, group_query, group_pos = ranking.tie_groups()
-    # The queries holding a relevant row, from the relevant rows above each query.
-    at_start = ranking.relevant_at_queries(threshold)
-    query = np.flatnonzero(at_start[1:] > at_start[:-1])
-    # The tie group of each query's first relevant row: the first group with more
-    # relevant rows above its end than above the query, found by one search per query
-    # among the groups (not the rows).  Groups starting at or below the cutoff add nothing.
-    at_group = ranking.relevant_at_groups(threshold)
-    group = np.searchsorted(at_group, at_start[query] + 1) - 1
+    # Each query's first relevant row: alone in its tie group, it is the tie-free one;
+    # else its group (of two or more rows, see Ranking.tie_runs) is found by one search
+    # per query among those groups.  Groups starting at or below the cutoff add nothing.
+    rows, _, position = ranking.relevant_rows(threshold)
+    counts, first = ranking.relevant_first(threshold)
+    query = np.flatnonzero(counts)   # the queries with a relevant row
+    first = first[query]
+    row, pos = rows[first], position[first]
+    run_starts, run_ends = ranking.tie_runs()
+    run = np.searchsorted(run_ends, row, side="right")
+    in_run = run < run_ends.shape[0]
+    in_run[in_run] = run_starts[run[in_run]] <= row[in_run]
+    alone = np.flatnonzero(~in_run)
     if k is not None:
-        group = group[group_pos[group] < k]
-    n = sizes[group]
-    r = at_group[group + 1] - at_group[group]
-    s = group_pos[group]
+        alone = alone[pos[alone] < k]
+    value[query[alone]] = 1.0 / (pos[alone] + 1.0)
+    grouped = np.flatnonzero(in_run)
+    run = run[grouped]
+    n = run_ends[run] - run_starts[run]
+    s = pos[grouped] - (row[grouped] - run_starts[run])
+    # the group's relevant rows: from the query's first relevant row to the group's end
+    r = np.searchsorted(rows, run_ends[run]) - first[grouped]
+    group_query = query[grouped]
+    if k is not None:
+        cut = s < k
+        n, s, r, group_query = n[cut], s[cut], r[cut], group_query[cut]
     width = ranking.max_kept + 1
     if n.sum() > _DISTINCT_GROUPS_ABOVE * n.size and width ** 3 < 2 ** 62:
         # Groups of several rows: the value depends only on (n, r, s), which take few
         # distinct values in short rankings; each distinct triple is computed once.
         key = (s * width + n) * width + r
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        value[group_query[group]] = _expected_inverse_rank(n[first], r[first], s[first],
-                                                           k)[inverse]
+        value[group_query] = _expected_inverse_rank(n[first], r[first], s[first], k)[inverse]
     else:
-        value[group_query[group]] = _expected_inverse_rank(n, r, s, k)
+        value[group_query] = _expected_inverse_rank(n, r, s, k)
     return value
 
 

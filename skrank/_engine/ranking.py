@@ -246,10 +246,12 @@ class Ranking:
                 multi = np.flatnonzero(sizes > 1)
                 return self._tie_starts[multi], self._tie_starts[multi + 1]
             # A run of tied pairs i .. j - 1 (same[i:j] all True) is the group of rows
-            # i .. j: its edges are where ``same`` switches on and off.
-            edges = np.flatnonzero(np.diff(self._tie_same.view(np.int8), prepend=np.int8(0),
-                                           append=np.int8(0)))
-            return edges[0::2], edges[1::2] + 1
+            # i .. j: found among the tied pairs (few), not by a pass of differences.
+            pairs = np.flatnonzero(self._tie_same)
+            breaks = np.ones(pairs.shape[0] + 1, dtype=bool)
+            np.not_equal(pairs[1:], pairs[:-1] + 1, out=breaks[1:-1])
+            edges = np.flatnonzero(breaks)
+            return pairs[edges[:-1]], pairs[edges[1:] - 1] + 2
         return self._cached("tie_runs", runs)
 
     @property
