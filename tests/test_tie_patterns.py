@@ -83,6 +83,38 @@ def test_tied_average_precision_equals_every_group_bit_for_bit(pattern):
                 _ap_sum_every_group(ranking, threshold, k), err_msg=f"{threshold} {k}")
 
 
+def _rank_sum_every_group(ranking, values, weight, k):
+    """Expected sums of ``values`` times ``weight`` of the rank under ties, one term per
+    tie group starting within ``k`` (groups of one row included), in rank order: each
+    group's mean value times the weights of the positions it spans within ``k``."""
+    starts, sizes, query, position = ranking.tie_groups()
+    longest = ranking.max_kept if k is None else min(k, ranking.max_kept)
+    weights = weight(np.arange(longest))
+    cumulative = np.concatenate(([0.0], np.cumsum(weights)))
+    live = position < longest
+    means = np.add.reduceat(values, starts)[live] / sizes[live]
+    first, end = position[live], np.minimum(position[live] + sizes[live], longest)
+    spanned = cumulative[end] - cumulative[first]
+    alone = sizes[live] == 1   # a group of one row: its own weight, as where none is formed
+    spanned[alone] = weights[first[alone]]
+    return np.bincount(query[live], weights=means * spanned, minlength=ranking.n_queries)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_tied_rank_sums_equal_every_group_bit_for_bit(pattern):
+    """Linear metrics under ties compute only the groups of several rows as groups: their
+    sums equal one term per tie group, in rank order, to the last bit."""
+    y, s, q = _patterned(2, pattern, n_queries=300, size=30)
+    ranking = rank_queries("f", y, s, q, None, None, "average")
+    gains = np.exp2(ranking.labels) - 1.0
+    for weight in (_kernels.ones, _kernels.log_discount(2.0)):
+        for k in (None, 1, 5, 10, 30, 40):
+            got = _kernels.weighted_rank_sum(ranking, ranking.labels, weight, k,
+                                             lambda labels: np.exp2(labels) - 1.0)
+            np.testing.assert_array_equal(got, _rank_sum_every_group(ranking, gains, weight, k),
+                                          err_msg=f"{k}")
+
+
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_groups_without_relevant_rows_left_out_bit_for_bit(monkeypatch, pattern):
     y, s, q = _patterned(1, pattern, n_queries=300, size=30)

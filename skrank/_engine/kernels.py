@@ -131,13 +131,15 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         else:
             values = _take(row_values, rows)
         return sum_by_query(query, transform(values) * weight(position), nq)
-    starts, sizes, group_query, group_pos = ranking.tie_groups()
     longest = ranking.max_kept
     if cutoff is not None and np.ndim(cutoff) == 0:
         longest = min(longest, int(cutoff))
     weights = weight(np.arange(longest))
     cumulative = np.zeros(longest + 1)
     np.cumsum(weights, out=cumulative[1:])
+    if np.ndim(cutoff) == 0:
+        return _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform)
+    starts, sizes, group_query, group_pos = ranking.tie_groups()
     limit = longest if cutoff is None else np.minimum(
         cutoff if np.ndim(cutoff) == 0 else cutoff[group_query], longest).astype(np.intp)
     live = None
@@ -168,6 +170,68 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         values = row_values[rows]
     means = np.add.reduceat(transform(values), first_out) / live_sizes
     return sum_by_query(group_query[live], means * spanned, nq)
+
+
+def _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform):
+    """:func:`weighted_rank_sum` under ties of one cutoff (None: all) for every query.
+
+    One term per ranked row within the cutoff, as without ties, except in the tie
+    groups of two or more rows (:meth:`Ranking.tie_runs`; few with rounded scores):
+    each group starting within the cutoff puts its mean value times the weights it
+    spans at its first row, its other rows adding 0.0.  Summed in rank order, as one
+    term per group would be: a row alone in its group adds its value times its weight,
+    the value of the tie-free path's terms, to the last bit.
+    """
+    nq, longest = ranking.n_queries, weights.shape[0]
+    run_starts, run_ends = ranking.tie_runs()
+    if cutoff is None or cutoff >= ranking.max_kept:
+        query, position = ranking.query, ranking.position
+        values = transform(row_values)
+        terms = values * weights[position]
+        run = np.arange(run_starts.shape[0])
+        run_query = query[run_starts]
+        run_position = position[run_starts]
+        index = run_starts        # where each group's rows begin among the terms
+    else:
+        rows, query, position = ranking.top(int(cutoff))
+        if row_values is ranking.labels:
+            values = ranking.top_labels(int(cutoff))  # shared by the metrics of one ranking
+        else:
+            values = row_values[rows]
+        terms = transform(values) * weights[position]
+        # The groups starting within the cutoff: one search per query among the groups.
+        offsets, held = ranking.offsets, np.minimum(ranking.n_kept, longest)
+        first = np.searchsorted(run_starts, offsets[:-1])
+        counts = np.searchsorted(run_starts, offsets[:-1] + held) - first
+        run_query = np.repeat(np.arange(nq), counts)
+        before = np.cumsum(counts) - counts
+        run = np.repeat(first - before, counts) + np.arange(int(counts.sum()))
+        run_position = run_starts[run] - offsets[:-1][run_query]
+        index = (np.cumsum(held) - held)[run_query] + run_position
+    if run.size:
+        starts, sizes = run_starts[run], run_ends[run] - run_starts[run]
+        if cutoff is None or cutoff >= ranking.max_kept:
+            means = _group_sums_of_rows(values, None, starts, sizes)
+        else:  # the rows of the groups only, some beyond the cutoff
+            means = _group_sums_of_rows(row_values, transform, starts, sizes)
+        means /= sizes
+        end = np.minimum(run_position + sizes, longest)
+        spanned = cumulative[end] - cumulative[run_position]
+        # The group's rows within the cutoff: index .. index + (end - position) - 1.
+        within = end - run_position
+        shift = np.cumsum(within) - within
+        terms[np.repeat(index - shift, within) + np.arange(int(within.sum()))] = 0.0
+        terms[index] = means * spanned
+    return sum_by_query(query, terms, nq)
+
+
+def _group_sums_of_rows(row_values, transform, starts, sizes):
+    """``transform(row_values)`` summed over each group of rows (``starts``, ``sizes``),
+    gathering those rows only, as :func:`_group_sums` sums them."""
+    begin = np.cumsum(sizes) - sizes
+    rows = np.repeat(starts - begin, sizes) + np.arange(int(sizes.sum()))
+    values = row_values[rows]
+    return np.add.reduceat(values if transform is None else transform(values), begin)
 
 
 def _nonzero_groups(means):
@@ -467,14 +531,15 @@ def _inverse_rank_sums(ranking, k, starts, sizes, positions):
     longest = ranking.max_kept
     width = longest + 1
     total = int(sizes.sum())
-    if 4 * total < ranking.labels.shape[0]:  # groups holding few of the rows: theirs only
-        if total == 0:
-            return np.zeros(starts.shape[0])
-        begin = np.cumsum(sizes) - sizes
-        rows = np.repeat(positions - begin, sizes) + np.arange(total)
-        return np.add.reduceat(_inverse_rank_table(longest, k)[rows], begin)
+    if total == 0:
+        return np.zeros(starts.shape[0])
     if longest * width > _PAIR_TABLE_LIMIT * starts.shape[0]:  # a table larger than the groups
+        if 4 * total < ranking.labels.shape[0]:  # groups holding few of the rows: theirs only
+            begin = np.cumsum(sizes) - sizes
+            rows = np.repeat(positions - begin, sizes) + np.arange(total)
+            return np.add.reduceat(_inverse_rank_table(longest, k)[rows], begin)
         return _group_sums(_inverse_ranks(ranking, k), starts, sizes)
+    # The distinct pairs hold at most the groups' rows: never more to sum than without.
     pair = positions * width
     pair += sizes
     seen = np.zeros(longest * width, dtype=bool)
@@ -482,8 +547,6 @@ def _inverse_rank_sums(ranking, k, starts, sizes, positions):
     distinct = np.flatnonzero(seen)
     first, size = np.divmod(distinct, width)
     total = int(size.sum())
-    if 2 * total > _PAIR_TABLE_LIMIT * ranking.labels.shape[0]:  # long groups: rows as cheap
-        return _group_sums(_inverse_ranks(ranking, k), starts, sizes)
     begin = np.cumsum(size) - size
     rows = np.repeat(first - begin, size) + np.arange(total)
     sums = np.empty(longest * width)

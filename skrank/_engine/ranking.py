@@ -652,13 +652,20 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     if top is None:
         if full_offsets is None:
             depth = None  # every row ranked: the ranking is complete
-        order, tied = segmented_argsort_desc(scores_g, offsets, stable=stable, with_ties=True)
+        if stable:  # input order decides ties: no tie flags to find
+            (order, tied), same = segmented_argsort_desc(scores_g, offsets, stable=True,
+                                                         with_ties=True), None
+        else:
+            order, tied, same = segmented_argsort_desc(scores_g, offsets, stable=False,
+                                                       with_ties=True, with_same=True)
     else:
-        (order, offsets), tied = top, True
+        (order, offsets), tied, same = top, True, None
     tie_same = None
     if ties == "stable" or not tied:  # input order decides ties, or there are none
         labels_sorted, _ = _take_in_order(order, labels_g)
         same = np.zeros(0, dtype=bool)
+    elif same is not None:  # found by the sort (never across a query boundary)
+        labels_sorted, _ = _take_in_order(order, labels_g)
     else:
         # Tie groups: runs of equal scores that do not cross a query boundary.
         labels_sorted, same = _take_in_order(order, labels_g, scores_g)
