@@ -7,6 +7,7 @@ import pytest
 
 import skrank
 from skrank._engine import kernels as _kernels
+from skrank._engine import ranking as _ranking
 from skrank._engine.ranking import rank_queries
 from tests._reference import ref_query_value
 
@@ -42,6 +43,15 @@ def test_tie_patterns_equal_the_brute_force_oracle(pattern):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=name)
 
 
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("few", [0.0, 1.0])
+def test_both_tie_routes_equal_the_brute_force_oracle(monkeypatch, pattern, few):
+    """The kernels under ties take one term per row (many small groups) or one per group
+    (few large ones, see ``_FEW_TIE_GROUPS``): each route on every pattern."""
+    monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
+    test_tie_patterns_equal_the_brute_force_oracle(pattern)
+
+
 def _ap_sum_every_group(ranking, threshold, k):
     """The expected AP sums of a ranking under ties, one term per tie group (groups of
     one row included, none left out), in rank order: the kernel's closed form without
@@ -70,9 +80,12 @@ def _ap_sum_every_group(ranking, threshold, k):
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
-def test_tied_average_precision_equals_every_group_bit_for_bit(pattern):
-    """The kernel computes only the groups of several rows holding a relevant one as
-    groups: its sums equal one term per tie group, in rank order, to the last bit."""
+@pytest.mark.parametrize("few", [0.0, 1.0])
+def test_tied_average_precision_equals_every_group_bit_for_bit(monkeypatch, pattern, few):
+    """Per row (only the groups of several rows holding a relevant one computed as
+    groups) or per group (few groups), the sums equal one term per tie group, in rank
+    order, to the last bit."""
+    monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
     y, s, q = _patterned(1, pattern, n_queries=300, size=30)
     ranking = rank_queries("f", y, s, q, None, None, "average")
     assert ranking.has_ties
@@ -101,9 +114,12 @@ def _rank_sum_every_group(ranking, values, weight, k):
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
-def test_tied_rank_sums_equal_every_group_bit_for_bit(pattern):
-    """Linear metrics under ties compute only the groups of several rows as groups: their
-    sums equal one term per tie group, in rank order, to the last bit."""
+@pytest.mark.parametrize("few", [0.0, 1.0])
+def test_tied_rank_sums_equal_every_group_bit_for_bit(monkeypatch, pattern, few):
+    """Linear metrics under ties, per row (only the groups of several rows computed as
+    groups) or per group: their sums equal one term per tie group, in rank order, to
+    the last bit."""
+    monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
     y, s, q = _patterned(2, pattern, n_queries=300, size=30)
     ranking = rank_queries("f", y, s, q, None, None, "average")
     gains = np.exp2(ranking.labels) - 1.0
@@ -113,6 +129,19 @@ def test_tied_rank_sums_equal_every_group_bit_for_bit(pattern):
                                              lambda labels: np.exp2(labels) - 1.0)
             np.testing.assert_array_equal(got, _rank_sum_every_group(ranking, gains, weight, k),
                                           err_msg=f"{k}")
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_tied_reciprocal_rank_per_row_equals_per_group_bit_for_bit(monkeypatch, pattern):
+    y, s, q = _patterned(4, pattern, n_queries=300, size=30)
+    values = {}
+    for few in (0.0, 1.0):
+        monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
+        ranking = rank_queries("f", y, s, q, None, None, "average")
+        values[few] = [_kernels.reciprocal_rank(ranking, t, k) for t in (1.0, 3.0)
+                       for k in (None, 1, 3, 30)]
+    for a, b in zip(values[0.0], values[1.0]):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)

@@ -137,7 +137,7 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     weights = weight(np.arange(longest))
     cumulative = np.zeros(longest + 1)
     np.cumsum(weights, out=cumulative[1:])
-    if np.ndim(cutoff) == 0:
+    if np.ndim(cutoff) == 0 and not ranking.few_tie_groups():
         return _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     limit = longest if cutoff is None else np.minimum(
@@ -362,6 +362,8 @@ def reciprocal_rank(ranking, threshold, k):
         within = pos < (np.inf if k is None else k)
         value[found[within]] = 1.0 / (pos[within] + 1.0)
         return value
+    if ranking.few_tie_groups():
+        return _reciprocal_rank_by_group(ranking, threshold, k)
     # Each query's first relevant row: alone in its tie group, it is the tie-free one;
     # else its group (of two or more rows, see Ranking.tie_runs) is found by one search
     # per query among those groups.  Groups starting at or below the cutoff add nothing.
@@ -397,6 +399,37 @@ def reciprocal_rank(ranking, threshold, k):
         value[group_query] = _expected_inverse_rank(n[first], r[first], s[first], k)[inverse]
     else:
         value[group_query] = _expected_inverse_rank(n, r, s, k)
+    return value
+
+
+def _reciprocal_rank_by_group(ranking, threshold, k):
+    """:func:`reciprocal_rank` under ties, the groups read as :meth:`Ranking.tie_groups`
+    (few: see ``few_tie_groups``)."""
+    value = np.zeros(ranking.n_queries)
+    starts, sizes, group_query, group_pos = ranking.tie_groups()
+    # The queries holding a relevant row, from the relevant rows above each query.
+    at_start = ranking.relevant_at_queries(threshold)
+    query = np.flatnonzero(at_start[1:] > at_start[:-1])
+    # The tie group of each query's first relevant row: the first group with more
+    # relevant rows above its end than above the query, found by one search per query
+    # among the groups (not the rows).  Groups starting at or below the cutoff add nothing.
+    at_group = ranking.relevant_at_groups(threshold)
+    group = np.searchsorted(at_group, at_start[query] + 1) - 1
+    if k is not None:
+        group = group[group_pos[group] < k]
+    n = sizes[group]
+    r = at_group[group + 1] - at_group[group]
+    s = group_pos[group]
+    width = ranking.max_kept + 1
+    if n.sum() > _DISTINCT_GROUPS_ABOVE * n.size and width ** 3 < 2 ** 62:
+        # Groups of several rows: the value depends only on (n, r, s), which take few
+        # distinct values in short rankings; each distinct triple is computed once.
+        key = (s * width + n) * width + r
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        value[group_query[group]] = _expected_inverse_rank(n[first], r[first], s[first],
+                                                           k)[inverse]
+    else:
+        value[group_query[group]] = _expected_inverse_rank(n, r, s, k)
     return value
 
 
@@ -442,6 +475,8 @@ def average_precision_sum(ranking, threshold, k):
     # terms would be: a row alone in its group gets, to the last bit, the value of the
     # tie-free path, and only the groups of several rows (few, with rounded scores)
     # cost more than a row.
+    if ranking.few_tie_groups():
+        return _average_precision_sum_by_group(ranking, threshold, k)
     terms = hits / (position + 1.0)
     if k is not None:
         terms[position >= k] = 0.0
@@ -465,6 +500,31 @@ def average_precision_sum(ranking, threshold, k):
         terms[np.repeat(first - shift, n_rel) + np.arange(int(n_rel.sum()))] = 0.0
         terms[first] = group_terms
     return sum_by_query(query, terms, nq)
+
+
+def _average_precision_sum_by_group(ranking, threshold, k):
+    """:func:`average_precision_sum` under ties, one term per tie group holding a
+    relevant row (few groups: see ``few_tie_groups``), in rank order.  A group without
+    one adds exactly 0.0 to its query's sum (a bincount adding terms one after
+    another), so leaving it out changes no bit."""
+    at_start = ranking.relevant_at_groups(threshold)
+    starts, sizes, group_query, group_position = ranking.tie_groups()
+    live = np.flatnonzero(np.diff(at_start))
+    starts, sizes, group_query, group_position = (starts[live], sizes[live], group_query[live],
+                                                  group_position[live])
+    n_rel = (at_start[live + 1] - at_start[live]).astype(np.float64)
+    above = (at_start[live] - ranking.relevant_at_queries(threshold)[:-1][group_query]
+             ).astype(np.float64)
+    terms = _tied_group_terms(ranking, k, starts, sizes, group_position, above, n_rel)
+    # A relevant row alone in its group: the tie-free term, hits / (position + 1) (the
+    # closed form can differ in the last bit, and a query without ties must get the
+    # value it gets where no group is formed).
+    single = (sizes == 1) & (n_rel == 1.0)
+    if k is not None:
+        single &= group_position < k
+    single = np.flatnonzero(single)
+    terms[single] = (above[single] + 1.0) / (group_position[single] + 1.0)
+    return sum_by_query(group_query, terms, ranking.n_queries)
 
 
 def _tied_group_terms(ranking, k, starts, sizes, group_position, above, n_rel):
