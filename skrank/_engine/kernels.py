@@ -460,6 +460,8 @@ def _expected_inverse_rank(n, r, s, k):
 def average_precision_sum(ranking, threshold, k):
     """Expected sum over relevant ranks i <= k of precision@i (to be divided by R)."""
     nq = ranking.n_queries
+    if ranking.has_ties and ranking.few_tie_groups():
+        return _average_precision_sum_by_group(ranking, threshold, k)
     # Only relevant rows contribute: the j-th relevant row of its query (from 1) at
     # position p adds j / (p + 1).
     rows, query, position = ranking.relevant_rows(threshold)
@@ -475,8 +477,6 @@ def average_precision_sum(ranking, threshold, k):
     # terms would be: a row alone in its group gets, to the last bit, the value of the
     # tie-free path, and only the groups of several rows (few, with rounded scores)
     # cost more than a row.
-    if ranking.few_tie_groups():
-        return _average_precision_sum_by_group(ranking, threshold, k)
     terms = hits / (position + 1.0)
     if k is not None:
         terms[position >= k] = 0.0
