@@ -183,15 +183,11 @@ def _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform):
     the value of the tie-free path's terms, to the last bit.
     """
     nq, longest = ranking.n_queries, weights.shape[0]
-    run_starts, run_ends = ranking.tie_runs()
-    if cutoff is None or cutoff >= ranking.max_kept:
+    whole = cutoff is None or cutoff >= ranking.max_kept
+    if whole:
         query, position = ranking.query, ranking.position
         values = transform(row_values)
         terms = values * weights[position]
-        run = np.arange(run_starts.shape[0])
-        run_query = query[run_starts]
-        run_position = position[run_starts]
-        index = run_starts        # where each group's rows begin among the terms
     else:
         rows, query, position = ranking.top(int(cutoff))
         if row_values is ranking.labels:
@@ -199,39 +195,62 @@ def _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform):
         else:
             values = row_values[rows]
         terms = transform(values) * weights[position]
-        # The groups starting within the cutoff: one search per query among the groups.
-        offsets, held = ranking.offsets, np.minimum(ranking.n_kept, longest)
-        first = np.searchsorted(run_starts, offsets[:-1])
-        counts = np.searchsorted(run_starts, offsets[:-1] + held) - first
-        run_query = np.repeat(np.arange(nq), counts)
-        before = np.cumsum(counts) - counts
-        run = np.repeat(first - before, counts) + np.arange(int(counts.sum()))
-        run_position = run_starts[run] - offsets[:-1][run_query]
-        index = (np.cumsum(held) - held)[run_query] + run_position
-    if run.size:
-        starts, sizes = run_starts[run], run_ends[run] - run_starts[run]
-        if cutoff is None or cutoff >= ranking.max_kept:
-            means = _group_sums_of_rows(values, None, starts, sizes)
-        else:  # the rows of the groups only, some beyond the cutoff
-            means = _group_sums_of_rows(row_values, transform, starts, sizes)
-        means /= sizes
-        end = np.minimum(run_position + sizes, longest)
-        spanned = cumulative[end] - cumulative[run_position]
-        # The group's rows within the cutoff: index .. index + (end - position) - 1.
-        within = end - run_position
-        shift = np.cumsum(within) - within
-        terms[np.repeat(index - shift, within) + np.arange(int(within.sum()))] = 0.0
-        terms[index] = means * spanned
+    groups = ranking._cached(("tie_runs_within", longest, whole),
+                             lambda: _runs_within(ranking, longest, whole))
+    if groups is None:
+        return sum_by_query(query, terms, nq)
+    position, sizes, index, inside, group_rows, begin = groups
+    if whole:
+        means = np.add.reduceat(values[group_rows], begin)
+    else:  # the rows of the groups, some beyond the cutoff, gathered (and shared)
+        if row_values is ranking.labels:
+            gathered = ranking._cached(("tie_run_labels", longest),
+                                       lambda: row_values[group_rows])
+        else:
+            gathered = row_values[group_rows]
+        means = np.add.reduceat(transform(gathered), begin)
+    means /= sizes
+    spanned = cumulative[np.minimum(position + sizes, longest)] - cumulative[position]
+    terms[inside] = 0.0
+    terms[index] = means * spanned
     return sum_by_query(query, terms, nq)
 
 
-def _group_sums_of_rows(row_values, transform, starts, sizes):
-    """``transform(row_values)`` summed over each group of rows (``starts``, ``sizes``),
-    gathering those rows only, as :func:`_group_sums` sums them."""
+def _runs_within(ranking, longest, whole):
+    """The tie groups of two or more rows starting at a position below ``longest``
+    (``whole``: every one), for :func:`_tied_rank_sum`: ``(position, sizes, index,
+    inside, rows, begin)``: each group's first position and size, where it begins among
+    the terms (every ranked row, or the rows within the cutoff), the terms of its rows
+    within the cutoff, and its rows (all of them, group after group, the group's first
+    at ``begin``).  None when there is none.  Shared by the metrics of one ranking."""
+    run_starts, run_ends = ranking.tie_runs()
+    offsets = ranking.offsets
+    if whole:
+        run = None
+        run_query = ranking.query[run_starts]
+        position = run_starts - offsets[run_query]
+        index = run_starts        # where each group's rows begin among the terms
+    else:
+        # The groups starting within the cutoff: one search per query among the groups.
+        held = np.minimum(ranking.n_kept, longest)
+        first = np.searchsorted(run_starts, offsets[:-1])
+        counts = np.searchsorted(run_starts, offsets[:-1] + held) - first
+        run_query = np.repeat(np.arange(ranking.n_queries), counts)
+        before = np.cumsum(counts) - counts
+        run = np.repeat(first - before, counts) + np.arange(int(counts.sum()))
+        position = run_starts[run] - offsets[:-1][run_query]
+        index = (np.cumsum(held) - held)[run_query] + position
+    if run_query.size == 0:
+        return None
+    starts = run_starts if run is None else run_starts[run]
+    sizes = (run_ends if run is None else run_ends[run]) - starts
+    # The group's terms within the cutoff: index .. index + (end - position) - 1.
+    within = np.minimum(position + sizes, longest) - position
+    shift = np.cumsum(within) - within
+    inside = np.repeat(index - shift, within) + np.arange(int(within.sum()))
     begin = np.cumsum(sizes) - sizes
     rows = np.repeat(starts - begin, sizes) + np.arange(int(sizes.sum()))
-    values = row_values[rows]
-    return np.add.reduceat(values if transform is None else transform(values), begin)
+    return position, sizes, index, inside, rows, begin
 
 
 def _nonzero_groups(means):
