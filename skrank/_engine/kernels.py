@@ -485,9 +485,13 @@ def average_precision_sum(ranking, threshold, k):
     # position p adds j / (p + 1).
     rows, query, position = ranking.relevant_rows(threshold)
     _, first_of_query = ranking.relevant_first(threshold)
-    hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
+    hits = np.arange(1, rows.shape[0] + 1)
+    hits -= first_of_query[query]
     if not ranking.has_ties:
-        keep = slice(None) if k is None else position < k
+        if k is None:
+            terms = position + 1.0
+            return sum_by_query(query, np.divide(hits, terms, out=terms), nq)
+        keep = position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
     # Under ties a row alone in its tie group adds the same; each group of two or more
     # rows holding a relevant one adds its expected sum (see _tied_group_terms) in
@@ -496,7 +500,8 @@ def average_precision_sum(ranking, threshold, k):
     # terms would be: a row alone in its group gets, to the last bit, the value of the
     # tie-free path, and only the groups of several rows (few, with rounded scores)
     # cost more than a row.
-    terms = hits / (position + 1.0)
+    terms = position + 1.0
+    np.divide(hits, terms, out=terms)
     if k is not None:
         terms[position >= k] = 0.0
     run_starts, run_ends = ranking.tie_runs()
@@ -511,7 +516,7 @@ def average_precision_sum(ranking, threshold, k):
         starts = run_starts[live]
         sizes = run_ends[live] - starts
         group_query = query[first]
-        group_position = position[first] - (rows[first] - starts)
+        group_position = starts - ranking.offsets[group_query]
         group_terms = _tied_group_terms(ranking, k, starts, sizes, group_position,
                                         first - first_of_query[group_query], n_rel)
         # The relevant rows of each group: first .. first + n_rel - 1 of ``rows``.
