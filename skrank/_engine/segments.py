@@ -285,10 +285,13 @@ def _sort_keyed_chunk(chunk, key, shared, part, low, flip, padding, same=None):
     in_order = np.take_along_axis(chunk, part, axis=1)
     equal = in_order[:, 1:] == in_order[:, :-1]
     np.logical_and(near, equal, out=equal)
-    tied = bool(equal.any())
-    misordered = near & ~equal
-    redo = np.flatnonzero(misordered.any(axis=1))
-    if redo.size:
+    n_equal = np.count_nonzero(equal)
+    tied = n_equal > 0
+    # (equal pairs are near: as many near pairs as equal ones, and none is misordered)
+    redo = None
+    if n_equal < np.count_nonzero(near):
+        redo = np.flatnonzero((near & ~equal).any(axis=1))
+    if redo is not None and redo.size:
         values = chunk[redo]
         part[redo] = np.argsort(np.negative(values), axis=1, kind="stable")
         in_order = np.take_along_axis(values, part[redo], axis=1)
