@@ -283,11 +283,16 @@ def test_keyed_row_sort_is_the_stable_sort_and_finds_every_tie(data, chunk):
     has_tie = bool(np.any((sorted_scores[1:] == sorted_scores[:-1]) & (qid[1:] == qid[:-1])))
     with mock.patch.object(S, "_SORT_CHUNK_CELLS", chunk):
         order, tied = segmented_argsort_desc(s, offsets, stable=True, with_ties=True)
-        unstable = segmented_argsort_desc(s, offsets, stable=False)
+        unstable, unstable_tied, same = segmented_argsort_desc(
+            s, offsets, stable=False, with_ties=True, with_same=True)
     np.testing.assert_array_equal(order, expected)
     assert tied == has_tie   # exact for float64 scores: the tie check is skipped on it
     np.testing.assert_array_equal(s[unstable], sorted_scores)
     np.testing.assert_array_equal(qid[unstable], qid)
+    # The tie flags found by the sort: equal sorted neighbours of one query.
+    assert unstable_tied == has_tie
+    np.testing.assert_array_equal(
+        same, (sorted_scores[1:] == sorted_scores[:-1]) & (qid[1:] == qid[:-1]))
 
 
 @settings(max_examples=40, deadline=None)

@@ -7,6 +7,8 @@ import pytest
 
 import skrank
 from skrank._engine import kernels as _kernels
+from skrank._engine import ranking as _ranking
+from skrank._engine.ranking import rank_queries
 from tests._reference import ref_query_value
 
 
@@ -42,24 +44,111 @@ def test_tie_patterns_equal_the_brute_force_oracle(pattern):
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("few", [0.0, 1.0])
+def test_both_tie_routes_equal_the_brute_force_oracle(monkeypatch, pattern, few):
+    """The kernels under ties take one term per row (many small groups) or one per group
+    (few large ones, see ``_FEW_TIE_GROUPS``): each route on every pattern."""
+    monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
+    test_tie_patterns_equal_the_brute_force_oracle(pattern)
+
+
+def _ap_sum_every_group(ranking, threshold, k):
+    """The expected AP sums of a ranking under ties, one term per tie group (groups of
+    one row included, none left out), in rank order: the kernel's closed form without
+    its shortcuts (only the groups of several rows holding a relevant one computed as
+    groups, the others as the tie-free path does)."""
+    starts, sizes, query, position = ranking.tie_groups()
+    at_start = ranking.relevant_at_groups(threshold)
+    n_rel = np.diff(at_start).astype(np.float64)
+    above = (at_start[:-1] - ranking.relevant_at_queries(threshold)[:-1][query]
+             ).astype(np.float64)
+    slots = sizes.astype(np.float64)
+    if k is not None:
+        np.clip(k - position, 0, sizes, out=slots, casting="unsafe")
+    table = 1.0 / np.arange(1.0, ranking.max_kept + 1.0)
+    if k is not None:
+        table[k:] = 0.0
+    sum_inverse = np.add.reduceat(table[ranking.position], starts)
+    sum_offset = slots - (position + 1.0) * sum_inverse
+    n = sizes.astype(np.float64)
+    slope = (n_rel - 1.0) / np.maximum(n - 1.0, 1.0)
+    terms = (n_rel / n) * ((above + 1.0) * sum_inverse + slope * sum_offset)
+    # a relevant row alone in its group: hits / rank, as where no group is formed
+    single = (sizes == 1) & (n_rel == 1.0) & (position < (np.inf if k is None else k))
+    terms[single] = (above[single] + 1.0) / (position[single] + 1.0)
+    return np.bincount(query, weights=terms, minlength=ranking.n_queries)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("few", [0.0, 1.0])
+def test_tied_average_precision_equals_every_group_bit_for_bit(monkeypatch, pattern, few):
+    """Per row (only the groups of several rows holding a relevant one computed as
+    groups) or per group (few groups), the sums equal one term per tie group, in rank
+    order, to the last bit."""
+    monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
+    y, s, q = _patterned(1, pattern, n_queries=300, size=30)
+    ranking = rank_queries("f", y, s, q, None, None, "average")
+    assert ranking.has_ties
+    for threshold in (1.0, 2.0):
+        for k in (None, 1, 5, 30):
+            np.testing.assert_array_equal(
+                _kernels.average_precision_sum(ranking, threshold, k),
+                _ap_sum_every_group(ranking, threshold, k), err_msg=f"{threshold} {k}")
+
+
+def _rank_sum_every_group(ranking, values, weight, k):
+    """Expected sums of ``values`` times ``weight`` of the rank under ties, one term per
+    tie group starting within ``k`` (groups of one row included), in rank order: each
+    group's mean value times the weights of the positions it spans within ``k``."""
+    starts, sizes, query, position = ranking.tie_groups()
+    longest = ranking.max_kept if k is None else min(k, ranking.max_kept)
+    weights = weight(np.arange(longest))
+    cumulative = np.concatenate(([0.0], np.cumsum(weights)))
+    live = position < longest
+    means = np.add.reduceat(values, starts)[live] / sizes[live]
+    first, end = position[live], np.minimum(position[live] + sizes[live], longest)
+    spanned = cumulative[end] - cumulative[first]
+    alone = sizes[live] == 1   # a group of one row: its own weight, as where none is formed
+    spanned[alone] = weights[first[alone]]
+    return np.bincount(query[live], weights=means * spanned, minlength=ranking.n_queries)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("few", [0.0, 1.0])
+def test_tied_rank_sums_equal_every_group_bit_for_bit(monkeypatch, pattern, few):
+    """Linear metrics under ties, per row (only the groups of several rows computed as
+    groups) or per group: their sums equal one term per tie group, in rank order, to
+    the last bit."""
+    monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
+    y, s, q = _patterned(2, pattern, n_queries=300, size=30)
+    ranking = rank_queries("f", y, s, q, None, None, "average")
+    gains = np.exp2(ranking.labels) - 1.0
+    for weight in (_kernels.ones, _kernels.log_discount(2.0)):
+        for k in (None, 1, 5, 10, 30, 40):
+            got = _kernels.weighted_rank_sum(ranking, ranking.labels, weight, k,
+                                             lambda labels: np.exp2(labels) - 1.0)
+            np.testing.assert_array_equal(got, _rank_sum_every_group(ranking, gains, weight, k),
+                                          err_msg=f"{k}")
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_tied_reciprocal_rank_per_row_equals_per_group_bit_for_bit(monkeypatch, pattern):
+    y, s, q = _patterned(4, pattern, n_queries=300, size=30)
+    values = {}
+    for few in (0.0, 1.0):
+        monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
+        ranking = rank_queries("f", y, s, q, None, None, "average")
+        values[few] = [_kernels.reciprocal_rank(ranking, t, k) for t in (1.0, 3.0)
+                       for k in (None, 1, 3, 30)]
+    for a, b in zip(values[0.0], values[1.0]):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
 def test_groups_without_relevant_rows_left_out_bit_for_bit(monkeypatch, pattern):
     y, s, q = _patterned(1, pattern, n_queries=300, size=30)
-    metrics = ["map", "map@5", "map(denominator=min)@5", "mrr", "ndcg", "ndcg@10"]
+    metrics = ["ndcg", "ndcg@10"]
     shortcut = skrank.evaluate(y, s, qid=q, metrics=metrics)
-    left_out = []
-    original = _kernels._groups_with_relevant
-
-    def spy(ranking, at_start):
-        out = original(ranking, at_start)
-        left_out.append(out[0].shape[0] < at_start.shape[0] - 1)
-        return out
-
-    def every(ranking, at_start):
-        return (*ranking.tie_groups(), at_start[:-1], np.diff(at_start))
-    monkeypatch.setattr(_kernels, "_groups_with_relevant", spy)
-    skrank.evaluate(y, s, qid=q, metrics=metrics)
-    assert any(left_out) or pattern == "int0_4"
-    monkeypatch.setattr(_kernels, "_groups_with_relevant", every)
     monkeypatch.setattr(_kernels, "_nonzero_groups", lambda means: None)
     every_group = skrank.evaluate(y, s, qid=q, metrics=metrics)
     for label in metrics:
@@ -73,11 +162,13 @@ def test_groups_left_out_on_full_rankings_of_sparse_relevance(monkeypatch):
     s = np.round(rng.random(40 * 500), 3)
     q = np.repeat(np.arange(40), 500)
     ks = [None, 10, 300]
-    got = [skrank.per_query_scores(m, y, s, qid=q, k=k).score for m in ("map", "ndcg") for k in ks]
-    monkeypatch.setattr(_kernels, "_groups_with_relevant", lambda ranking, at_start: (
-        *ranking.tie_groups(), at_start[:-1], np.diff(at_start)))
+    ranking = rank_queries("f", y, s, q, None, None, "average")
+    for k in ks:
+        np.testing.assert_array_equal(_kernels.average_precision_sum(ranking, 1.0, k),
+                                      _ap_sum_every_group(ranking, 1.0, k))
+    got = [skrank.per_query_scores("ndcg", y, s, qid=q, k=k).score for k in ks]
     monkeypatch.setattr(_kernels, "_nonzero_groups", lambda means: None)
-    want = [skrank.per_query_scores(m, y, s, qid=q, k=k).score for m in ("map", "ndcg") for k in ks]
+    want = [skrank.per_query_scores("ndcg", y, s, qid=q, k=k).score for k in ks]
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
 

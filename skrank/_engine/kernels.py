@@ -119,7 +119,7 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
     """
     transform = transform or (lambda values: values)
     nq = ranking.n_queries
-    if ranking.tie_starts is None:
+    if not ranking.has_ties:
         block = _top_block(ranking, row_values, cutoff)
         if block is not None:
             # transformed flat, as per row below (a gain callable sees the same array)
@@ -131,13 +131,15 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         else:
             values = _take(row_values, rows)
         return sum_by_query(query, transform(values) * weight(position), nq)
-    starts, sizes, group_query, group_pos = ranking.tie_groups()
     longest = ranking.max_kept
     if cutoff is not None and np.ndim(cutoff) == 0:
         longest = min(longest, int(cutoff))
     weights = weight(np.arange(longest))
     cumulative = np.zeros(longest + 1)
     np.cumsum(weights, out=cumulative[1:])
+    if np.ndim(cutoff) == 0 and not ranking.few_tie_groups():
+        return _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform)
+    starts, sizes, group_query, group_pos = ranking.tie_groups()
     limit = longest if cutoff is None else np.minimum(
         cutoff if np.ndim(cutoff) == 0 else cutoff[group_query], longest).astype(np.intp)
     live = None
@@ -168,6 +170,87 @@ def weighted_rank_sum(ranking, row_values, weight, cutoff=None, transform=None):
         values = row_values[rows]
     means = np.add.reduceat(transform(values), first_out) / live_sizes
     return sum_by_query(group_query[live], means * spanned, nq)
+
+
+def _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform):
+    """:func:`weighted_rank_sum` under ties of one cutoff (None: all) for every query.
+
+    One term per ranked row within the cutoff, as without ties, except in the tie
+    groups of two or more rows (:meth:`Ranking.tie_runs`; few with rounded scores):
+    each group starting within the cutoff puts its mean value times the weights it
+    spans at its first row, its other rows adding 0.0.  Summed in rank order, as one
+    term per group would be: a row alone in its group adds its value times its weight,
+    the value of the tie-free path's terms, to the last bit.
+    """
+    nq, longest = ranking.n_queries, weights.shape[0]
+    whole = cutoff is None or cutoff >= ranking.max_kept
+    if whole:
+        query, position = ranking.query, ranking.position
+        values = transform(row_values)
+        terms = values * weights[position]
+    else:
+        rows, query, position = ranking.top(int(cutoff))
+        if row_values is ranking.labels:
+            values = ranking.top_labels(int(cutoff))  # shared by the metrics of one ranking
+        else:
+            values = row_values[rows]
+        terms = transform(values) * weights[position]
+    groups = ranking._cached(("tie_runs_within", longest, whole),
+                             lambda: _runs_within(ranking, longest, whole))
+    if groups is None:
+        return sum_by_query(query, terms, nq)
+    position, sizes, index, inside, group_rows, begin = groups
+    if whole:
+        means = np.add.reduceat(values[group_rows], begin)
+    else:  # the rows of the groups, some beyond the cutoff, gathered (and shared)
+        if row_values is ranking.labels:
+            gathered = ranking._cached(("tie_run_labels", longest),
+                                       lambda: row_values[group_rows])
+        else:
+            gathered = row_values[group_rows]
+        means = np.add.reduceat(transform(gathered), begin)
+    means /= sizes
+    spanned = cumulative[np.minimum(position + sizes, longest)] - cumulative[position]
+    terms[inside] = 0.0
+    terms[index] = means * spanned
+    return sum_by_query(query, terms, nq)
+
+
+def _runs_within(ranking, longest, whole):
+    """The tie groups of two or more rows starting at a position below ``longest``
+    (``whole``: every one), for :func:`_tied_rank_sum`: ``(position, sizes, index,
+    inside, rows, begin)``: each group's first position and size, where it begins among
+    the terms (every ranked row, or the rows within the cutoff), the terms of its rows
+    within the cutoff, and its rows (all of them, group after group, the group's first
+    at ``begin``).  None when there is none.  Shared by the metrics of one ranking."""
+    run_starts, run_ends = ranking.tie_runs()
+    offsets = ranking.offsets
+    if whole:
+        run = None
+        run_query = ranking.query[run_starts]
+        position = run_starts - offsets[run_query]
+        index = run_starts        # where each group's rows begin among the terms
+    else:
+        # The groups starting within the cutoff: one search per query among the groups.
+        held = np.minimum(ranking.n_kept, longest)
+        first = np.searchsorted(run_starts, offsets[:-1])
+        counts = np.searchsorted(run_starts, offsets[:-1] + held) - first
+        run_query = np.repeat(np.arange(ranking.n_queries), counts)
+        before = np.cumsum(counts) - counts
+        run = np.repeat(first - before, counts) + np.arange(int(counts.sum()))
+        position = run_starts[run] - offsets[:-1][run_query]
+        index = (np.cumsum(held) - held)[run_query] + position
+    if run_query.size == 0:
+        return None
+    starts = run_starts if run is None else run_starts[run]
+    sizes = (run_ends if run is None else run_ends[run]) - starts
+    # The group's terms within the cutoff: index .. index + (end - position) - 1.
+    within = np.minimum(position + sizes, longest) - position
+    shift = np.cumsum(within) - within
+    inside = np.repeat(index - shift, within) + np.arange(int(within.sum()))
+    begin = np.cumsum(sizes) - sizes
+    rows = np.repeat(starts - begin, sizes) + np.arange(int(sizes.sum()))
+    return position, sizes, index, inside, rows, begin
 
 
 def _nonzero_groups(means):
@@ -254,7 +337,7 @@ def ideal_dcg(ranking, gain, gain_fn, k, discount):
 def hit_rate(ranking, threshold, k):
     """P(at least one relevant document (label >= threshold) within the top k)."""
     nq = ranking.n_queries
-    if k is None or ranking.tie_starts is None:
+    if k is None or not ranking.has_ties:
         hits = weighted_rank_sum(ranking, ranking.labels, ones, k,
                                  lambda labels: (labels >= threshold).astype(np.float64))
         return (hits > 0).astype(np.float64)
@@ -290,7 +373,7 @@ def reciprocal_rank(ranking, threshold, k):
     """Expected 1 / rank of the first relevant document (0 beyond the cutoff)."""
     nq = ranking.n_queries
     value = np.zeros(nq)
-    if ranking.tie_starts is None:
+    if not ranking.has_ties:
         _, _, position = ranking.relevant_rows(threshold)
         counts, first = ranking.relevant_first(threshold)
         found = np.flatnonzero(counts)   # the queries with a relevant row
@@ -298,6 +381,50 @@ def reciprocal_rank(ranking, threshold, k):
         within = pos < (np.inf if k is None else k)
         value[found[within]] = 1.0 / (pos[within] + 1.0)
         return value
+    if ranking.few_tie_groups():
+        return _reciprocal_rank_by_group(ranking, threshold, k)
+    # Each query's first relevant row: alone in its tie group, it is the tie-free one;
+    # else its group (of two or more rows, see Ranking.tie_runs) is found by one search
+    # per query among those groups.  Groups starting at or below the cutoff add nothing.
+    rows, _, position = ranking.relevant_rows(threshold)
+    counts, first = ranking.relevant_first(threshold)
+    query = np.flatnonzero(counts)   # the queries with a relevant row
+    first = first[query]
+    row, pos = rows[first], position[first]
+    run_starts, run_ends = ranking.tie_runs()
+    run = np.searchsorted(run_ends, row, side="right")
+    in_run = run < run_ends.shape[0]
+    in_run[in_run] = run_starts[run[in_run]] <= row[in_run]
+    alone = np.flatnonzero(~in_run)
+    if k is not None:
+        alone = alone[pos[alone] < k]
+    value[query[alone]] = 1.0 / (pos[alone] + 1.0)
+    grouped = np.flatnonzero(in_run)
+    run = run[grouped]
+    n = run_ends[run] - run_starts[run]
+    s = pos[grouped] - (row[grouped] - run_starts[run])
+    # the group's relevant rows: from the query's first relevant row to the group's end
+    r = np.searchsorted(rows, run_ends[run]) - first[grouped]
+    group_query = query[grouped]
+    if k is not None:
+        cut = s < k
+        n, s, r, group_query = n[cut], s[cut], r[cut], group_query[cut]
+    width = ranking.max_kept + 1
+    if n.sum() > _DISTINCT_GROUPS_ABOVE * n.size and width ** 3 < 2 ** 62:
+        # Groups of several rows: the value depends only on (n, r, s), which take few
+        # distinct values in short rankings; each distinct triple is computed once.
+        key = (s * width + n) * width + r
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        value[group_query] = _expected_inverse_rank(n[first], r[first], s[first], k)[inverse]
+    else:
+        value[group_query] = _expected_inverse_rank(n, r, s, k)
+    return value
+
+
+def _reciprocal_rank_by_group(ranking, threshold, k):
+    """:func:`reciprocal_rank` under ties, the groups read as :meth:`Ranking.tie_groups`
+    (few: see ``few_tie_groups``)."""
+    value = np.zeros(ranking.n_queries)
     starts, sizes, group_query, group_pos = ranking.tie_groups()
     # The queries holding a relevant row, from the relevant rows above each query.
     at_start = ranking.relevant_at_queries(threshold)
@@ -352,22 +479,84 @@ def _expected_inverse_rank(n, r, s, k):
 def average_precision_sum(ranking, threshold, k):
     """Expected sum over relevant ranks i <= k of precision@i (to be divided by R)."""
     nq = ranking.n_queries
-    if ranking.tie_starts is None:
-        # Only relevant rows contribute: the j-th relevant row of its query (from 1)
-        # at position p adds j / (p + 1).
-        rows, query, position = ranking.relevant_rows(threshold)
-        _, first_of_query = ranking.relevant_first(threshold)
-        hits = np.arange(1, rows.shape[0] + 1) - first_of_query[query]
-        keep = slice(None) if k is None else position < k
+    if ranking.has_ties and ranking.few_tie_groups():
+        return _average_precision_sum_by_group(ranking, threshold, k)
+    # Only relevant rows contribute: the j-th relevant row of its query (from 1) at
+    # position p adds j / (p + 1).
+    rows, query, position = ranking.relevant_rows(threshold)
+    _, first_of_query = ranking.relevant_first(threshold)
+    hits = np.arange(1, rows.shape[0] + 1)
+    hits -= first_of_query[query]
+    if not ranking.has_ties:
+        if k is None:
+            terms = position + 1.0
+            return sum_by_query(query, np.divide(hits, terms, out=terms), nq)
+        keep = position < k
         return sum_by_query(query[keep], hits[keep] / (position[keep] + 1.0), nq)
-    # The relevant rows above each group give both the relevant rows of each group and
-    # those ranked above it in its query (groups never cross a query boundary).
+    # Under ties a row alone in its tie group adds the same; each group of two or more
+    # rows holding a relevant one adds its expected sum (see _tied_group_terms) in
+    # place of its relevant rows' terms: at its first relevant row, the others adding
+    # 0.0.  The terms are summed in rank order, one per relevant row, as the groups'
+    # terms would be: a row alone in its group gets, to the last bit, the value of the
+    # tie-free path, and only the groups of several rows (few, with rounded scores)
+    # cost more than a row.
+    terms = position + 1.0
+    np.divide(hits, terms, out=terms)
+    if k is not None:
+        terms[position >= k] = 0.0
+    run_starts, run_ends = ranking.tie_runs()
+    edges = np.empty(2 * run_starts.shape[0], dtype=np.intp)
+    edges[0::2], edges[1::2] = run_starts, run_ends
+    counts = ranking.relevant_before(threshold, edges)
+    before = counts[0::2].astype(np.intp)   # the group's first relevant row in ``rows``
+    n_rel = counts[1::2] - counts[0::2]
+    live = np.flatnonzero(n_rel)
+    if live.size:
+        first, n_rel = before[live], n_rel[live]
+        starts = run_starts[live]
+        sizes = run_ends[live] - starts
+        group_query = query[first]
+        group_position = starts - ranking.offsets[group_query]
+        group_terms = _tied_group_terms(ranking, k, starts, sizes, group_position,
+                                        first - first_of_query[group_query], n_rel)
+        # The relevant rows of each group: first .. first + n_rel - 1 of ``rows``.
+        shift = np.cumsum(n_rel) - n_rel
+        terms[np.repeat(first - shift, n_rel) + np.arange(int(n_rel.sum()))] = 0.0
+        terms[first] = group_terms
+    return sum_by_query(query, terms, nq)
+
+
+def _average_precision_sum_by_group(ranking, threshold, k):
+    """:func:`average_precision_sum` under ties, one term per tie group holding a
+    relevant row (few groups: see ``few_tie_groups``), in rank order.  A group without
+    one adds exactly 0.0 to its query's sum (a bincount adding terms one after
+    another), so leaving it out changes no bit."""
     at_start = ranking.relevant_at_groups(threshold)
-    starts, sizes, group_query, group_position, first_of, n_rel = _groups_with_relevant(
-        ranking, at_start)
-    n_rel = n_rel.astype(np.float64)
-    above = (first_of - ranking.relevant_at_queries(threshold)[:-1][group_query]
+    starts, sizes, group_query, group_position = ranking.tie_groups()
+    live = np.flatnonzero(np.diff(at_start))
+    starts, sizes, group_query, group_position = (starts[live], sizes[live], group_query[live],
+                                                  group_position[live])
+    n_rel = (at_start[live + 1] - at_start[live]).astype(np.float64)
+    above = (at_start[live] - ranking.relevant_at_queries(threshold)[:-1][group_query]
              ).astype(np.float64)
+    terms = _tied_group_terms(ranking, k, starts, sizes, group_position, above, n_rel)
+    # A relevant row alone in its group: the tie-free term, hits / (position + 1) (the
+    # closed form can differ in the last bit, and a query without ties must get the
+    # value it gets where no group is formed).
+    single = (sizes == 1) & (n_rel == 1.0)
+    if k is not None:
+        single &= group_position < k
+    single = np.flatnonzero(single)
+    terms[single] = (above[single] + 1.0) / (group_position[single] + 1.0)
+    return sum_by_query(group_query, terms, ranking.n_queries)
+
+
+def _tied_group_terms(ranking, k, starts, sizes, group_position, above, n_rel):
+    """Expected sum of precision at the relevant ranks (below ``k``) within each tie
+    group: ``sizes`` rows from position ``group_position`` (first ranked row
+    ``starts``), ``n_rel`` of them relevant, ``above`` relevant rows ranked above it."""
+    n_rel = n_rel.astype(np.float64)
+    above = above.astype(np.float64)
     # Each slot t (from 1) of a group holds a relevant document with probability r/n and
     # then adds E[hits] / rank with E[hits] = c + 1 + (r-1)(t-1)/(n-1): linear in t - 1,
     # so two sums per group over its ranks within the cutoff carry all the row work:
@@ -380,46 +569,7 @@ def average_precision_sum(ranking, threshold, k):
     sum_offset = slots - (group_position + 1.0) * sum_inverse
     n = sizes.astype(np.float64)
     slope = (n_rel - 1.0) / np.maximum(n - 1.0, 1.0)
-    terms = (n_rel / n) * ((above + 1.0) * sum_inverse + slope * sum_offset)
-    _single_relevant_terms(terms, sizes, n_rel, above, group_position, k)
-    return sum_by_query(group_query, terms, nq)
-
-
-def _single_relevant_terms(terms, sizes, n_rel, above, position, k):
-    """Set the term of each relevant row alone in its tie group as the tie-free path
-    computes it, ``hits / (position + 1)``, in place: the product with the reciprocal
-    above can differ in the last bit, and a query without ties must get the value it
-    gets where no group is formed (alone, or in a block of rows without ties)."""
-    single = (sizes == 1) & (n_rel == 1.0)
-    if k is not None:
-        single &= position < k
-    rows = np.flatnonzero(single)
-    terms[rows] = (above[rows] + 1.0) / (position[rows] + 1.0)
-
-
-def _groups_with_relevant(ranking, at_start):
-    """``(starts, sizes, query, position, relevant above, relevant rows)`` of the tie
-    groups holding a relevant row (``at_start``: the relevant rows above each group,
-    then in all), or of every group when nearly all hold one.
-
-    A group without one adds exactly 0.0 to its query's sum (a bincount adding
-    terms one after another), so leaving it out changes no bit.  With many small
-    tie groups (rounded scores) half the groups or more hold none, and a full
-    ranking of sparse relevance (a recommender's items) almost all: their query
-    and position are then found for the groups kept only, the same integers as
-    :meth:`Ranking.tie_groups` gives.
-    """
-    n_rel = np.diff(at_start)
-    live = np.flatnonzero(n_rel)
-    if 4 * live.shape[0] > 3 * n_rel.shape[0]:  # gathering costs about what it saves
-        return (*ranking.tie_groups(), at_start[:-1], n_rel)
-    tie_starts = ranking.tie_starts
-    starts = tie_starts[live]
-    sizes = tie_starts[live + 1] - starts
-    # A group's query: the last whose first group is at or before it.
-    first_groups = np.searchsorted(tie_starts[:-1], ranking.offsets)
-    query = np.searchsorted(first_groups, live, side="right") - 1
-    return starts, sizes, query, starts - ranking.offsets[query], at_start[live], n_rel[live]
+    return (n_rel / n) * ((above + 1.0) * sum_inverse + slope * sum_offset)
 
 
 def _inverse_rank_table(longest, k):
@@ -465,14 +615,15 @@ def _inverse_rank_sums(ranking, k, starts, sizes, positions):
     longest = ranking.max_kept
     width = longest + 1
     total = int(sizes.sum())
-    if 4 * total < ranking.labels.shape[0]:  # groups holding few of the rows: theirs only
-        if total == 0:
-            return np.zeros(starts.shape[0])
-        begin = np.cumsum(sizes) - sizes
-        rows = np.repeat(positions - begin, sizes) + np.arange(total)
-        return np.add.reduceat(_inverse_rank_table(longest, k)[rows], begin)
+    if total == 0:
+        return np.zeros(starts.shape[0])
     if longest * width > _PAIR_TABLE_LIMIT * starts.shape[0]:  # a table larger than the groups
+        if 4 * total < ranking.labels.shape[0]:  # groups holding few of the rows: theirs only
+            begin = np.cumsum(sizes) - sizes
+            rows = np.repeat(positions - begin, sizes) + np.arange(total)
+            return np.add.reduceat(_inverse_rank_table(longest, k)[rows], begin)
         return _group_sums(_inverse_ranks(ranking, k), starts, sizes)
+    # The distinct pairs hold at most the groups' rows: never more to sum than without.
     pair = positions * width
     pair += sizes
     seen = np.zeros(longest * width, dtype=bool)
@@ -480,8 +631,6 @@ def _inverse_rank_sums(ranking, k, starts, sizes, positions):
     distinct = np.flatnonzero(seen)
     first, size = np.divmod(distinct, width)
     total = int(size.sum())
-    if 2 * total > _PAIR_TABLE_LIMIT * ranking.labels.shape[0]:  # long groups: rows as cheap
-        return _group_sums(_inverse_ranks(ranking, k), starts, sizes)
     begin = np.cumsum(size) - size
     rows = np.repeat(first - begin, size) + np.arange(total)
     sums = np.empty(longest * width)

@@ -121,7 +121,7 @@ def _scatter(out, result, rows, valid):
     out[rows] = result.reshape(-1) if valid is None else result[valid]
 
 
-def segmented_argsort_desc(values, offsets, *, stable, with_ties=False):
+def segmented_argsort_desc(values, offsets, *, stable, with_ties=False, with_same=False):
     """Permutation sorting ``values`` descending within each segment.
 
     ``values`` are grouped: segment ``q`` is ``values[offsets[q]:offsets[q+1]]``.
@@ -129,19 +129,38 @@ def segmented_argsort_desc(values, offsets, *, stable, with_ties=False):
     unspecified.  ``values`` must be finite (padding uses -inf).  With ``with_ties``,
     returns ``(order, tied)``: ``tied`` is False only when no segment holds two equal
     values (found by the sort itself, so that a tie-free ranking needs no tie check).
+    With ``with_same`` as well, ``(order, tied, same)``: ``same[i]`` says that the
+    sorted values i and i + 1 are equal and in one segment (``n - 1`` flags), found by
+    the sort while each chunk is in cache, or None where the sort does not find them
+    (values other than float64).
     """
-    out = np.empty(values.shape[0], dtype=np.intp)
+    n = values.shape[0]
+    out = np.empty(n, dtype=np.intp)
+    same = np.zeros(n, dtype=bool) if with_same else None   # pages written only where tied
     tied = False
     for _, starts, widths, width in _size_blocks(offsets):
         block, rows, valid = _block(values, starts, widths, width, -np.inf)
-        order, block_tied = _argsort_rows_desc(block, "stable" if stable else None, starts,
-                                               padded=valid is not None)
+        block_same = None
+        if same is not None:
+            block_same = same.reshape(-1, width) if rows is None else np.zeros(block.shape,
+                                                                                dtype=bool)
+        order, block_tied, found = _argsort_rows_desc(
+            block, "stable" if stable else None, starts, padded=valid is not None,
+            same=block_same)
+        if not found:
+            same = None  # not found by this sort: the caller compares the sorted values
         tied = tied or block_tied
         if rows is None:
             out = order.reshape(-1)
             break
         _scatter(out, order, rows, valid)
-    return (out, tied) if with_ties else out
+        if same is not None and block_tied:
+            _scatter(same, block_same, rows, valid)
+    if not with_ties:
+        return out
+    if not with_same:
+        return out, tied
+    return out, tied, (None if same is None else same[:-1])
 
 
 # Rows of a block are sorted a chunk of about this many cells at a time: the chunk's
@@ -159,18 +178,21 @@ _KEYED_MAX_WIDTH = 2 ** 24
 _SIGN_CLEARED = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 
 
-def _argsort_rows_desc(block, kind, starts, padded=False):
+def _argsort_rows_desc(block, kind, starts, padded=False, same=None):
     """``(order, tied)``: the permutation sorting each row of ``block`` in descending
     order, plus ``starts`` (one per row: where the row's values begin), and False when
     no row holds two equal values other than the -inf padding (True: unknown).
     ``padded``: some rows end in -inf padding.  Float64 rows take
     :func:`_keyed_argsort_rows_desc`; others an ascending argsort of the negated values
     (negation is far cheaper than reversing each sorted row, a strided pass), chunk by
-    chunk."""
+    chunk.  ``same`` (a boolean array of the block's shape, all False, or None): where
+    ``same[i, j]`` is set when the sorted values j and j + 1 of row i are equal (the
+    last column stays False).  Returns ``(order, tied, found)``: ``found`` is False
+    when ``same`` was given and not filled (values other than float64)."""
     n_rows, width = block.shape
     if (block.dtype == np.float64 and 2 <= width <= _KEYED_MAX_WIDTH
             and np.dtype(np.intp) == np.dtype(np.int64)):
-        return _keyed_argsort_rows_desc(block, starts, padded)
+        return (*_keyed_argsort_rows_desc(block, starts, padded, same), True)
     step = max(1, _SORT_CHUNK_CELLS // max(width, 1))
     order = np.empty(block.shape, dtype=np.intp)
     negated = np.empty((min(step, n_rows), width), dtype=block.dtype)
@@ -181,10 +203,10 @@ def _argsort_rows_desc(block, kind, starts, padded=False):
         part = order[first:first + rows]
         part[...] = np.argsort(negated[:rows], axis=1, kind=kind)
         part += starts[first:first + rows, None]   # while the chunk is in cache
-    return order, width > 1   # (one value a row: no tie)
+    return order, width > 1, width <= 1 or same is None   # (one value a row: no tie)
 
 
-def _keyed_argsort_rows_desc(block, starts, padded):
+def _keyed_argsort_rows_desc(block, starts, padded, same=None):
     """:func:`_argsort_rows_desc` of float64 rows by sorting values, not indices.
 
     numpy sorts 64-bit integers about three times faster than it argsorts floats.  Each
@@ -198,7 +220,8 @@ def _keyed_argsort_rows_desc(block, starts, padded):
     keys and may be misordered.  Neighbouring sorted keys that share it are found (the
     XOR of the two keys); where a chunk's values use their low bits, the rows where two
     different values meet so are argsorted again, stably.  The same pairs say whether a
-    row holds equal values.
+    row holds equal values; with ``same``, the sorted values of the rows where they
+    meet are compared to set it (see :func:`_argsort_rows_desc`).
     """
     n_rows, width = block.shape
     low = np.int64((1 << int(width - 1).bit_length()) - 1)
@@ -216,15 +239,17 @@ def _keyed_argsort_rows_desc(block, starts, padded):
         rows = chunk.shape[0]
         part = order[first:first + rows]
         chunk_tied = _sort_keyed_chunk(chunk, keys[:rows], shared[:rows], part, low, ~columns,
-                                       padding)
+                                       padding, None if same is None else
+                                       same[first:first + rows, :-1])
         tied = tied or chunk_tied
         part += starts[first:first + rows, None]   # while the chunk is in cache
     return order, tied
 
 
-def _sort_keyed_chunk(chunk, key, shared, part, low, flip, padding):
+def _sort_keyed_chunk(chunk, key, shared, part, low, flip, padding, same=None):
     """Sort one chunk of :func:`_keyed_argsort_rows_desc`: its columns in order into
-    ``part``; ``key`` and ``shared`` are work space.  Returns whether a row ties."""
+    ``part``; ``key`` and ``shared`` are work space; ``same`` (None, or the chunk's
+    flags of equal sorted neighbours, all False) is set.  Returns whether a row ties."""
     as_int = chunk.view(np.int64)
     # XOR with ~column (`flip`): low bits all set (by OR) become the column, the others
     # flip, so that larger values get smaller keys.
@@ -249,20 +274,31 @@ def _sort_keyed_chunk(chunk, key, shared, part, low, flip, padding):
     shared = shared.view(np.uint64)
     if shared.min() > low:
         return False  # neighbours differ beyond the column bits: no tie, no misorder
+    near = shared <= low   # equal values, or values that differ in their low bits only
     np.bitwise_and(as_int, low, out=key)
     if not key.any():  # the values keep nothing in their low bits: equal neighbours
+        if same is not None:
+            np.copyto(same, near)
         return True
-    row, column = np.nonzero(shared <= low)
-    upper = chunk[row, part[row, column]]
-    lower = chunk[row, part[row, column + 1]]
-    tied = bool(np.any(upper == lower))
-    redo = np.unique(row[upper != lower])
-    if redo.size:
+    # The sorted values (gathered in cache) compared where neighbours are near: equal
+    # ones tie, different ones are misordered, and their rows are sorted again.
+    in_order = np.take_along_axis(chunk, part, axis=1)
+    equal = in_order[:, 1:] == in_order[:, :-1]
+    np.logical_and(near, equal, out=equal)
+    n_equal = np.count_nonzero(equal)
+    tied = n_equal > 0
+    # (equal pairs are near: as many near pairs as equal ones, and none is misordered)
+    redo = None
+    if n_equal < np.count_nonzero(near):
+        redo = np.flatnonzero((near & ~equal).any(axis=1))
+    if redo is not None and redo.size:
         values = chunk[redo]
         part[redo] = np.argsort(np.negative(values), axis=1, kind="stable")
         in_order = np.take_along_axis(values, part[redo], axis=1)
-        tied = tied or bool(np.any((in_order[:, 1:] == in_order[:, :-1])
-                                   & (in_order[:, 1:] != -np.inf)))
+        equal[redo] = ((in_order[:, 1:] == in_order[:, :-1]) & (in_order[:, 1:] != -np.inf))
+        tied = bool(equal.any())
+    if same is not None:
+        np.copyto(same, equal)
     return tied
 
 
