@@ -625,91 +625,119 @@ def rank_queries(func, y_true, y_score, qid, shape, retrieved, ties, depth=None)
     can reach the depth are (see :func:`_candidate_rows`).
     """
     if not isinstance(y_true, np.ndarray):  # PyTorch, CuPy, ...: from check_ranking_arrays
-
         return D.rank_queries(func, y_true, y_score, qid, shape, retrieved, ties)
-    all_labels, all_offsets = None, None
-    groups = None       # set when the labels are grouped lazily (see Ranking)
-    full_offsets = None  # set when only the candidates of each query are grouped
+    rows = _grouped_rows(func, y_true, y_score, qid, shape, retrieved, depth)
+    retrieved_labels, retrieved_offsets = rows.labels, rows.offsets
+    if rows.full_offsets is not None:  # the candidates are not every retrieved row
+        retrieved_labels, retrieved_offsets = None, rows.full_offsets
+    order, offsets, tied, same, complete = _order_by_score(rows, ties, depth)
+    if complete and rows.full_offsets is None:
+        depth = None  # every row ranked: the ranking is complete
+    labels_sorted, tie_same = _sorted_labels_and_ties(rows.labels, rows.scores, order,
+                                                      offsets, ties, tied, same)
+    if depth is None:
+        # The ranking holds every retrieved row: reuse its sorted labels.
+        retrieved_labels = labels_sorted
+    all_labels, all_offsets = rows.all_labels, rows.all_offsets
+    if all_labels is None:
+        all_labels, all_offsets = retrieved_labels, retrieved_offsets
+    return Ranking(qids=rows.qids, labels=labels_sorted, offsets=offsets, depth=depth,
+                   tie_starts=None, tie_same=tie_same, all_labels=all_labels,
+                   all_offsets=all_offsets,
+                   retrieved_labels=retrieved_labels, retrieved_offsets=retrieved_offsets,
+                   regroup=None if all_labels is not None else (y_true, rows.groups))
+
+
+class _GroupedRows(NamedTuple):
+    """The rows of each query together (what :func:`rank_queries` ranks)."""
+
+    qids: np.ndarray
+    offsets: np.ndarray        # of ``labels``/``scores``, one segment per query
+    labels: np.ndarray
+    scores: np.ndarray
+    all_labels: object         # every row's labels when unretrieved rows were dropped
+    all_offsets: object
+    groups: object             # the query groups when only candidates are grouped
+    full_offsets: object       # the queries' offsets when only candidates are grouped
+
+
+def _grouped_rows(func, y_true, y_score, qid, shape, retrieved, depth):
+    """Group the rows by query: the 2-D form as it is; rows in random order read to a
+    depth, only the rows that can reach it (:func:`_candidate_rows`); unretrieved rows
+    dropped from the ranking but kept for R and the ideal."""
     if shape is not None:
         n_queries, n_docs = shape
-        qids = np.arange(n_queries)
-        offsets = np.arange(n_queries + 1) * n_docs
-        labels_g, scores_g = y_true, y_score
-    else:
-        found = query_groups(func, qid)
-        qids, offsets = found.qids, found.offsets
-        candidates = None
-        if found.codes is not None and retrieved is None and depth is not None:
-            candidates = _candidate_rows(found, y_true, y_score, depth)
-        if candidates is not None:
-            # Rows in random order read to a depth: only the rows that can reach it
-            # are grouped and ranked (all of them: they are few, and a prefix of the
-            # ranking); the labels of the others are only counted (see Ranking).
-            groups, keep, full_offsets = found, None, offsets
-            offsets, labels_g, scores_g = candidates
-        elif retrieved is None:
-            (labels_g, scores_g), keep = found.grouped(y_true, y_score), None
-        else:
-            labels_g, scores_g, keep = found.grouped(y_true, y_score, retrieved)
-        if keep is not None:
-            # Unretrieved rows count in R and the ideal ranking but take no rank.
-            all_labels, all_offsets = labels_g, offsets
-            labels_g, scores_g = labels_g[keep], scores_g[keep]
-            offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
-            np.cumsum(np.add.reduceat(keep, all_offsets[:-1], dtype=np.intp), out=offsets[1:])
+        return _GroupedRows(np.arange(n_queries), np.arange(n_queries + 1) * n_docs,
+                            y_true, y_score, None, None, None, None)
+    found = query_groups(func, qid)
+    qids, offsets = found.qids, found.offsets
+    candidates = None
+    if found.codes is not None and retrieved is None and depth is not None:
+        candidates = _candidate_rows(found, y_true, y_score, depth)
+    if candidates is not None:
+        # Rows in random order read to a depth: only the rows that can reach it
+        # are grouped and ranked (all of them: they are few, and a prefix of the
+        # ranking); the labels of the others are only counted (see Ranking).
+        candidate_offsets, labels_g, scores_g = candidates
+        return _GroupedRows(qids, candidate_offsets, labels_g, scores_g, None, None, found,
+                            offsets)
+    if retrieved is None:
+        labels_g, scores_g = found.grouped(y_true, y_score)
+        return _GroupedRows(qids, offsets, labels_g, scores_g, None, None, None, None)
+    labels_g, scores_g, keep = found.grouped(y_true, y_score, retrieved)
+    # Unretrieved rows count in R and the ideal ranking but take no rank.
+    kept_offsets = np.zeros(qids.shape[0] + 1, dtype=np.intp)
+    np.cumsum(np.add.reduceat(keep, offsets[:-1], dtype=np.intp), out=kept_offsets[1:])
+    return _GroupedRows(qids, kept_offsets, labels_g[keep], scores_g[keep], labels_g, offsets,
+                        None, None)
 
-    retrieved_labels, retrieved_offsets = labels_g, offsets
-    if full_offsets is not None:  # the candidates are not every retrieved row
-        retrieved_labels, retrieved_offsets = None, full_offsets
+
+def _order_by_score(rows, ties, depth):
+    """``(order, offsets, tied, same, complete)``: each query's rows by score, descending,
+    as deep as ``depth`` reads (None, or candidates only: whole; the offsets of a top-k
+    order are its own);
+    whether rows may tie, the sort's tie flags when it found them (else None), and
+    whether every row was ranked."""
+    labels, scores, offsets = rows.labels, rows.scores, rows.offsets
     stable = ties == "stable"
     top = None
-    if full_offsets is not None:
-        pass  # the candidates are ranked whole
-    elif depth is not None and depth.first_relevant:
-        floor = first_relevant_floor(labels_g, scores_g, offsets, depth.first_relevant)
-        if depth.k is not None:
-            floor = np.minimum(floor, kth_floor(scores_g, offsets, depth.k))
-        top = segmented_top_order_by_floor(scores_g, offsets, floor, stable=stable)
-    elif depth is not None:
-        top = segmented_top_order(scores_g, offsets, depth.k, stable=stable)
-    if top is None:
-        if full_offsets is None:
-            depth = None  # every row ranked: the ranking is complete
-        if stable:  # input order decides ties: no tie flags to find
-            (order, tied), same = segmented_argsort_desc(scores_g, offsets, stable=True,
-                                                         with_ties=True), None
+    if rows.full_offsets is None and depth is not None:
+        if depth.first_relevant:
+            floor = first_relevant_floor(labels, scores, offsets, depth.first_relevant)
+            if depth.k is not None:
+                floor = np.minimum(floor, kth_floor(scores, offsets, depth.k))
+            top = segmented_top_order_by_floor(scores, offsets, floor, stable=stable)
         else:
-            order, tied, same = segmented_argsort_desc(scores_g, offsets, stable=False,
-                                                       with_ties=True, with_same=True)
-    else:
-        (order, offsets), tied, same = top, True, None
-    tie_same = None
+            top = segmented_top_order(scores, offsets, depth.k, stable=stable)
+    if top is not None:
+        (order, top_offsets) = top
+        return order, top_offsets, True, None, False
+    if stable:  # input order decides ties: no tie flags to find
+        order, tied = segmented_argsort_desc(scores, offsets, stable=True, with_ties=True)
+        return order, offsets, tied, None, True
+    order, tied, same = segmented_argsort_desc(scores, offsets, stable=False, with_ties=True,
+                                               with_same=True)
+    return order, offsets, tied, same, True
+
+
+def _sorted_labels_and_ties(labels, scores, order, offsets, ties, tied, same):
+    """The labels in rank order and, under ``ties="average"``, the tie flags the groups
+    are built from (None otherwise: other policies reorder the tied rows here)."""
     if ties == "stable" or not tied:  # input order decides ties, or there are none
-        labels_sorted, _ = _take_in_order(order, labels_g)
-        same = np.zeros(0, dtype=bool)
-    elif same is not None:  # found by the sort (never across a query boundary)
-        labels_sorted, _ = _take_in_order(order, labels_g)
+        return _take_in_order(order, labels)[0], None
+    if same is not None:  # found by the sort (never across a query boundary)
+        labels_sorted, _ = _take_in_order(order, labels)
     else:
         # Tie groups: runs of equal scores that do not cross a query boundary.
-        labels_sorted, same = _take_in_order(order, labels_g, scores_g)
+        labels_sorted, same = _take_in_order(order, labels, scores)
         if same.size:
             boundaries = offsets[1:-1]
             boundaries = boundaries[(boundaries > 0) & (boundaries < labels_sorted.shape[0])]
             same[boundaries - 1] = False
-    if same.any():
-        if ties == "average":
-            tie_same = same  # the groups are built from it when a kernel reads them
-        else:
-            # Order tied rows by label: worst first (pessimistic) or best first.
-            _order_ties_by_label(labels_sorted, same, worst_first=ties == "pessimistic")
-
-    if depth is None:
-        # The ranking holds every retrieved row: reuse its sorted labels.
-        retrieved_labels = labels_sorted
-    if all_labels is None:
-        all_labels, all_offsets = retrieved_labels, retrieved_offsets
-    return Ranking(qids=qids, labels=labels_sorted, offsets=offsets, depth=depth,
-                   tie_starts=None, tie_same=tie_same, all_labels=all_labels,
-                   all_offsets=all_offsets,
-                   retrieved_labels=retrieved_labels, retrieved_offsets=retrieved_offsets,
-                   regroup=None if all_labels is not None else (y_true, groups))
+    if not same.any():
+        return labels_sorted, None
+    if ties == "average":
+        return labels_sorted, same  # the groups are built from it when a kernel reads them
+    # Order tied rows by label: worst first (pessimistic) or best first.
+    _order_ties_by_label(labels_sorted, same, worst_first=ties == "pessimistic")
+    return labels_sorted, None
