@@ -174,10 +174,50 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
     Returns ``(y_true, y_score, qid, retrieved, n_ranked)`` with ``n_ranked``
     the number of items each user ranks (those not excluded).
     """
-
     if namespace(y_true, y_score, exclude) is not None and qid is None and retrieved is None:
-
         return matrix_arrays_on_device(func, y_true, y_score, exclude)
+    scores = _checked_scores(func, y_score, qid, retrieved)
+    shape = scores.shape
+    t_rows, t_cols, t_data, lookup = _labels_matrix(func, y_true, shape)
+    excl = _Exclusions(func, exclude, shape)
+    n_users, n_items = shape
+    n_ranked = n_items - excl.per_row
+
+    # Test items that are not excluded: they are the only ones that can be relevant.
+    live = ~excl.contains(t_rows, t_cols)
+    t_rows, t_cols, t_data = t_rows[live], t_cols[live], t_data[live]
+
+    floor = _user_floors(depth, t_rows, t_cols, t_data, scores)
+    c_rows, c_cols, c_scores = _candidate_cells(func, scores, excl, floor, n_ranked,
+                                                None if depth is None else depth.k)
+    c_labels, where = lookup(c_rows, c_cols)
+
+    # Test items not among the ranked candidates: unranked rows.
+    live_pos = np.flatnonzero(live)
+    taken = np.zeros(live.shape[0], dtype=bool)
+    taken[where[where >= 0]] = True
+    rest = ~taken[live_pos] if live_pos.size else np.zeros(0, dtype=bool)
+    u_rows, u_labels = t_rows[rest], t_data[rest]
+
+    # Users with no row at all still count as queries.
+    present = np.zeros(n_users, dtype=bool)
+    present[c_rows] = True
+    present[u_rows] = True
+    empty = np.flatnonzero(~present)
+
+    qid_flat = np.concatenate([c_rows, u_rows, empty]).astype(np.intp)
+    labels = np.concatenate([c_labels, u_labels, np.zeros(empty.size)])
+    score = np.concatenate([c_scores, np.full(u_rows.size + empty.size, np.nan)])
+    ranked = np.zeros(qid_flat.shape[0], dtype=bool)
+    ranked[:c_rows.size] = True
+    order = np.argsort(qid_flat, kind="stable")
+    retrieved_flat = None if ranked.all() else ranked[order]
+    return labels[order], score[order], qid_flat[order], retrieved_flat, n_ranked
+
+
+def _checked_scores(func, y_score, qid, retrieved):
+    """The dense 2-D score matrix of the 2-D form (infinite scores mapped to finite ones
+    that keep their order), after refusing the flat form's ``qid`` and ``retrieved``."""
     if qid is not None:
         raise ValueError(f"{func}: qid must be None when exclude or a sparse y_true is given: "
                          f"they belong to the 2-D form, one row per query. Got qid of type "
@@ -196,23 +236,19 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
                          f"is sparse or exclude is given. Got {_describe(scores)} instead.")
     if scores.dtype.kind not in "iufb":
         scores = _as_numeric(func, "y_score", scores)
-    shape = scores.shape
     if scores.size and np.isinf([scores.min(), scores.max()]).any():  # NaN: below
-
         scores = orderable_scores(func, "y_score", scores)  # ranks keep the order
-    if shape[0] == 0 or shape[1] == 0:
+    if scores.shape[0] == 0 or scores.shape[1] == 0:
         raise ValueError(f"{func}: y_score must hold at least one query with one document. "
-                         f"Got shape {shape} instead.")
-    t_rows, t_cols, t_data, lookup = _labels_matrix(func, y_true, shape)
-    excl = _Exclusions(func, exclude, shape)
-    n_users, n_items = shape
-    n_ranked = n_items - excl.per_row
+                         f"Got shape {scores.shape} instead.")
+    return scores
 
-    # Test items that are not excluded: they are the only ones that can be relevant.
-    live = ~excl.contains(t_rows, t_cols)
-    t_rows, t_cols, t_data = t_rows[live], t_cols[live], t_data[live]
 
-    # Each user's floor: the lowest score its ranking must be held to.
+def _user_floors(depth, t_rows, t_cols, t_data, scores):
+    """Each user's floor: the lowest score its ranking must be held to so that the
+    metrics reading ``depth`` see their first relevant items (-inf: the whole ranking;
+    the ``k`` floor is applied per block in :func:`_candidate_cells`)."""
+    n_users = scores.shape[0]
     floor = np.full(n_users, -np.inf)
     if depth is not None:
         floor[:] = np.inf
@@ -222,8 +258,14 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
             np.maximum.at(best, t_rows[rel], scores[t_rows[rel], t_cols[rel]].astype(np.float64))
             best[best == -np.inf] = np.inf
             np.minimum(floor, best, out=floor)
-    k = None if depth is None else depth.k
+    return floor
 
+
+def _candidate_cells(func, scores, excl, floor, n_ranked, k):
+    """``(rows, cols, scores)`` of the cells each user ranks: not excluded, scoring at
+    least the user's floor or its ``k``-th largest score (whole tie groups), read in
+    blocks of users so that memory stays a block of the matrix."""
+    n_users, n_items = scores.shape
     cand_rows, cand_cols, cand_scores = [], [], []
     step = max(1, _BLOCK_CELLS // n_items)
     for r0 in range(0, n_users, step):
@@ -252,29 +294,4 @@ def matrix_arrays(func, y_true, y_score, qid, retrieved, exclude, depth):
         cand_rows.append(rows + r0)
         cand_cols.append(cols)
         cand_scores.append(block.reshape(-1)[cells])
-    c_rows = np.concatenate(cand_rows)
-    c_cols = np.concatenate(cand_cols)
-    c_scores = np.concatenate(cand_scores)
-    c_labels, where = lookup(c_rows, c_cols)
-
-    # Test items not among the ranked candidates: unranked rows.
-    live_pos = np.flatnonzero(live)
-    taken = np.zeros(live.shape[0], dtype=bool)
-    taken[where[where >= 0]] = True
-    rest = ~taken[live_pos] if live_pos.size else np.zeros(0, dtype=bool)
-    u_rows, u_labels = t_rows[rest], t_data[rest]
-
-    # Users with no row at all still count as queries.
-    present = np.zeros(n_users, dtype=bool)
-    present[c_rows] = True
-    present[u_rows] = True
-    empty = np.flatnonzero(~present)
-
-    qid_flat = np.concatenate([c_rows, u_rows, empty]).astype(np.intp)
-    labels = np.concatenate([c_labels, u_labels, np.zeros(empty.size)])
-    score = np.concatenate([c_scores, np.full(u_rows.size + empty.size, np.nan)])
-    ranked = np.zeros(qid_flat.shape[0], dtype=bool)
-    ranked[:c_rows.size] = True
-    order = np.argsort(qid_flat, kind="stable")
-    retrieved_flat = None if ranked.all() else ranked[order]
-    return labels[order], score[order], qid_flat[order], retrieved_flat, n_ranked
+    return np.concatenate(cand_rows), np.concatenate(cand_cols), np.concatenate(cand_scores)
