@@ -28,9 +28,8 @@ from ._metrics import (
 from ._evaluation import Evaluation
 from ._evaluate import evaluate
 # issue 29: the faces whose functions bind to their declarations of METRICS (light imports)
-from . import beyond, diversity
+from . import beyond, diversity, datasets
 from ._core.checks import InvalidParameterError
-from . import datasets
 from ._sklearn_registration import (
     register_when_sklearn_scorers_load as _register_when_sklearn_scorers_load,
 )

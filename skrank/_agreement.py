@@ -627,7 +627,6 @@ def ranking_agreement(runs, qrels_a, qrels_b, *, metric="ndcg@10", tau_ap_ties=N
     """
     from scipy import stats
 
-
     func = "ranking_agreement"
     if tau_ap_ties is not None:
         check_choice(func, "tau_ap_ties", tau_ap_ties, ("a", "b"))

@@ -19,9 +19,8 @@ from ._declare import params as P
 from . import _plan
 from .diversity import _evaluation_parts, diversity_request
 from ._trec_eval import _QueryIndex, grouped_blocks
-from .io._tokenize import check_no_duplicates, empty_run_table
+from .io._tokenize import check_no_duplicates, empty_run_table, source_name
 from .io._fields import decode
-from .io._tokenize import source_name
 
 
 def evaluate(y_true=None, y_score=None, *, qid=None, metrics=DEFAULT_METRICS, retrieved=None,
@@ -190,7 +189,6 @@ def _evaluate_stream(qrels, run, *, block_bytes, metrics, options, missing_queri
     qrels, one block and the per-query values.  Raises
     :class:`skrank._trec_eval.NotGroupedError` when the run is not grouped by query."""
     from types import SimpleNamespace
-
 
     func = "evaluate"
     check_collection_options(func, missing_queries, "skip", False)

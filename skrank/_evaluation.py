@@ -12,14 +12,12 @@ from ._engine.aggregate import renamed_no_relevant_error
 from ._engine.device import fill_skipped
 from ._engine.row_blocks import blockable, execute_by_rows
 from ._engine.xp import to_numpy
-from .io._join import check_query_coverage
-from .io._read import as_qrels, as_run, drop_identical_ids
+from .io._join import check_query_coverage, flat_rows, join
+from .io._read import as_qrels, as_run, drop_identical_ids, read_qrels_table, read_run_table
 from ._declare import params as P
 from . import _plan
-from .io._join import flat_rows, join
 from .io._fields import decode
 from .io._containers import qrels_table, run_table
-from .io._read import read_qrels_table, read_run_table
 from .io._tokenize import Table
 
 
@@ -486,7 +484,6 @@ def _trec_table(value, name):
     """A qrels or run in any accepted form -> its byte table (a file is read as one,
     without str columns)."""
     import os
-
 
     if isinstance(value, Table):  # read by the command line
         return value

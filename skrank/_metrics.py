@@ -10,8 +10,7 @@ import numpy as np
 from ._core.checks import InvalidParameterError, _describe
 from ._declare.table import METRICS, bind_functions
 from ._declare import params as P
-from ._plan import MetricCall, mean
-from ._plan import _parse_item, per_query
+from ._plan import MetricCall, mean, _parse_item, per_query
 from ._declare.names import NAMES_LISTED, did_you_mean_hint
 
 

@@ -22,7 +22,7 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 from ._engine.xp import namespace, value_range
-from ._engine.aggregate import apply_no_relevant, mean_over_queries, query_weights
+from ._engine.aggregate import apply_no_relevant, mean_over_queries, query_weights, _like
 from ._engine.ranking import Depth, rank_queries
 from ._engine.matrix import is_matrix_form, matrix_arrays
 from ._declare import params as P
@@ -31,7 +31,7 @@ from ._declare.names import parse_metric_name
 from ._engine.row_blocks import blockable, execute_by_rows
 from ._core.checks import InvalidParameterError, _describe
 from ._engine.arrays import check_ranking_arrays
-from ._engine.aggregate import _like
+
 
 def spec_of(metric):
     """The declaration of a metric by its name in the table."""
@@ -268,7 +268,6 @@ class _Extremes:
         if which not in self._found:
             self._found[which] = value_range(self._values, which)  # any namespace
         return self._found[which]
-
 
 
 #: The families of declarations whose executors read the arrays as given.

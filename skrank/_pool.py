@@ -24,9 +24,8 @@ from ._core.checks import (
 )
 from .io._columns import is_frame
 from .io._fields import as_str_ids, str_array
-from .io._read import as_run
+from .io._read import as_run, as_qrels
 from .io._containers import factorize_ids
-from .io._read import as_qrels
 from .io import Qrels
 
 ORDERS = ("round_robin", "reciprocal_rank")
@@ -223,6 +222,7 @@ def read_pool(path, format=None):
     qid = str_array([rec[1] for rec in records])
     docno = str_array([rec[2] for rec in records])
     return Pool(qid, docno, tuple(names), ranks, relevance)
+
 
 def _pool_records_jsonl(name, lines):
     """(records, whether a relevance field is present) of a JSONL pool file; a record is

@@ -14,21 +14,19 @@ import numpy as np
 
 from ._trec.measures import TREC_MEASURES
 from ._declare.names import atof, select_measures
-from .io._fields import encode
+from .io._fields import encode, decode, fits_fixed, str_array
 from . import io
-from ._trec.data import trec_ranking
-from .io._read import read_qrels_table, read_run_table
-from ._trec.data import run_tag
-from .io._tokenize import check_no_duplicates, empty_run_table
-from .io._fields import decode, fits_fixed, str_array
-from .io._tokenize import source_name
-from .io._read import iter_run_tables
-from .io._tokenize import Layout, read_tables
+from ._trec.data import trec_ranking, run_tag
+from .io._read import read_qrels_table, read_run_table, iter_run_tables
+from .io._tokenize import (
+    check_no_duplicates, empty_run_table, source_name, Layout, read_tables, Table
+)
 from .io._containers import factorize_ids
-from .io._tokenize import Table
 
 MISSING_ZSCORE_VALUE = -1000000.0   # trec_eval.h
 _FUNC = "evaluate"
+
+
 def read_zscores(path):
     """``qid measure mean stddev`` lines -> {(qid, measure): (mean, stddev)}."""
     table = {}
@@ -578,7 +576,6 @@ def _before_tab(strings):
 
 def _group_ranking(path, run, options):
     """Judgement groups (the qrels' second column) as sub-queries 'qid<TAB>group'."""
-
 
     # The judgement group is read as the column a run's tag would be (one per row).
     layout = Layout("qid jg docno rel", 4, True, qid=0, docno=2, tag=1,

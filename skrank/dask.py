@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _plan
-from ._evaluation import DEFAULT_METRICS, INPUTS, Evaluation, _collection_values
+from ._evaluation import (
+    DEFAULT_METRICS, INPUTS, Evaluation, _collection_values, check_collection_options
+)
 from ._engine.aggregate import mean_over_queries
-from ._evaluation import check_collection_options
 from .io._columns import _SHOWN, ids_as_str
 from .io._fields import as_str_ids
 from .io._join import report_query_coverage
@@ -350,7 +351,6 @@ def _table_meta(labels):
 def _evaluate_partition(rows, *, options, missing_queries):
     """skrank.evaluate on one partition's rows (every query's rows are all here)."""
     import pandas as pd
-
 
     labels = _labels(options["metrics"])
     is_run = rows[_IS_RUN].to_numpy(dtype=bool)

@@ -16,11 +16,10 @@ from sklearn.utils.validation import _num_samples
 
 from ._engine.codes import factorize_qid
 from ._scorer import qid_from_X, warn_if_qid_is_a_feature
-from ._core.checks import InvalidParameterError, check_k
+from ._core.checks import InvalidParameterError, check_k, _describe
 from ._engine.ids import as_qid_array
 from ._evaluation import DEFAULT_METRICS
 from ._evaluate import evaluate
-from ._core.checks import _describe
 from ._core.docstrings import shared_doc
 
 __all__ = ["DropQid", "QueryKFold", "QueryShuffleSplit", "cross_val_evaluate"]
@@ -448,7 +447,6 @@ def cross_val_evaluate(estimator, X, y, *, qid=None, cv=None, metrics=None, fit_
 
     import scipy.sparse as sp
     from sklearn.base import clone
-
 
     func = "cross_val_evaluate"
     if qid is None:

@@ -550,6 +550,7 @@ METRIC = Param(
                 '(``"ndcg_exp@10"``, ``"map(denominator=min)@10"``), or ``"bpref"``,\n'
                 '``"infap"``, ``"judged@10"``.')
 
+
 class _Named:
     """A default shown by its name in a docstring (``default=DEFAULT_METRICS``)."""
 

@@ -337,7 +337,6 @@ _JUDGED = dict(inputs=("judged",), executor=judged_columns, family="judged",
                label_note=LABEL_NOTE)
 
 
-
 # -- issue 29: diversity and intent-aware metrics (TREC Web track, ndeval) ----------------------
 # They read a label matrix (rows x subtopics) as ``y_true`` (the input ``subtopics``,
 # which a scorer is given as its 2-D ``y``), and optionally ``intent_weights``; their

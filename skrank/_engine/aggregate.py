@@ -3,12 +3,9 @@
 import warnings
 
 import numpy as np
-from .xp import is_device_array, namespace, to_numpy
+from .xp import is_device_array, namespace, to_numpy, device_of
 from .codes import factorize_qid
-from .device import query_weights as query_weights_on_device
-from .device import factorize
-from .xp import device_of
-
+from .device import query_weights as query_weights_on_device, factorize
 
 
 def no_relevant_error(func, qids):

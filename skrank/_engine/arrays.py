@@ -16,8 +16,7 @@ from .._core.checks import (
 )
 from .ids import as_qid_array
 from .device import check_ranking_arrays as check_device_arrays
-from .xp import namespace
-from .xp import is_device_array, to_numpy, value_range
+from .xp import namespace, is_device_array, to_numpy, value_range
 
 
 # 2**1000 is about 1e301: room for sums over a billion documents below float64's 1.8e308.

@@ -41,8 +41,7 @@ from .xp import (
     stable_argsort,
     to_numpy,
 )
-from .codes import check_no_missing_qid
-from .codes import factorize_qid
+from .codes import check_no_missing_qid, factorize_qid
 from .ids import as_qid_array
 
 

@@ -10,8 +10,7 @@ integers no larger than the longest query), where the NumPy kernels use
 
 import numpy as np
 
-from . import device as D
-from . import xp as XP
+from . import device as D, xp as XP
 from .xp import log_comb, log_factorial, segment_cumsum_exclusive, segment_sum
 
 

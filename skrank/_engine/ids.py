@@ -5,9 +5,8 @@ own codes and buffers instead of one Python string per row.
 import numpy as np
 
 from .._core.checks import filtered_on_numpy_1
-from .codes import CodedIds
+from .codes import CodedIds, factorize_qid, fixed_width_cells
 from .keys import _string_character_keys
-from .codes import factorize_qid, fixed_width_cells
 
 
 def as_qid_array(qid):

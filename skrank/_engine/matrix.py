@@ -8,11 +8,10 @@ import sys
 
 import numpy as np
 
-from .._core.checks import InvalidParameterError, _as_numeric, _describe
+from .._core.checks import InvalidParameterError, _as_numeric, _describe, orderable_scores
 from .segments import _kth_largest_by_row
 from .xp import namespace
 from .device import matrix_arrays as matrix_arrays_on_device
-from .._core.checks import orderable_scores
 
 
 # Rows of the score matrix are processed in blocks of about this many cells,

@@ -17,8 +17,7 @@ from ._columns import (
 from .._core.checks import _check_length
 from ._tokenize import Table
 from ._fields import decode, str_array
-from ._external import qrels_from_ir_datasets
-from ._external import run_from_ir_datasets
+from ._external import qrels_from_ir_datasets, run_from_ir_datasets
 
 
 def factorize_ids(func, ids):
@@ -237,7 +236,6 @@ class Qrels(_Columns):
         return cls(qid=qid, docno=docno, rel=rel)
 
 
-
 @dataclass(frozen=True, eq=False, repr=False)
 class Run(_Columns):
     """Retrieval results read from a TREC run file, one row per line.
@@ -379,7 +377,6 @@ class Run(_Columns):
 
         qid, docno, score = run_from_ir_datasets(dataset)
         return cls(qid=qid, docno=docno, score=score)
-
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -21,10 +21,8 @@ import os
 import re
 
 import numpy as np
-from ._tokenize import source_name
+from ._tokenize import source_name, QRELS, read_tables, Table
 from .._core.checks import check_choice
-from ._tokenize import QRELS, read_tables
-from ._tokenize import Table
 
 FORMATS_QRELS = ("trec", "beir", "json")
 FORMATS_RUN = ("trec", "json")

@@ -18,10 +18,9 @@ from ._columns import (
 from .._core.checks import InvalidParameterError, _describe
 from ._containers import Qrels, Run, qrels_of, run_of
 from ._tokenize import QRELS, RUN, Table, check_no_duplicates, read_tables
-from ._formats import qrels_table_of
-from ._formats import run_table_of
-from ._formats import FORMATS_QRELS, _check_format
-from ._formats import FORMATS_RUN
+from ._formats import (
+    qrels_table_of, run_table_of, FORMATS_QRELS, _check_format, FORMATS_RUN
+)
 
 
 def read_qrels_table(path, format=None, split=None):
