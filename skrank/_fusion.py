@@ -21,6 +21,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ._declare.params import REQUIRED, Interval, NoneValue, Options, Param
+from ._engine.codes import _string_run_starts, factorize_qid
 from ._engine.groups import _radix_order
 
 # ---------------------------------------------------------------------------
@@ -210,6 +211,62 @@ def _segment_starts(sorted_codes):
     new[0] = True
     np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=new[1:])
     return np.flatnonzero(new)
+
+
+def _factorize(values):
+    """``(codes, sorted distinct values)`` by the engine's factoriser."""
+    codes, uniques, _ = factorize_qid("fuse", values)
+    return np.asarray(codes, dtype=np.intp), np.asarray(uniques)
+
+
+def factorize_ids(values, grouped=False):
+    """``(codes, sorted distinct ids)`` of a 1-D array of ids.  ``grouped``: the rows
+    of an id are likely contiguous (a run's query ids, in any order of queries): the
+    first row of each stretch of equal strings is factorised alone, unless an id
+    turns out to have several stretches."""
+    n = values.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.intp), values[:0]
+    if grouped and values.dtype.kind == "U" and n > 1:
+        starts = np.concatenate(([0], _string_run_starts(values)))
+        heads, uniques = _factorize(values[starts])
+        if uniques.shape[0] == starts.shape[0]:  # one stretch per id
+            return np.repeat(heads, np.diff(np.append(starts, n))), uniques
+    return _factorize(values)
+
+
+def pair_codes(key, n_keys, sizes):
+    """``(codes, sorted distinct keys, twice)`` of the non-negative int64 ``key`` (below
+    ``n_keys``) of rows concatenated from runs of ``sizes`` rows; ``twice``: some run
+    holds a key twice.  A dense table of the keys when their range is small (one
+    table of a run's keys at a time finds the duplicates), else the engine's
+    factoriser and a count of each (key, run)."""
+    n = key.shape[0]
+    if n_keys > 4 * n + 1024:
+        codes, distinct = _factorize(key)
+        run = np.repeat(np.arange(len(sizes)), sizes)
+        per_run = np.bincount(codes * len(sizes) + run, minlength=distinct.shape[0] * len(sizes))
+        return codes, distinct, bool(per_run.size and per_run.max() > 1)
+    seen = np.zeros(n_keys, dtype=bool)
+    twice = False
+    if len(sizes) == 1:
+        seen[key] = True
+        twice = int(np.count_nonzero(seen)) < n
+    else:
+        mine = np.empty(n_keys, dtype=bool)
+        first = 0
+        for size in sizes:
+            mine.fill(False)
+            mine[key[first:first + size]] = True
+            twice = twice or int(np.count_nonzero(mine)) < size
+            seen |= mine
+            first += size
+        del mine
+    distinct = np.flatnonzero(seen)
+    index = np.cumsum(seen, dtype=np.int32 if distinct.shape[0] < 2**31 else np.intp)
+    del seen
+    index -= 1
+    return index[key], distinct.astype(np.int64), twice
 
 
 def _group_mean(values, groups, n_groups):
