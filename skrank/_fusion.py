@@ -220,19 +220,21 @@ def _factorize(values):
 
 
 def factorize_ids(values, grouped=False):
-    """``(codes, sorted distinct ids)`` of a 1-D array of ids.  ``grouped``: the rows
-    of an id are likely contiguous (a run's query ids, in any order of queries): the
-    first row of each stretch of equal strings is factorised alone, unless an id
-    turns out to have several stretches."""
+    """``(codes, sorted distinct ids, lengths)`` of a 1-D array of ids.  ``grouped``:
+    the rows of an id are likely contiguous (a run's query ids, in any order of
+    queries): the first row of each stretch of equal strings is factorised alone,
+    and unless an id turns out to have several stretches, ``codes`` are those of the
+    stretches, ``lengths`` their numbers of rows (else None, and one code a row)."""
     n = values.shape[0]
     if n == 0:
-        return np.zeros(0, dtype=np.intp), values[:0]
-    if grouped and values.dtype.kind == "U" and n > 1:
-        starts = np.concatenate(([0], _string_run_starts(values)))
+        return np.zeros(0, dtype=np.intp), values[:0], np.zeros(0, dtype=np.intp)
+    if grouped and values.dtype.kind == "U":
+        starts = np.concatenate(([0], _string_run_starts(values) if n > 1 else []))
+        starts = starts.astype(np.intp)
         heads, uniques = _factorize(values[starts])
         if uniques.shape[0] == starts.shape[0]:  # one stretch per id
-            return np.repeat(heads, np.diff(np.append(starts, n))), uniques
-    return _factorize(values)
+            return heads, uniques, np.diff(np.append(starts, n))
+    return (*_factorize(values), None)
 
 
 def pair_codes(key, n_keys, sizes):
@@ -284,7 +286,8 @@ class Rows:
     position in the run's ranking of the query), ``n`` (length of that ranking),
     ``tie`` (tie-group id: equal scores of one run and query), and per pair:
     ``pair_query``, ``counts`` (runs that returned it) and ``starts`` (where its rows
-    start once sorted by pair, see :meth:`by_pair`).
+    start once sorted by pair, see :meth:`by_pair`); the last two are computed when
+    first read.
     """
 
     pair: np.ndarray
@@ -301,12 +304,18 @@ class Rows:
     n_runs: int
     n_queries: int
     run_query_len: np.ndarray  # (n_runs, n_queries) lengths of each run's ranking
-    starts: np.ndarray = None
-    counts: np.ndarray = None
+    _counts: np.ndarray = None
 
-    def __post_init__(self):
-        self.counts = np.bincount(self.pair, minlength=self.n_pairs)
-        self.starts = np.concatenate(([0], np.cumsum(self.counts)[:-1]))
+    @property
+    def counts(self):
+        """The number of runs that returned each pair (counted once, when first read)."""
+        if self._counts is None:
+            self._counts = np.bincount(self.pair, minlength=self.n_pairs)
+        return self._counts
+
+    @property
+    def starts(self):
+        return np.concatenate(([0], np.cumsum(self.counts)[:-1]))
 
     def by_pair(self):
         """``(order, starts)``: the rows sorted by pair (stable radix passes), and where each
@@ -624,30 +633,36 @@ def train(method, p, hit, run, pos, query_len, n_runs, n_train, mean_ap=None):
 # Normalisations: per (run, query) segment of the rows sorted by (run, query)
 
 
-def normalise(name, score, seg_starts, seg_of_row, pos, n, tie_mean):
-    """The normalised scores (``name`` other than "borda"; rows sorted by (run, query,
-    rank), ``seg_of_row`` the (run, query) segment of each row)."""
+def normalise(name, score, seg_starts, lengths, pos, n, tie_mean):
+    """The normalised scores (``name`` other than "borda"; rows grouped by (run,
+    query): segment ``i`` is ``lengths[i]`` rows from ``seg_starts[i]``; ``pos`` and
+    ``n``, the rank and ranking length of each row, are read by "rank" only).  Each
+    segment's statistics are spread over its rows by ``np.repeat``."""
     if name is None:
         return score
     if name in ("rank",):
         return tie_mean(1.0 - pos / n)
     if score.shape[0] == 0:
         return score.copy()
-    hi = np.maximum.reduceat(score, seg_starts)[seg_of_row]
-    lo = np.minimum.reduceat(score, seg_starts)[seg_of_row]
-    if name == "min-max":
-        return (score - lo) / np.maximum(hi - lo, 1e-9)
-    if name == "min-max-inverted":
-        return (hi - score) / np.maximum(hi - lo, 1e-9)
+
+    def spread(values):
+        return np.repeat(values, lengths)
+
+    hi = np.maximum.reduceat(score, seg_starts)
+    lo = np.minimum.reduceat(score, seg_starts)
+    if name in ("min-max", "min-max-inverted"):
+        out = score - spread(lo) if name == "min-max" else spread(hi) - score
+        out /= spread(np.maximum(hi - lo, 1e-9))
+        return out
     if name == "max":
-        return score / np.maximum(hi, 1e-9)
+        return score / spread(np.maximum(hi, 1e-9))
     if name == "sum":
-        total = np.add.reduceat(score, seg_starts)[seg_of_row]
-        return (score - lo) / np.maximum(total - lo * n, 1e-9)
-    count = np.diff(np.append(seg_starts, score.shape[0])).astype(np.float64)
+        total = np.add.reduceat(score, seg_starts)
+        return (score - spread(lo)) / spread(np.maximum(total - lo * lengths, 1e-9))
+    count = lengths.astype(np.float64)
     mean = (np.add.reduceat(score, seg_starts) / count)
-    dev = score - mean[seg_of_row]
-    std = np.sqrt(np.add.reduceat(dev * dev, seg_starts) / count)[seg_of_row]
+    dev = score - spread(mean)
+    std = spread(np.sqrt(np.add.reduceat(dev * dev, seg_starts) / count))
     if name == "zmuv":
         return dev / np.maximum(std, 1e-9)
     if name == "dbsf":

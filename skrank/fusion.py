@@ -152,10 +152,15 @@ def _union_codes(arrays, grouped=False):
     factorised on its own (``grouped``: ids of one query are contiguous in a run, read
     by their first row), then the small arrays of distinct values are merged."""
     parts = [factorize_ids(a, grouped) for a in arrays]
-    uniques = [u for _, u in parts if u.shape[0]]
+    uniques = [u for _, u, _ in parts if u.shape[0]]
     union = np.unique(np.concatenate(uniques)) if uniques else np.zeros(0, dtype="U1")
-    codes = [np.searchsorted(union, u)[c] if c.shape[0] else c for c, u in parts]
-    return codes, union
+    # int32 codes (the union's ids number fewer than the rows of one run, as a rule)
+    small = np.int32 if union.shape[0] < 2**31 else np.intp
+    codes = []
+    for c, u, lengths in parts:
+        into = np.searchsorted(union, u).astype(small)
+        codes.append(into[c] if lengths is None else np.repeat(into[c], lengths))
+    return codes, union, [lengths is not None for _, _, lengths in parts]
 
 
 def _sort_rows(key, n_keys, score):
@@ -189,15 +194,21 @@ class _Prepared:
         objs = [r for _, _, r in runs]
         self.m = m = len(objs)
         sizes = [len(r) for r in objs]
+        bounds = np.concatenate(([0], np.cumsum(sizes, dtype=np.intp)))
         extra = [] if qrels is None else [qrels]
-        qcodes, self.uq = _union_codes([r.qid for r in objs + extra], grouped=True)
-        dcodes, self.ud = _union_codes([r.docno for r in objs + extra])
+        qcodes, self.uq, stretches = _union_codes([r.qid for r in objs + extra], grouped=True)
+        # each run's rows of a query contiguous: (run, query) segments need no sorting
+        self.contiguous = all(stretches[:m])
+        dcodes, self.ud, _ = _union_codes([r.docno for r in objs + extra])
+        qrels_doc = dcodes[m] if qrels is not None else None
         self.nq, self.nd = nq, nd = self.uq.shape[0], self.ud.shape[0]
         # codes as int32 where they fit: the row arrays are most of fuse's memory
         self.query = _narrow(np.concatenate(qcodes[:m]) if m else np.zeros(0, dtype=np.intp))
         key = self.query.astype(np.int64)
         key *= nd
-        key += np.concatenate(dcodes[:m])
+        for r in range(m):  # no concatenated copy of the document codes
+            key[bounds[r]:bounds[r + 1]] += dcodes[r]
+        del dcodes
         self.run = np.repeat(np.arange(m, dtype=np.int32), sizes)
         self.score = np.concatenate([r.score for r in objs])
         pair, self.pairs, twice = pair_codes(key, nq * nd, sizes)
@@ -207,7 +218,7 @@ class _Prepared:
             self._duplicates(func)
         self.qrels_q = self.qrels_rel_key = None
         if qrels is not None:
-            qq, qd = qcodes[m], dcodes[m]
+            qq, qd = qcodes[m], qrels_doc
             self.qrels_q = np.unique(qq)
             rel = qrels.rel >= 1
             self.qrels_rel_key = np.unique(qq[rel].astype(np.int64) * nd + qd[rel])
@@ -228,34 +239,31 @@ class _Prepared:
             f"duplicates first.")
 
     def _segment_key(self):
-        key = self.run.astype(np.int64)
-        key *= self.nq
-        key += self.query
-        return key
+        return _segment_key(self.run, self.query, self.nq)
 
     def _grouping(self):
         """Order grouping the rows by (run, query), None when they already are."""
         if self._group is _UNSET:
-            key = self._segment_key()
-            self._group = (None if bool(np.all(key[1:] >= key[:-1]))
-                           else _group_order(key, max(self.m * self.nq, 1)))
+            self._group = (None if self.contiguous
+                           else _group_order(self._segment_key(), max(self.m * self.nq, 1)))
         return self._group
 
     def _ranked(self):
-        """Order of the rows by (run, query, -score), ties in input order; None when
-        they already are."""
+        """Order of the rows by (run, query, -score), ties in input order (queries in
+        their order of the runs when they are contiguous); None when they already are."""
         if self._order is _UNSET:
-            if self._grouping() is not None:
+            self._order = None
+            if not self.contiguous:
                 self._order = _sort_rows(self._segment_key(), self.m * self.nq, self.score)
-            else:
-                key, s = self._segment_key(), self.score
-                same = key[1:] == key[:-1]
-                if not bool(np.all(s[1:][same] <= s[:-1][same])):
-                    starts = _segment_starts(key)
-                    self._order = segmented_argsort_desc(
-                        s, np.append(starts, s.shape[0]), stable=True)
-                else:
-                    self._order = None
+                return self._order
+            s = self.score
+            down = s[1:] <= s[:-1]
+            if not bool(down.all()):
+                starts = _segment_starts(self._segment_key())
+                down[starts[1:] - 1] = True  # a segment's first row follows another's
+                if not bool(down.all()):
+                    self._order = segmented_argsort_desc(s, np.append(starts, s.shape[0]),
+                                                         stable=True)
         return self._order
 
     def rows(self, depth=None, ranked=True):
@@ -273,26 +281,16 @@ class _Prepared:
         return self.run[o], self.query[o], self.pair[o], self.score[o]
 
 
-def _segments(run, query, nq, with_n=False):
-    """Starts and segment of rows sorted by (run, query), and (``with_n``) the length of
-    each row's segment."""
-    seg = run.astype(np.int64)
-    seg *= nq
-    seg += query
-    starts = _segment_starts(seg)
-    new = np.zeros(seg.shape[0], dtype=np.intp)
-    new[starts[1:]] = 1
-    seg_id = np.cumsum(new, out=new)
-    n = None
-    if with_n:
-        lengths = np.diff(np.append(starts, seg.shape[0]))
-        n = np.repeat(lengths, lengths)
-    return starts, seg_id, n
+def _segment_key(run, query, nq):
+    key = run.astype(np.int64)
+    key *= nq
+    key += query
+    return key
 
 
 def _ranking(run, query, score, nq):
     """Positions, ranking lengths and tie groups of rows sorted by (run, query, -score)."""
-    seg = run * nq + query
+    seg = _segment_key(run, query, nq)
     starts = _segment_starts(seg)
     lengths = np.diff(np.append(starts, seg.shape[0]))
     seg_id = np.repeat(np.arange(starts.shape[0]), lengths)
@@ -307,12 +305,12 @@ def _ranking(run, query, score, nq):
 
 def _fuse_prepared(func, prep, method, norm, w, params, ties, depth, name):
     # the row arrays of _fused_scores are freed before the output's strings are made
-    upair, fused = _fused_scores(prep, method, norm, w, params, ties, depth)
-    return _as_run(prep, upair, fused, name)
+    upair, fused, pair_query = _fused_scores(prep, method, norm, w, params, ties, depth)
+    return _as_run(prep, upair, fused, name, pair_query)
 
 
 def _fused_scores(prep, method, norm, w, params, ties, depth):
-    """``(pairs, fused score of each pair)``."""
+    """``(pairs, fused score of each pair, query of each pair)``."""
     # positions in each run's ranking: for what reads ranks (not the score methods)
     ranked = method.reads == "ranks" or norm in ("rank", "borda")
     run, query, pair, score = prep.rows(depth=depth, ranked=ranked)
@@ -320,8 +318,8 @@ def _fused_scores(prep, method, norm, w, params, ties, depth):
     if ranked or depth is not None:
         starts, seg_id, pos, n, tie = _ranking(run, query, score, nq)
     else:
-        starts, seg_id, n = _segments(run, query, nq, with_n=norm == "sum")
-        pos = tie = None
+        starts = _segment_starts(_segment_key(run, query, nq))
+        pos = n = tie = None
     n_ties = int(tie[-1]) + 1 if tie is not None and tie.size else 0
 
     def tie_mean(values):
@@ -354,7 +352,8 @@ def _fused_scores(prep, method, norm, w, params, ties, depth):
     elif method.reads == "ranks" and method.name != "segfuse" and norm != "min-max-inverted":
         resort = False  # the kernel reads positions only, and the order is unchanged
     else:
-        score = normalise(norm, score, starts, seg_id, pos, n, tie_mean)
+        lengths = np.diff(np.append(starts, score.shape[0]))
+        score = normalise(norm, score, starts, lengths, pos, n, tie_mean)
         resort = norm == "min-max-inverted" and pos is not None
     if resort:
         order = _sort_rows(run * nq + query, m * nq, score)
@@ -372,7 +371,7 @@ def _fused_scores(prep, method, norm, w, params, ties, depth):
                 n_queries=nq, run_query_len=run_len)
     kernel = KERNELS[method.name]
     fused = kernel(rows, w, params) if model is None else kernel(rows, w, params, model)
-    return upair, fused
+    return upair, fused, pair_query
 
 
 def _train(prep, method, params, run, query, pair, upair, pos, n):
@@ -397,19 +396,19 @@ def _train(prep, method, params, run, query, pair, upair, pos, n):
     return train(method, params, hit, r, p, ln, prep.m, n_train, mean_ap)
 
 
-def _as_run(prep, upair, fused, name):
-
-    q = _narrow(upair // prep.nd)
-    d = _narrow(upair % prep.nd)
-
+def _as_run(prep, upair, fused, name, pair_query=None):
+    q = (upair // prep.nd) if pair_query is None else pair_query
     # pairs are sorted by (query, doc): sort each query's by fused score, ties by doc
-    offsets = np.concatenate(([0], np.cumsum(np.bincount(q, minlength=prep.nq))))
+    counts = np.bincount(q, minlength=prep.nq)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
     order = (segmented_argsort_desc(fused, offsets, stable=True) if q.shape[0]
              else np.zeros(0, dtype=np.intp))
-    d, s = d[order], fused[order]
-    counts = np.diff(offsets)
+    d = upair[order]
+    d -= q * prep.nd  # q is the same after the order (a permutation within queries)
+    s = fused[order]
+    del order
     present = np.flatnonzero(counts)
-    rank = np.arange(q.shape[0]) - np.repeat(offsets[:-1][present], counts[present]) + 1
+    rank = np.arange(1, q.shape[0] + 1) - np.repeat(offsets[:-1][present], counts[present])
     qid = np.repeat(prep.uq[present], counts[present])  # q is sorted: no gather of strings
     return Run(qid=qid, docno=prep.ud[d], score=s, rank=rank, tag=name)
 
