@@ -378,18 +378,39 @@ def _k_min(t, w, p):
     return np.minimum.reduceat(t.score[order], starts)
 
 
+# Cells of the (pairs, runs) table of scores that CombMED sorts at once.
+_MED_BLOCK = 1 << 22
+_MED_DENSE = 4  # the whole table when it has at most this many cells a row
+
+
 def _k_med(t, w, p):
+    """The median score of each pair: its scores laid in a table of one row per pair
+    and one column per run (+inf where the run did not return it), each row sorted;
+    the middle two of its ``count`` scores averaged.  The whole table when it is no
+    larger than a few times the rows, else blocks of pairs (rows sorted by pair)."""
     if not t.n_pairs:
         return np.zeros(0)
-    order, starts = t.by_pair()
-    s = t.score[order]
-    # sort each pair's few values: ascending by score within the pair's segment
-    within = np.argsort(s, kind="stable")
-    within = within[np.argsort(t.pair[order][within], kind="stable")]
-    s = s[within]
-    lo = s[starts + (t.counts - 1) // 2]
-    hi = s[starts + t.counts // 2]
-    return (lo + hi) / 2
+    m, n_rows = t.n_runs, t.pair.shape[0]
+    counts = t.counts
+    out = np.empty(t.n_pairs)
+    if t.n_pairs * m <= max(_MED_DENSE * n_rows, _MED_BLOCK):
+        blocks, order, starts = [(0, t.n_pairs)], None, None
+    else:
+        step = max(1, _MED_BLOCK // m)
+        blocks = [(a, min(a + step, t.n_pairs)) for a in range(0, t.n_pairs, step)]
+        order, starts = t.by_pair()
+    for first, last in blocks:
+        if order is None:
+            rows = slice(None)
+        else:
+            rows = order[starts[first]:starts[last] if last < t.n_pairs else n_rows]
+        table = np.full((last - first, m), np.inf)
+        table[t.pair[rows] - first, t.run[rows]] = t.score[rows]
+        table.sort(axis=1)
+        c = counts[first:last]
+        i = np.arange(last - first)
+        out[first:last] = (table[i, (c - 1) // 2] + table[i, c // 2]) / 2
+    return out
 
 
 def _k_mixed(t, w, p):
