@@ -21,6 +21,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ._declare.params import REQUIRED, Interval, NoneValue, Options, Param
+from ._engine.codes import _string_run_starts, factorize_qid
 from ._engine.groups import _radix_order
 
 # ---------------------------------------------------------------------------
@@ -212,6 +213,64 @@ def _segment_starts(sorted_codes):
     return np.flatnonzero(new)
 
 
+def _factorize(values):
+    """``(codes, sorted distinct values)`` by the engine's factoriser."""
+    codes, uniques, _ = factorize_qid("fuse", values)
+    return np.asarray(codes, dtype=np.intp), np.asarray(uniques)
+
+
+def factorize_ids(values, grouped=False):
+    """``(codes, sorted distinct ids, lengths)`` of a 1-D array of ids.  ``grouped``:
+    the rows of an id are likely contiguous (a run's query ids, in any order of
+    queries): the first row of each stretch of equal strings is factorised alone,
+    and unless an id turns out to have several stretches, ``codes`` are those of the
+    stretches, ``lengths`` their numbers of rows (else None, and one code a row)."""
+    n = values.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.intp), values[:0], np.zeros(0, dtype=np.intp)
+    if grouped and values.dtype.kind == "U":
+        starts = np.concatenate(([0], _string_run_starts(values) if n > 1 else []))
+        starts = starts.astype(np.intp)
+        heads, uniques = _factorize(values[starts])
+        if uniques.shape[0] == starts.shape[0]:  # one stretch per id
+            return heads, uniques, np.diff(np.append(starts, n))
+    return (*_factorize(values), None)
+
+
+def pair_codes(key, n_keys, sizes):
+    """``(codes, sorted distinct keys, twice)`` of the non-negative int64 ``key`` (below
+    ``n_keys``) of rows concatenated from runs of ``sizes`` rows; ``twice``: some run
+    holds a key twice.  A dense table of the keys when their range is small (one
+    table of a run's keys at a time finds the duplicates), else the engine's
+    factoriser and a count of each (key, run)."""
+    n = key.shape[0]
+    if n_keys > 4 * n + 1024:
+        codes, distinct = _factorize(key)
+        run = np.repeat(np.arange(len(sizes)), sizes)
+        per_run = np.bincount(codes * len(sizes) + run, minlength=distinct.shape[0] * len(sizes))
+        return codes, distinct, bool(per_run.size and per_run.max() > 1)
+    seen = np.zeros(n_keys, dtype=bool)
+    twice = False
+    if len(sizes) == 1:
+        seen[key] = True
+        twice = int(np.count_nonzero(seen)) < n
+    else:
+        mine = np.empty(n_keys, dtype=bool)
+        first = 0
+        for size in sizes:
+            mine.fill(False)
+            mine[key[first:first + size]] = True
+            twice = twice or int(np.count_nonzero(mine)) < size
+            seen |= mine
+            first += size
+        del mine
+    distinct = np.flatnonzero(seen)
+    index = np.cumsum(seen, dtype=np.int32 if distinct.shape[0] < 2**31 else np.intp)
+    del seen
+    index -= 1
+    return index[key], distinct.astype(np.int64), twice
+
+
 def _group_mean(values, groups, n_groups):
     """Each value replaced by the mean of its group's values."""
     total = np.bincount(groups, weights=values, minlength=n_groups)
@@ -227,7 +286,8 @@ class Rows:
     position in the run's ranking of the query), ``n`` (length of that ranking),
     ``tie`` (tie-group id: equal scores of one run and query), and per pair:
     ``pair_query``, ``counts`` (runs that returned it) and ``starts`` (where its rows
-    start once sorted by pair, see :meth:`by_pair`).
+    start once sorted by pair, see :meth:`by_pair`); the last two are computed when
+    first read.
     """
 
     pair: np.ndarray
@@ -244,12 +304,18 @@ class Rows:
     n_runs: int
     n_queries: int
     run_query_len: np.ndarray  # (n_runs, n_queries) lengths of each run's ranking
-    starts: np.ndarray = None
-    counts: np.ndarray = None
+    _counts: np.ndarray = None
 
-    def __post_init__(self):
-        self.counts = np.bincount(self.pair, minlength=self.n_pairs)
-        self.starts = np.concatenate(([0], np.cumsum(self.counts)[:-1]))
+    @property
+    def counts(self):
+        """The number of runs that returned each pair (counted once, when first read)."""
+        if self._counts is None:
+            self._counts = np.bincount(self.pair, minlength=self.n_pairs)
+        return self._counts
+
+    @property
+    def starts(self):
+        return np.concatenate(([0], np.cumsum(self.counts)[:-1]))
 
     def by_pair(self):
         """``(order, starts)``: the rows sorted by pair (stable radix passes), and where each
@@ -312,18 +378,39 @@ def _k_min(t, w, p):
     return np.minimum.reduceat(t.score[order], starts)
 
 
+# Cells of the (pairs, runs) table of scores that CombMED sorts at once.
+_MED_BLOCK = 1 << 22
+_MED_DENSE = 4  # the whole table when it has at most this many cells a row
+
+
 def _k_med(t, w, p):
+    """The median score of each pair: its scores laid in a table of one row per pair
+    and one column per run (+inf where the run did not return it), each row sorted;
+    the middle two of its ``count`` scores averaged.  The whole table when it is no
+    larger than a few times the rows, else blocks of pairs (rows sorted by pair)."""
     if not t.n_pairs:
         return np.zeros(0)
-    order, starts = t.by_pair()
-    s = t.score[order]
-    # sort each pair's few values: ascending by score within the pair's segment
-    within = np.argsort(s, kind="stable")
-    within = within[np.argsort(t.pair[order][within], kind="stable")]
-    s = s[within]
-    lo = s[starts + (t.counts - 1) // 2]
-    hi = s[starts + t.counts // 2]
-    return (lo + hi) / 2
+    m, n_rows = t.n_runs, t.pair.shape[0]
+    counts = t.counts
+    out = np.empty(t.n_pairs)
+    if t.n_pairs * m <= max(_MED_DENSE * n_rows, _MED_BLOCK):
+        blocks, order, starts = [(0, t.n_pairs)], None, None
+    else:
+        step = max(1, _MED_BLOCK // m)
+        blocks = [(a, min(a + step, t.n_pairs)) for a in range(0, t.n_pairs, step)]
+        order, starts = t.by_pair()
+    for first, last in blocks:
+        if order is None:
+            rows = slice(None)
+        else:
+            rows = order[starts[first]:starts[last] if last < t.n_pairs else n_rows]
+        table = np.full((last - first, m), np.inf)
+        table[t.pair[rows] - first, t.run[rows]] = t.score[rows]
+        table.sort(axis=1)
+        c = counts[first:last]
+        i = np.arange(last - first)
+        out[first:last] = (table[i, (c - 1) // 2] + table[i, c // 2]) / 2
+    return out
 
 
 def _k_mixed(t, w, p):
@@ -567,30 +654,36 @@ def train(method, p, hit, run, pos, query_len, n_runs, n_train, mean_ap=None):
 # Normalisations: per (run, query) segment of the rows sorted by (run, query)
 
 
-def normalise(name, score, seg_starts, seg_of_row, pos, n, tie_mean):
-    """The normalised scores (``name`` other than "borda"; rows sorted by (run, query,
-    rank), ``seg_of_row`` the (run, query) segment of each row)."""
+def normalise(name, score, seg_starts, lengths, pos, n, tie_mean):
+    """The normalised scores (``name`` other than "borda"; rows grouped by (run,
+    query): segment ``i`` is ``lengths[i]`` rows from ``seg_starts[i]``; ``pos`` and
+    ``n``, the rank and ranking length of each row, are read by "rank" only).  Each
+    segment's statistics are spread over its rows by ``np.repeat``."""
     if name is None:
         return score
     if name in ("rank",):
         return tie_mean(1.0 - pos / n)
     if score.shape[0] == 0:
         return score.copy()
-    hi = np.maximum.reduceat(score, seg_starts)[seg_of_row]
-    lo = np.minimum.reduceat(score, seg_starts)[seg_of_row]
-    if name == "min-max":
-        return (score - lo) / np.maximum(hi - lo, 1e-9)
-    if name == "min-max-inverted":
-        return (hi - score) / np.maximum(hi - lo, 1e-9)
+
+    def spread(values):
+        return np.repeat(values, lengths)
+
+    hi = np.maximum.reduceat(score, seg_starts)
+    lo = np.minimum.reduceat(score, seg_starts)
+    if name in ("min-max", "min-max-inverted"):
+        out = score - spread(lo) if name == "min-max" else spread(hi) - score
+        out /= spread(np.maximum(hi - lo, 1e-9))
+        return out
     if name == "max":
-        return score / np.maximum(hi, 1e-9)
+        return score / spread(np.maximum(hi, 1e-9))
     if name == "sum":
-        total = np.add.reduceat(score, seg_starts)[seg_of_row]
-        return (score - lo) / np.maximum(total - lo * n, 1e-9)
-    count = np.diff(np.append(seg_starts, score.shape[0])).astype(np.float64)
+        total = np.add.reduceat(score, seg_starts)
+        return (score - spread(lo)) / spread(np.maximum(total - lo * lengths, 1e-9))
+    count = lengths.astype(np.float64)
     mean = (np.add.reduceat(score, seg_starts) / count)
-    dev = score - mean[seg_of_row]
-    std = np.sqrt(np.add.reduceat(dev * dev, seg_starts) / count)[seg_of_row]
+    dev = score - spread(mean)
+    std = spread(np.sqrt(np.add.reduceat(dev * dev, seg_starts) / count))
     if name == "zmuv":
         return dev / np.maximum(std, 1e-9)
     if name == "dbsf":
