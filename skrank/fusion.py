@@ -35,12 +35,10 @@ from ._fusion import (
 )
 from ._evaluate import evaluate
 from ._core.checks import InvalidParameterError
-from .io._read import as_run
+from .io._read import as_run, as_qrels
 from ._engine.groups import _group_order
 from ._engine.segments import segmented_argsort_desc
-from .io import Run
-from .io._read import as_qrels
-from .io import Qrels
+from .io import Run, Qrels
 
 __all__ = ["FusionSearch", "METHODS", "NORMS", "fuse", "weight_grid"]
 
