@@ -415,14 +415,15 @@ def _diversity_qrels(args, named):
         if named:
             raise ValueError("--qrels-format trec reads plain qrels, where diversity metrics "
                              "(-m alpha_ndcg@20 ...) have no subtopics: use --qrels-format "
-                             "diversity (qid subtopic docno rel) or other metrics")
+                             "diversity (qid subtopic docno rel), or other metrics.")
         return False
     if fmt == "diversity" or named:
         if fmt == "diversity" and args.metrics and not named:
             raise ValueError("--qrels-format diversity evaluates diversity metrics only "
                              "(alpha_ndcg@k, alpha_dcg@k, err_ia@k, nerr_ia@k, nrbp, nnrbp, "
                              "p_ia@k, ap_ia, strec@k). Got " + ", ".join(args.metrics) +
-                             " instead")
+                             " instead; evaluate the other metrics on plain qrels "
+                             "(--qrels-format trec).")
         return True
     return False
 
