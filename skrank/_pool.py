@@ -24,6 +24,7 @@ from ._core.checks import (
 )
 from .io._columns import is_frame
 from .io._fields import as_str_ids, str_array
+from ._engine.scan import positions_in_runs
 from .io._read import as_run, as_qrels
 from .io._containers import factorize_ids
 from .io import Qrels
@@ -487,10 +488,6 @@ def _ranks_in_runs(run_index, q_codes, d_codes, score, n_runs, n_queries, n_docs
     else:  # pragma: no cover - huge id spaces
         order_rows = np.lexsort((-d_codes, -score, q_codes, run_index))
     group = run_index[order_rows].astype(np.int64) * n_queries + q_codes[order_rows]
-    start = np.ones(n_rows, dtype=bool)
-    start[1:] = group[1:] != group[:-1]
-    starts = np.flatnonzero(start)
-    position = np.arange(n_rows) - np.repeat(starts, np.diff(np.append(starts, n_rows)))
     rank = np.empty(n_rows, dtype=np.int64)
-    rank[order_rows] = position + 1
+    rank[order_rows] = positions_in_runs(group) + 1
     return rank

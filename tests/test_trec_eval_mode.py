@@ -12,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from skrank._engine.scan import segment_accumulate
+from skrank._engine.scan import positions_in_runs, segment_accumulate
 from skrank._trec_eval import evaluate_files
 from skrank._declare.names import select_measures
 from skrank._trec.measures import NICKNAMES, TREC_MEASURES
@@ -313,3 +315,13 @@ def test_gain_table_sorted_as_trec_eval():
     got = _lines("q 0 a 2\nq 0 b 1\nq 0 c 0\n", "q Q0 b 1 3 t\nq Q0 a 2 2 t\nq Q0 c 3 1 t\n",
                  measures=["ndcg.1=0.5"])
     assert got[("ndcg_1=0.5", "q")] == f"{(0.5 + 2 / math.log2(3)) / 2:6.4f}" == "0.8809"
+
+
+@given(st.lists(st.integers(0, 3), max_size=30))
+def test_positions_in_runs_count_within_runs_of_equal_keys(keys):
+    expected, previous, count = [], object(), 0
+    for key in keys:   # one element at a time: 0 where a run starts, else one more
+        count = count + 1 if key == previous else 0
+        expected.append(count)
+        previous = key
+    assert positions_in_runs(np.asarray(keys, dtype=np.int64)).tolist() == expected

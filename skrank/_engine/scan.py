@@ -11,6 +11,16 @@ import numpy as np
 _BLOCK_CELLS = 1 << 22
 
 
+def positions_in_runs(keys):
+    """The 0-based position of each element of ``keys`` within its run of equal
+    consecutive keys (``[7, 7, 3, 7] -> [0, 1, 0, 0]``)."""
+    n = keys.shape[0]
+    new = np.ones(n, dtype=bool)
+    new[1:] = keys[1:] != keys[:-1]
+    starts = np.flatnonzero(new)
+    return np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+
+
 def segment_starts(lengths):
     """Start offset of each segment given the segment lengths."""
     starts = np.zeros(lengths.shape[0], dtype=np.int64)

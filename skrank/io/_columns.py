@@ -17,6 +17,7 @@ import numpy as np
 
 from .._core.checks import InvalidParameterError, _as_numeric, _describe
 from .._engine.codes import factorize_qid
+from .._engine.scan import positions_in_runs
 from ._external import arrow_view
 from ._fields import str_array
 
@@ -262,13 +263,8 @@ def rank_in_query(qid):
         return np.zeros(0, dtype=np.int64)
     codes = factorize_qid("Run", qid)[0]
     order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    new = np.ones(n, dtype=bool)
-    new[1:] = sorted_codes[1:] != sorted_codes[:-1]
-    starts = np.flatnonzero(new)
-    position = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
     rank = np.empty(n, dtype=np.int64)
-    rank[order] = position + 1
+    rank[order] = positions_in_runs(codes[order]) + 1
     return rank
 
 

@@ -23,6 +23,7 @@ import re
 import numpy as np
 from ._tokenize import source_name, QRELS, read_tables, Table
 from .._core.checks import check_choice
+from .._engine.scan import positions_in_runs
 
 FORMATS_QRELS = ("trec", "beir", "json")
 FORMATS_RUN = ("trec", "json")
@@ -272,10 +273,7 @@ def read_json_run(source):
     file's order within each query, the file's name as the run tag (trec_eval's runid)."""
     qid, docno, score = _read_json_columns(source, "run")
     n = qid.shape[0]
-    new = np.ones(n, dtype=bool)
-    new[1:] = qid[1:] != qid[:-1]   # a query's documents are contiguous in the file
-    starts = np.flatnonzero(new)
-    rank = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n))) + 1
+    rank = positions_in_runs(qid) + 1   # a query's documents are contiguous in the file
     tag = os.path.splitext(os.path.basename(_name(source)))[0] or "json"
     return _table(_name(source), qid, docno, {"score": score, "rank": rank.astype(np.int64)},
                   tag=np.full(n, tag, dtype=f"U{len(tag)}"))
