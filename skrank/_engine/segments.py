@@ -134,6 +134,17 @@ def segmented_argsort_desc(values, offsets, *, stable, with_ties=False, with_sam
     the sort while each chunk is in cache, or None where the sort does not find them
     (values other than float64).
     """
+    if _flat_sortable(values, offsets):
+        out, tied, same = _flat_argsort_desc(values, offsets)
+        if not with_ties:
+            return out
+        return (out, tied, same[:-1]) if with_same else (out, tied)
+    return _blocks_argsort_desc(values, offsets, stable=stable, with_ties=with_ties,
+                                with_same=with_same)
+
+
+def _blocks_argsort_desc(values, offsets, *, stable, with_ties, with_same):
+    """:func:`segmented_argsort_desc` by padded blocks, one per size class."""
     n = values.shape[0]
     out = np.empty(n, dtype=np.intp)
     same = np.zeros(n, dtype=bool) if with_same else None   # pages written only where tied
@@ -161,6 +172,117 @@ def segmented_argsort_desc(values, offsets, *, stable, with_ties=False, with_sam
     if not with_same:
         return out, tied
     return out, tied, (None if same is None else same[:-1])
+
+
+
+# Segments of uneven sizes no longer than this are sorted as whole chunks of rows (see
+# _flat_argsort_desc), not in padded blocks of one size class each.
+# Not a timing: the key layout's bound (the segment and row take the key's low bits;
+# the longer the segments, the fewer of them share a chunk).
+_FLAT_MAX_WIDTH = 2 ** 12
+
+
+def _flat_sortable(values, offsets):
+    """Whether :func:`_flat_argsort_desc` sorts these segments: float64 values in
+    segments of uneven sizes (one size is a free reshape into one block), none longer
+    than ``_FLAT_MAX_WIDTH``."""
+    if values.dtype != np.float64 or np.dtype(np.intp) != np.dtype(np.int64):
+        return False
+    if offsets.shape[0] < 3 or values.shape[0] < 2:
+        return False
+    sizes = np.diff(offsets)
+    return sizes.max() <= _FLAT_MAX_WIDTH and sizes.min() != sizes.max()
+
+
+def _flat_argsort_desc(values, offsets):
+    """``(order, tied, same)`` of :func:`segmented_argsort_desc` (stable; ``same`` holds
+    ``n`` flags, the last False) for many small segments of uneven sizes.
+
+    Padded blocks of one size class each cost a gather, the padding's sort and a
+    scatter of every row.  Here whole segments are taken in chunks of about
+    ``_SORT_CHUNK_CELLS`` rows, where they lie, and each chunk is sorted as one flat
+    array of uint64 keys: the segment (within the chunk) in the high bits, then the
+    value's bits in an order that descends with the value, the row (within the chunk)
+    in the low bits, so that the sorted keys give each segment's rows in descending
+    order, equal values in input order (a stable sort).  The value keeps only its
+    leading bits: neighbouring sorted keys that share them (the XOR of the two keys is
+    at most the row bits) hold equal values, a tie, or values that differ only in
+    their dropped bits and may be misordered; their segments are sorted again by the
+    padded blocks (rare: values a few units in their 35th leading bit apart).
+    """
+    n = values.shape[0]
+    sizes = np.diff(offsets)
+    order = np.empty(n, dtype=np.intp)
+    same = np.zeros(n, dtype=bool)   # pages written only where tied
+    tied = False
+    misordered = []
+    # Chunks end at segment starts: each holds whole segments, at least one.
+    ends = np.searchsorted(offsets, np.arange(_SORT_CHUNK_CELLS, n, _SORT_CHUNK_CELLS),
+                           side="right") - 1
+    bounds = np.unique(np.concatenate(([0], ends, [offsets.shape[0] - 1])))
+    key = np.empty(min(n, _SORT_CHUNK_CELLS + int(sizes.max())), dtype=np.uint64)
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        first, last = int(offsets[a]), int(offsets[b])
+        m = last - first
+        if m == 0:
+            continue
+        k = key[:m]
+        np.add(values[first:last], 0.0, out=k.view(np.float64))   # -0.0 -> 0.0
+        as_int = k.view(np.int64)
+        # Sign bit set: the other bits flip (negative values descend in their bits);
+        # then the sign bit flips, and the keys ascend (unsigned) with the value.
+        flip = np.right_shift(as_int, 63)
+        flip |= np.int64(-2 ** 63)
+        as_int ^= flip
+        np.invert(k, out=k)   # descending with the value
+        segment_bits = (b - a - 1).bit_length()
+        row_bits = (m - 1).bit_length()
+        low = np.uint64((1 << row_bits) - 1)
+        k >>= np.uint64(segment_bits + row_bits)
+        k <<= np.uint64(row_bits)
+        k |= np.arange(m, dtype=np.uint64)
+        if segment_bits:
+            segment = np.repeat(np.arange(b - a, dtype=np.uint64), sizes[a:b])
+            segment <<= np.uint64(64 - segment_bits)
+            k |= segment
+        k.sort()
+        part = order[first:last]
+        np.bitwise_and(k, low, out=part.view(np.uint64))
+        part += first
+        near = np.flatnonzero((k[1:] ^ k[:-1]) <= low)   # one segment, equal leading bits
+        if near.size == 0:
+            continue
+        equal = values[part[near]] == values[part[near + 1]]
+        if equal.any():
+            tied = True
+            same[first + near[equal]] = True
+        if not equal.all():
+            misordered.append(first + near[~equal])
+    if misordered:
+        tied = _resort_segments(values, offsets, np.concatenate(misordered), order, same)
+    return order, tied, same
+
+
+def _resort_segments(values, offsets, rows, order, same):
+    """Sort again, by the padded blocks, the segments holding sorted positions
+    ``rows`` (of :func:`_flat_argsort_desc`'s ``order``); their ``same`` flags are
+    set anew.  Returns whether any segment ties."""
+    segments = np.unique(np.searchsorted(offsets, rows, side="right") - 1)
+    lengths = offsets[segments + 1] - offsets[segments]
+    sub_offsets = np.zeros(segments.shape[0] + 1, dtype=np.intp)
+    np.cumsum(lengths, out=sub_offsets[1:])
+    positions = (np.repeat(offsets[segments] - sub_offsets[:-1], lengths)
+                 + np.arange(sub_offsets[-1]))
+    sub_order = _blocks_argsort_desc(values[positions], sub_offsets, stable=True,
+                                     with_ties=False, with_same=False)
+    order[positions] = positions[sub_order]
+    in_order = values[order[positions]]
+    flags = in_order[1:] == in_order[:-1]
+    flags[sub_offsets[1:-1] - 1] = False   # from one segment to the next
+    same[positions] = False
+    same[positions[:-1]] = flags
+    same[positions[sub_offsets[1:] - 1]] = False
+    return bool(same.any())
 
 
 # Rows of a block are sorted a chunk of about this many cells at a time: the chunk's
