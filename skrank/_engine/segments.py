@@ -697,6 +697,10 @@ def _kth_largest_by_row(block, k):
 
 def segmented_sort_desc(values, offsets):
     """``values`` sorted descending within each segment (values, not indices)."""
+    if _flat_sortable(values, offsets):
+        out = _flat_sort_desc(values, offsets)
+        if out is not None:
+            return out
     out = np.empty_like(values)
     negated = np.negative(values)
     for _, starts, widths, width in _size_blocks(offsets):
@@ -706,4 +710,45 @@ def segmented_sort_desc(values, offsets):
         if rows is None:
             return result.reshape(-1)
         _scatter(out, result, rows, valid)
+    return out
+
+
+_MAX_BITS = np.uint64(0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _flat_sort_desc(values, offsets):
+    """:func:`segmented_sort_desc` of non-negative float64 values (labels, gains) in
+    segments of uneven sizes, a chunk of whole segments at a time as
+    :func:`_flat_argsort_desc` does: each value's key is the segment (within the chunk)
+    in the high bits and the value's bits, reversed to descend, below; the sorted keys
+    give the values back.  Only values whose lowest bits, which the segment pushes
+    out, are zero (integers and short fractions) are sorted so; otherwise (or with a
+    sign bit set) None: the caller sorts in padded blocks."""
+    n = values.shape[0]
+    sizes = np.diff(offsets)
+    out = np.empty(n, dtype=np.float64)
+    ends = np.searchsorted(offsets, np.arange(_SORT_CHUNK_CELLS, n, _SORT_CHUNK_CELLS),
+                           side="right") - 1
+    bounds = np.unique(np.concatenate(([0], ends, [offsets.shape[0] - 1])))
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        first, last = int(offsets[a]), int(offsets[b])
+        if last == first:
+            continue
+        bits = values[first:last].view(np.uint64)
+        segment_bits = (b - a - 1).bit_length()
+        dropped = np.uint64((1 << segment_bits) - 1)
+        if bits.max() > _MAX_BITS or (bits & dropped).any():
+            return None
+        key = out[first:last].view(np.uint64)
+        np.subtract(_MAX_BITS, bits, out=key)   # descends with the value; low bits all set
+        if segment_bits:
+            key >>= np.uint64(segment_bits)
+            segment = np.repeat(np.arange(b - a, dtype=np.uint64), sizes[a:b])
+            segment <<= np.uint64(64 - segment_bits)
+            key |= segment
+        key.sort()
+        if segment_bits:
+            key <<= np.uint64(segment_bits)
+            key |= dropped
+        np.subtract(_MAX_BITS, key, out=key)
     return out
