@@ -274,14 +274,16 @@ def _close_rankings(draw, longest=40):
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=_close_rankings(), chunk=st.sampled_from([1, 7, 64, 2 ** 16]))
-def test_keyed_row_sort_is_the_stable_sort_and_finds_every_tie(data, chunk):
+@given(data=_close_rankings(), chunk=st.sampled_from([1, 7, 64, 2 ** 16]), flat=st.booleans())
+def test_keyed_row_sort_is_the_stable_sort_and_finds_every_tie(data, chunk, flat):
     s, offsets = data
     qid = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
     expected = np.lexsort((np.arange(s.size), -s, qid))
     sorted_scores = s[expected]
     has_tie = bool(np.any((sorted_scores[1:] == sorted_scores[:-1]) & (qid[1:] == qid[:-1])))
-    with mock.patch.object(S, "_SORT_CHUNK_CELLS", chunk):
+    # Uneven sizes take the flat chunks of keys, or (flat=False) the padded blocks.
+    with mock.patch.object(S, "_SORT_CHUNK_CELLS", chunk), \
+            mock.patch.object(S, "_FLAT_MAX_WIDTH", S._FLAT_MAX_WIDTH if flat else 0):
         order, tied = segmented_argsort_desc(s, offsets, stable=True, with_ties=True)
         unstable, unstable_tied, same = segmented_argsort_desc(
             s, offsets, stable=False, with_ties=True, with_same=True)
@@ -309,7 +311,8 @@ def test_keyed_row_sort_gives_the_reference_values_for_every_tie_policy(data, la
     for ties in ("average", "stable", "pessimistic", "optimistic"):
         got = skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
         # The general path (an argsort of the negated scores, then the tie check).
-        with mock.patch.object(S, "_KEYED_MAX_WIDTH", 0):
+        with mock.patch.object(S, "_KEYED_MAX_WIDTH", 0), \
+                mock.patch.object(S, "_FLAT_MAX_WIDTH", 0):
             general = skrank.evaluate(y, s, qid=qid, metrics=metrics, ties=ties)
         for label in metrics:
             np.testing.assert_allclose(got.per_query[label], general.per_query[label],
@@ -321,6 +324,67 @@ def test_keyed_row_sort_gives_the_reference_values_for_every_tie_policy(data, la
                 values = dict(zip(got.qid, got.per_query[label]))
                 for q, value in expected.items():
                     assert values[q] == pytest.approx(value, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("chunk", [1, 50, 2 ** 16])
+def test_flat_sort_resorts_segments_whose_values_differ_only_in_dropped_bits(chunk,
+                                                                            monkeypatch):
+    # Many small segments of uneven sizes: the flat chunks of (segment, value, row) keys.
+    # Values one unit in the last place apart share their leading bits: the sorted keys
+    # may misorder them, and their segments must be sorted again (and only they).
+    monkeypatch.setattr(S, "_SORT_CHUNK_CELLS", chunk)
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 30, 400)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    s = rng.normal(size=offsets[-1])
+    # Per segment, a base value of either sign and the next float above it.
+    base = (1.0 + rng.random(sizes.size)) * rng.choice([1.0, -1.0], sizes.size)
+    close = rng.random(s.size) < 0.2
+    above = rng.random(s.size) < 0.5
+    s[close] = np.where(above, np.nextafter(base, np.inf)[qid], base[qid])[close]
+    s[rng.random(s.size) < 0.05] = 1.0   # ties as well, next to the close values
+    calls = []
+    resort = S._resort_segments
+    monkeypatch.setattr(S, "_resort_segments", lambda *a: calls.append(a[2]) or resort(*a))
+    assert S._flat_sortable(s, offsets)
+    order, tied, same = segmented_argsort_desc(s, offsets, stable=False, with_ties=True,
+                                               with_same=True)
+    expected = np.lexsort((np.arange(s.size), -s, qid))
+    np.testing.assert_array_equal(order, expected)
+    sorted_scores = s[expected]
+    flags = (sorted_scores[1:] == sorted_scores[:-1]) & (qid[1:] == qid[:-1])
+    np.testing.assert_array_equal(same, flags)
+    assert tied == bool(flags.any())
+    assert calls   # the close values were caught, not sorted right by chance
+    # Without a close pair nothing is sorted again.
+    calls.clear()
+    assert np.array_equal(segmented_argsort_desc(np.arange(s.size, 0, -1.0), offsets,
+                                                 stable=True), np.arange(s.size))
+    assert not calls
+
+
+@pytest.mark.parametrize("chunk", [1, 50, 2 ** 16])
+@pytest.mark.parametrize("kind", ["grades", "gains", "halves", "fractions", "signed"])
+def test_values_sorted_within_segments_flat_or_in_blocks(kind, chunk, monkeypatch):
+    monkeypatch.setattr(S, "_SORT_CHUNK_CELLS", chunk)
+    rng = np.random.default_rng(12)
+    sizes = rng.integers(0, 40, 300)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    n = offsets[-1]
+    values = {"grades": rng.integers(0, 5, n).astype(float),
+              "gains": 2.0 ** rng.integers(0, 11, n) - 1.0,
+              "halves": rng.integers(0, 9, n) / 2.0,
+              "fractions": rng.random(n),            # low bits used: padded blocks
+              "signed": rng.choice([-1.0, -0.0, 0.0, 2.0, np.inf], n)}[kind]
+    expected = values[np.lexsort((-values, qid))]
+    flat = S._flat_sort_desc(values, offsets)
+    assert (flat is None) == (kind in ("fractions", "signed"))
+    got = S.segmented_sort_desc(values, offsets)
+    np.testing.assert_array_equal(got, expected)
+    monkeypatch.setattr(S, "_FLAT_MAX_WIDTH", 0)
+    np.testing.assert_array_equal(S.segmented_sort_desc(values, offsets), expected)
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 64])
