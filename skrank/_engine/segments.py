@@ -220,31 +220,39 @@ def _flat_argsort_desc(values, offsets):
     ends = np.searchsorted(offsets, np.arange(_SORT_CHUNK_CELLS, n, _SORT_CHUNK_CELLS),
                            side="right") - 1
     bounds = np.unique(np.concatenate(([0], ends, [offsets.shape[0] - 1])))
-    key = np.empty(min(n, _SORT_CHUNK_CELLS + int(sizes.max())), dtype=np.uint64)
+    longest = min(n, _SORT_CHUNK_CELLS + int(sizes.max()))
+    key = np.empty(longest, dtype=np.uint64)
+    row = np.arange(longest, dtype=np.uint64)
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         first, last = int(offsets[a]), int(offsets[b])
         m = last - first
         if m == 0:
             continue
         k = key[:m]
-        np.add(values[first:last], 0.0, out=k.view(np.float64))   # -0.0 -> 0.0
-        as_int = k.view(np.int64)
-        # Sign bit set: the other bits flip (negative values descend in their bits);
-        # then the sign bit flips, and the keys ascend (unsigned) with the value.
-        flip = np.right_shift(as_int, 63)
-        flip |= np.int64(-2 ** 63)
-        as_int ^= flip
-        np.invert(k, out=k)   # descending with the value
+        bits = values[first:last].view(np.uint64)
+        if bits.max() <= _MAX_BITS:   # no sign bit set: the bits ascend with the value
+            np.subtract(_MAX_BITS, bits, out=k)
+        else:
+            np.add(values[first:last], 0.0, out=k.view(np.float64))   # -0.0 -> 0.0
+            as_int = k.view(np.int64)
+            # Sign bit set: the other bits flip (negative values descend in their bits);
+            # then the sign bit flips, and the keys ascend (unsigned) with the value.
+            flip = np.right_shift(as_int, 63)
+            flip |= np.int64(-2 ** 63)
+            as_int ^= flip
+            np.invert(k, out=k)   # descending with the value
         segment_bits = (b - a - 1).bit_length()
         row_bits = (m - 1).bit_length()
         low = np.uint64((1 << row_bits) - 1)
         k >>= np.uint64(segment_bits + row_bits)
         k <<= np.uint64(row_bits)
-        k |= np.arange(m, dtype=np.uint64)
-        if segment_bits:
-            segment = np.repeat(np.arange(b - a, dtype=np.uint64), sizes[a:b])
-            segment <<= np.uint64(64 - segment_bits)
-            k |= segment
+        if segment_bits:   # the segment above the value, the row below it
+            tag = np.repeat(np.arange(b - a, dtype=np.uint64) << np.uint64(64 - segment_bits),
+                            sizes[a:b])
+            tag += row[:m]
+            k |= tag
+        else:
+            k |= row[:m]
         k.sort()
         part = order[first:last]
         np.bitwise_and(k, low, out=part.view(np.uint64))
