@@ -727,6 +727,7 @@ def segmented_sort_desc(values, offsets):
 
 
 _MAX_BITS = np.uint64(0x7FFF_FFFF_FFFF_FFFF)
+_INF_BITS = np.uint64(0x7FF0_0000_0000_0000)
 
 
 def _flat_sort_desc(values, offsets):
@@ -736,7 +737,7 @@ def _flat_sort_desc(values, offsets):
     in the high bits and the value's bits, reversed to descend, below; the sorted keys
     give the values back.  Only values whose lowest bits, which the segment pushes
     out, are zero (integers and short fractions) are sorted so; otherwise (or with a
-    sign bit set) None: the caller sorts in padded blocks."""
+    sign bit set, or NaN) None: the caller sorts in padded blocks."""
     n = values.shape[0]
     sizes = np.diff(offsets)
     out = np.empty(n, dtype=np.float64)
@@ -750,7 +751,7 @@ def _flat_sort_desc(values, offsets):
         bits = values[first:last].view(np.uint64)
         segment_bits = (b - a - 1).bit_length()
         dropped = np.uint64((1 << segment_bits) - 1)
-        if bits.max() > _MAX_BITS or (bits & dropped).any():
+        if bits.max() > _INF_BITS or (bits & dropped).any():   # sign bit set, or NaN
             return None
         key = out[first:last].view(np.uint64)
         np.subtract(_MAX_BITS, bits, out=key)   # descends with the value; low bits all set
