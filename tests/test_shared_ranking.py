@@ -327,8 +327,8 @@ def test_keyed_row_sort_gives_the_reference_values_for_every_tie_policy(data, la
 
 
 @pytest.mark.parametrize("chunk", [1, 50, 2 ** 16])
-def test_flat_sort_resorts_segments_whose_values_differ_only_in_dropped_bits(chunk,
-                                                                            monkeypatch):
+def test_flat_sort_resorts_segments_whose_values_differ_only_in_dropped_bits(
+        chunk, monkeypatch):
     # Many small segments of uneven sizes: the flat chunks of (segment, value, row) keys.
     # Values one unit in the last place apart share their leading bits: the sorted keys
     # may misorder them, and their segments must be sorted again (and only they).

@@ -178,7 +178,6 @@ def _blocks_argsort_desc(values, offsets, *, stable, with_ties, with_same):
     return out, tied, (None if same is None else same[:-1])
 
 
-
 # Segments of uneven sizes no longer than this are sorted as whole chunks of rows (see
 # _flat_argsort_desc), not in padded blocks of one size class each.
 # Measured (1M float64 rows, 2 shared cores): the flat chunks 2-3x faster than the
@@ -213,7 +212,8 @@ def _flat_argsort_desc(values, offsets):
     leading bits: neighbouring sorted keys that share them (the XOR of the two keys is
     at most the row bits) hold equal values, a tie, or values that differ only in
     their dropped bits and may be misordered; their segments are sorted again by the
-    padded blocks (rare: values a few units in their 35th leading bit apart).
+    padded blocks (rare: a chunk of 65,536 rows in 2,000 segments keeps the leading 37
+    bits of each value).
     """
     n = values.shape[0]
     sizes = np.diff(offsets)
