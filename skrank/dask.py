@@ -89,9 +89,27 @@ class DaskEvaluation:
 
     def to_pandas(self, ci=None, *, method="bootstrap", n_resamples=10_000, seed=None):
         """Per-query values as a pandas DataFrame indexed by qid, sorted, and on request
-        the mean with its confidence interval below them: as
-        :meth:`skrank.Evaluation.to_pandas` of :meth:`compute`, whose options these are
-        (the per-query values are gathered first; the interval needs them all)."""
+        the mean with its confidence interval below them.
+
+        The per-query values are gathered first (:meth:`compute`): the interval needs
+        them all.
+
+        Parameters
+        ----------
+        ci : None, True or float in (0, 1), default=None
+            As in :meth:`skrank.Evaluation.to_pandas`: None, the per-query rows only;
+            True (95%) or a confidence level, ``"mean"``, ``"ci_low"`` and
+            ``"ci_high"`` rows below them.
+        method : {"bootstrap", "bca", "percentile", "t"}, default="bootstrap"
+        n_resamples : int, default=10_000
+        seed : int, numpy Generator or None, default=None
+            As in :meth:`skrank.Evaluation.confidence_interval` (used only with ``ci``).
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            One column per metric.
+        """
         return self.compute().to_pandas(ci, method=method, n_resamples=n_resamples,
                                         seed=seed)
 
