@@ -228,3 +228,27 @@ def test_pool_memory_follows_the_ids(tmp_path):
     (long, long_peak) = _peak(lambda: run("x" * LONG * 10))
     assert long == short and long[1]
     assert long_peak < short_peak + 20 * LONG * 10 * 4 + 10 * 2**20
+
+
+def test_beir_and_json_files_memory_follows_the_ids(tmp_path):
+    import json
+
+    def run(long_docno):
+        docs = [long_docno if r == 4 else f"d{r}" for r in range(PER_QUERY)]
+        beir = tmp_path / f"qrels{len(long_docno)}.tsv"
+        beir.write_text("query-id\tcorpus-id\tscore\n" + "".join(
+            f"q{q:02d}\t{d}\t{r % 3}\n" for q in range(N_QUERIES) for r, d in enumerate(docs)))
+        results = tmp_path / f"run{len(long_docno)}.json"
+        results.write_text(json.dumps({f"q{q:02d}": {d: float(-r) for r, d in enumerate(docs)}
+                                       for q in range(N_QUERIES)}))
+        qrels, ranked = read_qrels(beir, format="beir"), read_run(results)
+        return skrank.evaluate(qrels=qrels, run=ranked, metrics=["map"]).mean["map"]
+
+    (short, short_peak) = _peak(lambda: run("x" * 8))
+    (long, long_peak) = _peak(lambda: run("x" * LONG * 10))
+    assert long == short
+    # A fixed-width column would cost 20,000 rows x 40,000 characters x 4 bytes (3.2 GB);
+    # the long ids themselves are 40 x 40,000 characters (1.6 MB), held in a few copies
+    # (the file's text, the parsed JSON, the columns, the joined tables).
+    long_ids = N_QUERIES * LONG * 10
+    assert long_peak < short_peak + 30 * long_ids

@@ -36,6 +36,7 @@ import numpy as np
 
 from .._core.checks import InvalidParameterError, _describe
 from ..io import Run, read_run
+from ..io._fields import as_str_ids
 
 TIES = ("pessimistic", "optimistic", "stable")
 IDEAL_TIES = ("last", "first")
@@ -587,7 +588,7 @@ def _qrels_columns(func, qrels):
     if np.isnan(rel).any():
         raise ValueError(f"{func}: qrels must have no missing values (query, subtopic, "
                          f"document or relevance). Got a missing value instead.")
-    return qid.astype(str), subtopic.astype(str), docno.astype(str), rel
+    return as_str_ids(qid), as_str_ids(subtopic), as_str_ids(docno), rel
 
 
 def _sorted_codes(values):
@@ -596,13 +597,13 @@ def _sorted_codes(values):
     sort."""
     import sys
 
-    values = np.asarray(values).astype(str)
+    values = as_str_ids(values)
     pd = sys.modules.get("pandas")
     if pd is None:
         uniques, codes = np.unique(values, return_inverse=True)
         return codes.reshape(-1), uniques
     codes, uniques = pd.factorize(values)
-    uniques = np.asarray(uniques, dtype=str)
+    uniques = as_str_ids(np.asarray(uniques, dtype=object))
     order = np.argsort(uniques, kind="stable")
     rank = np.empty(order.shape[0], dtype=np.intp)
     rank[order] = np.arange(order.shape[0])
@@ -642,7 +643,7 @@ def collection_arrays(func, qrels, run, *, ties="pyndeval"):
     ties = _check_option(func, "ties", ties, RUN_TIES)
     q_qid, q_sub, q_doc, q_rel = _qrels_columns(func, qrels)
     r = _run_of(func, run)
-    r_qid, r_doc, r_score = r.qid.astype(str), r.docno.astype(str), r.score
+    r_qid, r_doc, r_score = as_str_ids(r.qid), as_str_ids(r.docno), r.score
     n_q = q_qid.shape[0]
     # Integer codes in string order: queries and documents of both sides.
     qcode, quniq = _sorted_codes(np.concatenate([q_qid, r_qid]))

@@ -6,6 +6,8 @@ from operator import attrgetter
 
 import numpy as np
 
+from ._fields import str_array
+
 
 def _dataset(func, dataset):
     """An ir_datasets dataset: the object itself, or loaded from its id (ir_datasets
@@ -37,6 +39,11 @@ def _fields(func, items, names, what, dataset):
     return [list(column) for column in zip(*rows)]
 
 
+def _ids(values):
+    """A list of ids as str (memory following the ids, see :func:`str_array`)."""
+    return str_array([str(v) for v in values])
+
+
 def _describe_dataset(dataset):
     dataset_id = getattr(dataset, "dataset_id", None)
     return repr(dataset_id() if callable(dataset_id) else type(dataset).__name__)
@@ -52,8 +59,7 @@ def qrels_from_ir_datasets(dataset):
                          f"{_describe_dataset(dataset)}, which has none.")
     qid, docno, rel = _fields(func, iter(dataset.qrels_iter()),
                               ("query_id", "doc_id", "relevance"), "qrels", dataset)
-    return (np.asarray(qid, dtype=str) if qid else np.zeros(0, "U1"),
-            np.asarray(docno, dtype=str) if docno else np.zeros(0, "U1"),
+    return (_ids(qid), _ids(docno),
             np.asarray(rel, dtype=np.int64))
 
 
@@ -68,8 +74,7 @@ def run_from_ir_datasets(dataset):
                          f"{_describe_dataset(dataset)}, which has none.")
     qid, docno, score = _fields(func, iter(dataset.scoreddocs_iter()),
                                 ("query_id", "doc_id", "score"), "scoreddocs", dataset)
-    return (np.asarray(qid, dtype=str) if qid else np.zeros(0, "U1"),
-            np.asarray(docno, dtype=str) if docno else np.zeros(0, "U1"),
+    return (_ids(qid), _ids(docno),
             np.asarray(score, dtype=np.float64))
 
 

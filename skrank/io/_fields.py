@@ -120,7 +120,10 @@ def as_str_ids(values):
         return values
     if values.dtype.kind != "O":
         return values.astype(str)  # numbers and bytes: short by construction
-    return str_array([str(v) for v in values.tolist()])
+    items = values.tolist()
+    if set(map(type, items)) != {str}:   # (map and set run in C: no Python loop)
+        items = list(map(str, items))
+    return str_array(items)
 
 
 def pair_codes(qid, docno):

@@ -24,6 +24,7 @@ import numpy as np
 from ._tokenize import source_name, QRELS, read_tables, Table
 from .._core.checks import check_choice
 from .._engine.scan import positions_in_runs
+from ._fields import str_array
 
 FORMATS_QRELS = ("trec", "beir", "json")
 FORMATS_RUN = ("trec", "json")
@@ -222,7 +223,7 @@ def _slow_beir_table(name, body):
         qid.append(q)
         doc.append(d)
         rel.append(grade)
-    return _table(name, np.asarray(qid, dtype=str), np.asarray(doc, dtype=str),
+    return _table(name, str_array(qid), str_array(doc),
                   {"rel": np.asarray(rel, dtype=np.int64)})
 
 
@@ -250,7 +251,7 @@ def _read_json_columns(source, role):
                          f"{'score' if role == 'run' else 'grade'}}}}} (BEIR, MTEB, "
                          f"pytrec_eval). Got {type(data).__name__} instead.")
     sizes = np.fromiter((len(v) for v in data.values()), dtype=np.int64, count=len(data))
-    qid = np.repeat(np.asarray(list(data), dtype=str) if data else np.zeros(0, "U1"), sizes)
+    qid = np.repeat(str_array(list(data)), sizes)
     from itertools import chain
 
     docno = list(chain.from_iterable(data.values()))
@@ -265,7 +266,7 @@ def _read_json_columns(source, role):
         raise ValueError(f"{name}: the {'grade' if role == 'qrels' else 'score'} of document "
                          f"{docno[i]!r} of query {str(qid[i])!r} must be {what}. Got {raw[i]!r} "
                          f"instead ({int(wrong.sum())} such value(s) in the file).")
-    return qid, np.asarray(docno, dtype=str) if docno else np.zeros(0, "U1"), values
+    return qid, str_array(docno), values
 
 
 def read_json_run(source):
