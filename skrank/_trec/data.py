@@ -12,9 +12,11 @@ trec_eval's ``form_res_rels.c``: a level >= 0 for a judged document,
 :data:`UNJUDGED` (-2) for one judged with a negative level ("in the pool
 but unjudged").
 
-Every measure in :mod:`skrank._trec_measures` is a few numpy lines over
-these flat arrays; the segmented helpers here keep trec_eval's summation
-order, so float sums are the same sequential sums as trec_eval's loops.
+Every measure in :mod:`skrank._trec.measures` is a few numpy lines over
+these flat arrays, or, for a measure the metric table has too (map, P, ndcg_cut,
+...), the table's kernel on their engine view (:attr:`TrecRanking.engine`); the
+segmented helpers here keep trec_eval's summation order, so float sums are the
+same sequential sums as trec_eval's loops.
 """
 
 import copy
@@ -22,6 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._engine.ranking import Ranking
 from .._engine.scan import segment_accumulate, segment_last, segment_starts
 from ..io._containers import qrels_table, run_table
 from ..io._join import join
@@ -89,6 +92,31 @@ class TrecRanking:
         self.starts = segment_starts(num_ret)
         self.position = np.arange(rel.shape[0], dtype=np.int64) - self.starts[query]
 
+    # The engine's view -----------------------------------------------------
+    @cached_property
+    def engine(self):
+        """This ranking as the engine's :class:`~skrank._engine.ranking.Ranking`, the
+        codes as labels: the metric table's kernels run on it, so the measures both
+        have (map, P, ndcg_cut, ...) have one kernel (see :mod:`skrank._trec.measures`)."""
+        return self.engine_with(self.rel.astype(np.float64))
+
+    def engine_with(self, labels):
+        """The engine's ranking of these rows with other per-row ``labels`` (a gain of
+        each ranked document); every judged document keeps its level for R and the
+        ideal ranking."""
+        n_q = self.n_queries
+        offsets = np.empty(n_q + 1, dtype=np.int64)
+        offsets[:n_q] = self.starts
+        offsets[n_q] = self.rel.shape[0]
+        per_query = self.rel_levels.sum(axis=1)
+        all_offsets = np.zeros(n_q + 1, dtype=np.int64)
+        np.cumsum(per_query, out=all_offsets[1:])
+        all_labels = np.repeat(np.tile(self.level_values.astype(np.float64), n_q),
+                               self.rel_levels.ravel())
+        return Ranking(qids=self.qids, labels=labels, offsets=offsets, depth=None,
+                       tie_starts=None, all_labels=all_labels, all_offsets=all_offsets,
+                       retrieved_labels=labels, retrieved_offsets=offsets)
+
     # Counts ---------------------------------------------------------------
     @cached_property
     def num_rel(self):
@@ -150,12 +178,6 @@ class TrecRanking:
         """Precision at each relevant row: relevant so far / rank."""
         return self.rel_rank / (self.rel_position + 1.0)
 
-    @cached_property
-    def ap_cumsum(self):
-        """Sequential per-query sum of the precisions at relevant rows."""
-        return segment_accumulate(np.add, self.precision_at_rel, self.rel_query,
-                                  self.num_rel_ret)
-
     def cumsum(self, values):
         """Sequential per-query cumulative sum of a per-row array."""
         return segment_accumulate(np.add, values, self.query, self.num_ret)
@@ -165,12 +187,6 @@ class TrecRanking:
         return segment_last(cumulative, self.starts, self.num_ret,
                             np.broadcast_to(np.asarray(depth, dtype=np.int64),
                                             (self.n_queries,)), empty)
-
-    def rel_cumulative_at(self, cumulative, depth):
-        """Per query, a cumulative value over the relevant rows, taken at the
-        last relevant row ranked above ``depth`` (0 when none is)."""
-        return segment_last(cumulative, self.rel_starts, self.num_rel_ret,
-                            self.count(self.is_rel, depth))
 
     # Gains (ndcg, G, rbp) -------------------------------------------------
     def gains(self, pairs):

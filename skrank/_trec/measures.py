@@ -17,6 +17,9 @@ from typing import Callable
 import numpy as np
 
 from .data import NONPOOL, UNJUDGED, lround
+from .._engine.measures import (
+    _hit_rate, _map, _mrr, _ndcg, _precision, _r_precision, _rbp, _recall
+)
 from .._engine.scan import segment_accumulate, segment_last
 
 MIN_GEO_MEAN = 0.00001      # trec_eval.h: floor of the values in geometric means
@@ -129,9 +132,26 @@ def _named(params, name, default):
     return default
 
 
+_FUNC = "evaluate"
+
+
+def _table_kernel(kernel, ranking, **options):
+    """A measure the metric table has too, computed by the table's kernel
+    (:mod:`skrank._engine.measures`) on ``ranking``, the engine's view of a
+    :class:`~skrank._trec.data.TrecRanking` (``r.engine``, ``r.engine_with(gains)``):
+    one kernel for both.  A query where the metric is undefined is 0, as trec_eval's."""
+    values, undefined = kernel(ranking, func=_FUNC, **options)
+    return values if undefined is None else np.where(undefined, 0.0, values)
+
+
+def _level_gains(r):
+    """The engine's view with each ranked document's level as its gain (0 for the
+    codes of documents not judged)."""
+    return r.engine_with(np.maximum(r.rel, 0).astype(np.float64))
+
+
 def _average_precision(r):
-    sums = segment_last(r.ap_cumsum, r.rel_starts, r.num_rel_ret, r.num_rel_ret)
-    return np.where(r.num_rel_ret > 0, _divide(sums, r.num_rel), 0.0)
+    return _table_kernel(_map, r.engine, k=None, threshold=r.level, denominator="R")
 
 
 def _judged_rel_mask(r):
@@ -221,8 +241,7 @@ def _k_gm_map(r, params):
 
 
 def _k_rprec(r, params):
-    depth = np.minimum(r.num_ret, r.num_rel)
-    return np.where(depth > 0, _divide(r.count(r.is_rel, depth), r.num_rel), 0.0)
+    return _table_kernel(_r_precision, r.engine, threshold=r.level)
 
 
 def _k_bpref(r, params):
@@ -234,10 +253,7 @@ def _k_gm_bpref(r, params):
 
 
 def _k_recip_rank(r, params):
-    out = np.zeros(r.n_queries)
-    first = r.rel_rank == 1
-    out[r.rel_query[first]] = 1.0 / (r.rel_position[first] + 1.0)
-    return out
+    return _table_kernel(_mrr, r.engine, k=None, threshold=r.level)
 
 
 def _k_iprec_at_recall(r, params):
@@ -245,7 +261,8 @@ def _k_iprec_at_recall(r, params):
 
 
 def _k_P(r, params):
-    return _per_cutoff(r, params, lambda k: r.count(r.is_rel, k) / float(k))
+    return _per_cutoff(r, params, lambda k: _table_kernel(
+        _precision, r.engine, k=k, threshold=r.level, denominator="k"))
 
 
 def _k_relstring(r, params):
@@ -266,7 +283,8 @@ def _k_relstring(r, params):
 
 
 def _k_recall(r, params):
-    return _per_cutoff(r, params, lambda k: _divide(r.count(r.is_rel, k), r.num_rel))
+    return _per_cutoff(r, params,
+                       lambda k: _table_kernel(_recall, r.engine, k=k, threshold=r.level))
 
 
 def _k_unj(r, params):
@@ -288,10 +306,8 @@ def _rbp_gains(r, params):
 
 
 def _k_rbp(r, params):
-    p = _named(params, "p", 0.9)
-    powers = _powers(p, int(r.num_ret.max(initial=0)))
-    terms = _rbp_gains(r, params) * powers[r.position]
-    return (1.0 - p) * _sequential_sum(terms, r.query, r.n_queries)
+    return _table_kernel(_rbp, r.engine_with(_rbp_gains(r, params)), k=None,
+                         p=_named(params, "p", 0.9), threshold=r.level, gain="linear")
 
 
 def _k_rbp_resid(r, params):
@@ -378,7 +394,12 @@ def _dcg_and_ideal(r, pairs):
 
 
 def _k_ndcg(r, params):
-    gains, dcg, ideal = _dcg_and_ideal(r, _gain_pairs(params))
+    pairs = _gain_pairs(params)
+    if not pairs:   # the levels as gains: the table's nDCG
+        return _table_kernel(_ndcg, _level_gains(r), k=None, gain="linear")
+    # Named gains: trec_eval's ideal ranking follows its gain table's qsort (see
+    # skrank._trec.data._Gains), which is not always by decreasing gain.
+    gains, dcg, ideal = _dcg_and_ideal(r, pairs)
     return _divide(r.at_depth(dcg, r.num_ret), gains.ideal_at(ideal, gains.ideal_len))
 
 
@@ -432,23 +453,15 @@ def _k_rndcg(r, params):
 
 
 def _k_ndcg_cut(r, params):
-    gains, dcg, ideal = _dcg_and_ideal(r, {})
-
-    def at(k):
-        return _divide_or_keep(r.at_depth(dcg, k), gains.ideal_at(ideal, k))
-    return _per_cutoff(r, params, at)
-
-
-def _divide_or_keep(num, den):
-    """num / den where den > 0, else num (ndcg_cut leaves the DCG undivided)."""
-    out = np.array(num, dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
+    # trec_eval leaves the DCG undivided when the ideal one is 0: it is 0 then too.
+    gains = _level_gains(r)
+    return _per_cutoff(r, params,
+                       lambda k: _table_kernel(_ndcg, gains, k=k, gain="linear"))
 
 
 def _k_map_cut(r, params):
-    return _per_cutoff(r, params, lambda k: _divide(r.rel_cumulative_at(r.ap_cumsum, k),
-                                                     r.num_rel))
+    return _per_cutoff(r, params, lambda k: _table_kernel(
+        _map, r.engine, k=k, threshold=r.level, denominator="R"))
 
 
 def _k_relative_P(r, params):
@@ -457,7 +470,8 @@ def _k_relative_P(r, params):
 
 
 def _k_success(r, params):
-    return _per_cutoff(r, params, lambda k: (r.count(r.is_rel, k) > 0).astype(np.float64))
+    return _per_cutoff(r, params,
+                       lambda k: _table_kernel(_hit_rate, r.engine, k=k, threshold=r.level))
 
 
 def _k_set_P(r, params):
