@@ -18,8 +18,8 @@ from .io._join import check_query_coverage
 from ._declare import params as P
 from . import _plan
 from .diversity import _evaluation_parts, diversity_request
-from ._trec_eval import _QueryIndex, grouped_blocks
-from .io._tokenize import check_no_duplicates, empty_run_table, source_name
+from .io._stream import QueryStream
+from .io._tokenize import check_no_duplicates, empty_run_table
 from .io._fields import decode
 
 
@@ -187,37 +187,29 @@ def _evaluate_stream(qrels, run, *, block_bytes, metrics, options, missing_queri
     skrank's names).  Each block is joined and executed as ``evaluate(qrels=,
     run=)`` would the whole run, so the values are the same; memory holds the
     qrels, one block and the per-query values.  Raises
-    :class:`skrank._trec_eval.NotGroupedError` when the run is not grouped by query."""
+    :class:`skrank.io._stream.NotGroupedError` when the run is not grouped by query."""
     from types import SimpleNamespace
 
     func = "evaluate"
     check_collection_options(func, missing_queries, "skip", False)
     check_no_duplicates(qrels, "in qrels")
-    index = _QueryIndex(qrels)
+    stream = QueryStream(qrels, run, block_bytes)
+    index = stream.index
     _plan.resolve(func, metrics, trec=True, inputs=INPUTS,
                   defaults=options.defaults)  # bad names fail first
-    seen = np.zeros(index.qids.shape[0], dtype=bool)
-    done, parts = [], []
+    parts = []
 
     def evaluate_block(sub_qrels, block, missing):
         # (the policies for queries on one side only are applied to the whole run below)
         parts.append(_run_collection(func, metrics, sub_qrels, block, options,
                                      missing_queries=missing, check_coverage=False))
 
-    for block in grouped_blocks(run, block_bytes, done):
-        codes = index.codes_of(block.qid_runs)
-        codes = np.unique(codes[codes >= 0])
-        if codes.shape[0]:
-            seen[codes] = True
-            evaluate_block(index.subset(codes), block, "skip")
-    if not done:
-
-        raise ValueError(f"{source_name(run)}: no line (an empty run file)")
+    for _, sub_qrels, block in stream:
+        evaluate_block(sub_qrels, block, "skip")
+    missing = stream.missing()
     # The policies for queries on one side only, on the whole run's queries.
-    ranked = decode(np.unique(np.concatenate(done)))
     check_query_coverage(func, SimpleNamespace(qid=decode(index.qids)),
-                         SimpleNamespace(qid=ranked), missing_queries, None)
-    missing = np.flatnonzero(~seen)
+                         SimpleNamespace(qid=decode(stream.ranked)), missing_queries, None)
     if missing_queries == "zero" and missing.shape[0]:
         evaluate_block(index.subset(missing), empty_run_table(), "zero")
     qids = np.concatenate([table.qid for table, _ in parts])

@@ -8,7 +8,6 @@ query, grouped by query, then the ``all`` rows).
 """
 
 import os
-import shlex
 
 import numpy as np
 
@@ -17,11 +16,9 @@ from ._declare.names import atof, select_measures
 from .io._fields import encode, decode, fits_fixed, str_array
 from . import io
 from ._trec.data import trec_ranking, run_tag
-from .io._read import read_qrels_table, read_run_table, iter_run_tables
-from .io._tokenize import (
-    check_no_duplicates, empty_run_table, source_name, Layout, read_tables, Table
-)
-from .io._containers import factorize_ids
+from .io._read import read_qrels_table, read_run_table
+from .io._stream import QueryStream
+from .io._tokenize import check_no_duplicates, empty_run_table, Layout, read_tables
 
 MISSING_ZSCORE_VALUE = -1000000.0   # trec_eval.h
 _FUNC = "evaluate"
@@ -382,34 +379,27 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
     if isinstance(qrels, (str, os.PathLike)):
         qrels = read_qrels_table(qrels)
     check_no_duplicates(qrels)
-    index = _QueryIndex(qrels)
+    stream = QueryStream(qrels, run, block_bytes)
+    index = stream.index
     if index.qids.shape[0] == 0:
         raise ValueError(f"{_FUNC}: the qrels hold no judgement. Got an empty qrels file.")
     table = read_zscores(zscores) if zscores is not None else None
     options = dict(level=level, max_ret=max_ret, judged_only=judged_only,
                    float32_scores=float32_scores)
-    seen = np.zeros(index.qids.shape[0], dtype=bool)
-    done = []           # the run's query ids of the blocks read so far (sorted)
     parts = []          # per block: (qids, measure blocks)
     last = (None, "")   # (largest evaluated qid, its run tag): trec_eval's runid
-    first_tag = None
-    for block in grouped_blocks(run, block_bytes, done):
-        if first_tag is None:
-            first_tag = run_tag(block, None)
-        codes = index.codes_of(block.qid_runs)
-        codes = np.unique(codes[codes >= 0])
-        if codes.shape[0] == 0:
-            continue  # no judged query in this block
-        seen[codes] = True
-        ranking = trec_ranking(index.subset(codes), block, complete=True, **options)
+
+    def evaluate_block(sub_qrels, block):
+        ranking = trec_ranking(sub_qrels, block, complete=True, **options)
         ranking.num_docs_in_coll = num_docs
         parts.append((ranking.qids, measure_blocks(ranking, selected, zscores=table)))
+        return ranking
+
+    for codes, sub_qrels, block in stream:
+        ranking = evaluate_block(sub_qrels, block)
         if last[0] is None or index.qids[codes[-1]] > last[0]:
             last = (index.qids[codes[-1]], ranking.runid)
-    if not done:
-
-        raise ValueError(f"{source_name(run)}: no line (an empty run file)")
-    missing = np.flatnonzero(~seen)
+    missing = stream.missing()
     if missing.shape[0]:
         if not complete:
             raise ValueError(
@@ -418,10 +408,8 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
                 f"({missing.shape[0]} in all) missing from the run. Pass -c to evaluate it "
                 f"on an empty ranking, or remove it from the qrels.")
         # trec_eval's placeholder ranking for the queries absent from the run.
-        ranking = trec_ranking(index.subset(missing), empty_run_table(), complete=True,
-                               **options)
-        ranking.num_docs_in_coll = num_docs
-        parts.append((ranking.qids, measure_blocks(ranking, selected, zscores=table)))
+        evaluate_block(index.subset(missing), empty_run_table())
+    first_tag = run_tag(stream.first_block, None) if stream.first_block is not None else None
     qids = np.concatenate([q for q, _ in parts])
     order = np.argsort(qids, kind="stable")
     merged = [(item, np.concatenate([blocks[j][1] for _, blocks in parts])[order])
@@ -430,81 +418,6 @@ def evaluate_stream(qrels, run, *, block_bytes, measures=(), per_query=False, le
     return trec_eval_pieces(qids[order].tolist(), merged, runid=runid,
                             all_qrels_rel=qrels.numbers["rel"], per_query=per_query,
                             complete=complete, z=table is not None)
-
-
-class NotGroupedError(ValueError):
-    """A streamed run whose lines are not grouped by query."""
-
-
-def grouped_blocks(run, block_bytes, done):
-    """The non-empty tables of whole queries of ``run`` (a path or a binary file),
-    about ``block_bytes`` read at a time; ``done`` (a list) receives each block's
-    sorted query ids.  Raises :class:`NotGroupedError` when a query comes again
-    after other queries."""
-
-    for block in iter_run_tables(run, block_bytes):
-        if len(block) == 0:
-            continue
-        ids = block.qid_runs
-        again = np.isin(ids, np.concatenate(done)) if done else np.zeros(ids.shape[0], bool)
-        # A query's second run within the block counts too: the error then names the
-        # first line where the run stops being grouped, whatever the block size.
-        distinct, first_run, run_id = np.unique(ids, return_index=True, return_inverse=True)
-        again |= first_run[run_id.reshape(-1)] < np.arange(ids.shape[0])
-        if again.any():
-            i = int(np.argmax(again))
-            row = int(block.run_lengths[:i].sum())
-            raise NotGroupedError(
-                f"{block.name}:{block.line_of(row)}: the run is not grouped by query: query "
-                f"{str(decode(ids[i:i + 1])[0])!r} comes again after other queries. Streaming "
-                f"(--stream) reads a run one block of queries at a time; sort it by query "
-                f"first (e.g. {_sort_command(block.name)}), or evaluate it in memory "
-                f"(--no-stream).")
-        done.append(distinct)
-        yield block
-
-
-def _sort_command(name):
-    """A shell command grouping the run ``name`` by query, each query's lines kept in
-    their order (byte order, whatever the locale; decompressed first when gzip)."""
-    path = name if name and not name.startswith("<") else "run"
-    quoted = shlex.quote(path)
-    stem = path[:-3] if path.endswith(".gz") else path
-    if path.endswith(".gz"):
-        return f"zcat {quoted} | LC_ALL=C sort -k1,1 -s > {shlex.quote(stem + '.sorted')}"
-    return f"LC_ALL=C sort -k1,1 -s {quoted} > {shlex.quote(stem + '.sorted')}"
-
-
-class _QueryIndex:
-    """A qrels table's rows by query: ``qids`` (sorted bytes) and the rows of any of them."""
-
-    def __init__(self, qrels):
-
-        self.qrels = qrels
-        codes, self.qids = factorize_ids(_FUNC, qrels.qid_runs)
-        row_codes = np.repeat(codes, qrels.run_lengths)
-        self.counts = np.bincount(row_codes, minlength=self.qids.shape[0])
-        self.starts = np.cumsum(self.counts) - self.counts
-        sorted_rows = bool(np.all(row_codes[1:] >= row_codes[:-1]))
-        self.order = None if sorted_rows else np.argsort(row_codes, kind="stable")
-
-    def codes_of(self, ids):
-        """The code of each id, -1 for an id without judgements."""
-        pos = np.minimum(np.searchsorted(self.qids, ids), self.qids.shape[0] - 1)
-        return np.where(self.qids[pos] == ids, pos, -1)
-
-    def subset(self, codes):
-        """A qrels table of the queries ``codes`` (sorted), their rows in file order."""
-
-        counts = self.counts[codes]
-        first = np.cumsum(counts) - counts
-        rows = np.repeat(self.starts[codes] - first, counts) + np.arange(int(counts.sum()))
-        if self.order is not None:
-            rows = self.order[rows]
-        q = self.qrels
-        return Table(name=q.name, qid_runs=self.qids[codes], run_lengths=counts,
-                     docno=q.docno[rows], numbers={"rel": q.numbers["rel"][rows]},
-                     keys=q.pair_keys()[rows], checked=True)
 
 
 _AGGREGATE_WORDS = {

@@ -381,7 +381,7 @@ def _evaluate_trec(args, out, options):
 
     level = options.trec_eval_level("evaluate")   # -l 1.5 is refused, not truncated
     if _streaming(args):
-        from ._trec_eval import NotGroupedError
+        from .io._stream import NotGroupedError
 
         try:
             _evaluate_stream(args, out, level)
@@ -555,7 +555,7 @@ def _evaluate_stream_skrank(args, options, check_grades):
     enough to read whole."""
     from . import io
     from ._evaluate import _evaluate_stream
-    from ._trec_eval import NotGroupedError
+    from .io._stream import NotGroupedError
 
     if args.qrels == "-" and args.run == "-":
         raise ValueError("only one of qrels and run can be read from standard input ('-')")

@@ -241,7 +241,7 @@ def test_stream_names_the_first_line_where_a_query_comes_again(capsys, tmp_path)
 def test_block_size_is_honoured_and_spelled_as_documented(tmp_path):
     """--block-size takes 4096, 64K, 8MiB, '8 MB', 1G (powers of 1024), and blocks smaller
     than the reader's pieces are read as such: one query per block here."""
-    from skrank._trec_eval import grouped_blocks
+    from skrank.io._stream import grouped_blocks
     from skrank.cli import _byte_size
 
     assert [_byte_size(t) for t in ("4096", "64K", "8MiB", "8 MB", "1g")] == [
