@@ -55,6 +55,7 @@ def cli_call(*args):
         return out.getvalue()
     return call
 calls["cli trec_eval mode (-m map -m ndcg_cut.10)"] = cli_call("-m", "map", "-m", "ndcg_cut.10")
+calls["cli trec_eval mode (-m all_trec -q)"] = cli_call("-m", "all_trec", "-q")
 calls["cli skrank mode (-m map -m ndcg@10)"] = cli_call("-m", "map", "-m", "ndcg@10")
 result = {}
 for name, call in calls.items():
