@@ -26,7 +26,8 @@ from ._engine.aggregate import apply_no_relevant, mean_over_queries, query_weigh
 from ._engine.ranking import Depth, rank_queries
 from ._engine.matrix import is_matrix_form, matrix_arrays
 from ._declare import params as P
-from ._declare.table import METRICS
+from ._declare.table import TABLE
+from ._trec.measures import ALL_ROW
 from ._declare.names import parse_metric_name
 from ._engine.row_blocks import blockable, execute_by_rows
 from ._core.checks import InvalidParameterError, _describe
@@ -35,7 +36,7 @@ from ._engine.arrays import check_ranking_arrays
 
 def spec_of(metric):
     """The declaration of a metric by its name in the table."""
-    return METRICS[metric]
+    return TABLE[metric]
 
 
 def _name_defaults(spec):
@@ -378,8 +379,8 @@ def resolve(func, metrics, *, trec=False, inputs=(), defaults=None):
     if isinstance(metrics, (str, MetricCall)):
         metrics = [metrics]
     try:
-        items = list(metrics.items()) if isinstance(metrics, dict) else [(None, m)
-                                                                        for m in metrics]
+        items = (list(metrics.items()) if isinstance(metrics, dict)
+                 else [(None, m) for m in metrics])
     except TypeError:
         raise InvalidParameterError(
             f"{func}: metrics must be a metric name, a list of names or (name, params) pairs, "
@@ -499,7 +500,9 @@ def _like_values(weights, values):
 #: How per-query values make a score, by the name a declaration's ``aggregate`` gives.
 AGGREGATES = {"mean": mean_over_queries,
               # the executor's one value (skrank._engine.beyond): see _own_column
-              "collection": None}
+              "collection": None,
+              # trec_eval's own measures: its all row (a mean, sum, geometric mean, count)
+              **{f"trec_eval:{name}": function for name, function in ALL_ROW.items()}}
 
 
 def aggregation(func, spec):

@@ -11,7 +11,9 @@ import os
 
 import numpy as np
 
-from ._trec.measures import TREC_MEASURES
+from ._trec.measures import ALL_ROW, TREC_MEASURES
+from ._declare.table import METRICS, trec_eval_declaration
+from . import _plan
 from ._declare.names import atof, select_measures
 from .io._fields import encode, decode, fits_fixed, str_array
 from . import io
@@ -86,26 +88,36 @@ def _c_float(value):
     return f"{value:6.4f}"
 
 
-def _sequential_total(column):
-    return float(np.add.accumulate(column)[-1]) if column.size else 0.0
-
-
 def measure_blocks(ranking, selected, *, zscores=None):
     """Per selected measure: ``(item, values)``, values of shape (n_queries, n_rows)
-    (an array of strings for relstring), in the order of ``ranking.qids``."""
+    (an array of strings for relstring), in the order of ``ranking.qids``.
+
+    The measures are calls of the metric table's declarations, planned and executed
+    by :mod:`skrank._plan` as every entry point's: those a declaration of
+    :data:`~skrank._declare.table.METRICS` lists in its ``trec_names`` (map, P.5,
+    ndcg_cut.10, bpref, ...) run its kernel on the engine's view of ``ranking``, the
+    others (``trec_eval:<name>``) their own kernels on ``ranking``."""
     qids = [str(q) for q in ranking.qids.tolist()]
     n_q = len(qids)
+    calls = [(f"{i}.{j}", call) for i, item in enumerate(selected)
+             for j, call in enumerate(_calls(item, ranking.level))]
+    p = _plan.plan(_FUNC, calls)
+    prepared = _plan.Prepared(None, None, None, None, {"trec_ranking": ranking})
+    rankings = {"stable": ranking.engine} if p.depths else {}   # (a _GroupRanking has none)
+    columns = _plan.execute(p, prepared, rankings=rankings).columns
     ztable = _ZScores(zscores, qids) if zscores is not None else None
     blocks = []
-    for item in selected:
+    for i, item in enumerate(selected):
         m = item.measure
-        values = m.kernel(ranking, item.params)
+        parts = [columns[label].values for label, _ in calls if label.startswith(f"{i}.")]
         if m.name == "relstring":
+            values = parts[0]
             if item.names[0] == "relstring":  # cleared by name, as the others
                 values = np.where(ranking.placeholder, "", values)
             blocks.append((item, np.asarray(values).reshape(n_q)))
             continue
-        values = np.asarray(values, dtype=np.float64).reshape(n_q, -1)
+        values = np.column_stack([np.asarray(v, dtype=np.float64).reshape(n_q, -1)
+                                  for v in parts])
         if m.placeholder_zero:
             # trec_eval clears these by printed name, so not once parameters rename them.
             for j, name in enumerate(item.names):
@@ -115,6 +127,29 @@ def measure_blocks(ranking, selected, *, zscores=None):
             values = ztable.convert(values, item.names)
         blocks.append((item, values))
     return blocks
+
+
+#: trec_eval's measures that a declaration of METRICS computes, by their trec_eval name.
+_TABLE_METRIC = {name: spec for spec in METRICS.values() for name in spec.trec_names}
+
+
+def _calls(item, level):
+    """The metric calls of one selected measure: one per cutoff of a measure that a
+    declaration of METRICS computes, else one of its ``trec_eval:`` declaration."""
+    m = item.measure
+    spec = _TABLE_METRIC.get(m.name)
+    named_gains = m.kind == "p_pair" and any(name != "p" for name, _ in item.params)
+    if spec is None or named_gains:   # nDCG and RBP with named gains: trec_eval's own
+        declaration = trec_eval_declaration(m.name)
+        return [_plan.MetricCall(declaration.name, (("params", tuple(item.params)),))]
+    options = dict(spec.trec_names[m.name], threshold=level, ties="stable",
+                   no_relevant="zero")
+    if m.name == "rbp":
+        options["p"] = dict(item.params).get("p", options["p"])
+    cutoffs = item.params if m.kind == "cut_long" else (None,)
+    return [_plan.MetricCall.of(spec, {name: value for name, value in
+                                       dict(options, k=k).items() if name in spec.parameters},
+                                func=_FUNC) for k in cutoffs]
 
 
 def trec_eval_text(qids, blocks, **options):
@@ -161,17 +196,10 @@ def trec_eval_pieces(qids, blocks, *, runid, all_qrels_rel, per_query=False, com
             continue
         prefix = "Z" if z else ""
         for j, name in enumerate(item.names):
-            column = values[:, j]
-            if m.aggregate == "num_q":
-                value = float(n_q)
-            elif m.aggregate == "num_rel" and complete:
+            if m.aggregate == "num_rel" and complete:
                 value = float((all_qrels_rel > 0).sum())
-            elif m.aggregate in ("sum", "num_rel"):
-                value = _sequential_total(column)
-            elif m.aggregate == "gm":
-                value = float(np.exp(_sequential_total(column) / n_q))
             else:
-                value = _sequential_total(column) / n_q
+                value = ALL_ROW[m.aggregate](_FUNC, values[:, j])
             if m.integer and not z:
                 lines.append(f"{name:<22}\tall\t{int(value)}")
             else:
@@ -471,6 +499,7 @@ class _GroupRanking:
         self.runid = runid
         self.all_qrels_rel = groups.all_qrels_rel
         self.num_docs_in_coll = 0
+        self.level = groups.level
 
 
 def _tab_joined(left, right):

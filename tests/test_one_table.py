@@ -19,7 +19,7 @@ import skrank
 import skrank._declare.names
 import skrank._plan
 from skrank._trec import judged as TJ
-from skrank._declare.table import METRICS, MetricSpec
+from skrank._declare.table import METRICS, MetricSpec, TABLE
 from skrank._declare.names import metric_names, parse_metric_name, split_name
 from skrank._declare.params import Interval, K
 from skrank._plan import MetricCall
@@ -34,8 +34,9 @@ def _with_table(monkeypatch, *specs):
     """The table with ``specs`` added or replacing those of their names, everywhere
     names and calls are read."""
     table = MappingProxyType({**METRICS, **{spec.name: spec for spec in specs}})
-    for module in (skrank._declare.names, skrank._plan):
-        monkeypatch.setattr(module, "METRICS", table)
+    monkeypatch.setattr(skrank._declare.names, "METRICS", table)
+    # the plan reads every declaration, trec_eval's own measures too
+    monkeypatch.setattr(skrank._plan, "TABLE", MappingProxyType({**TABLE, **table}))
     return table
 
 

@@ -1,4 +1,6 @@
-"""The one metric table: a declaration per metric (:class:`MetricSpec`).
+"""The one metric table: a declaration per metric (:class:`MetricSpec`), :data:`TABLE`;
+:data:`METRICS` is its view of the metrics with a public function, the others are
+trec_eval's own measures (``trec_eval:<name>``).
 
 A declaration names the metric's kernel (:mod:`skrank._engine.measures`), its
 options as :class:`~skrank._declare.params.Param` in signature order, its
@@ -33,6 +35,7 @@ from .._engine.measures import (
 )
 from .._engine.xp import value_range
 from .._trec.judged import bpref_kernel, infap_kernel, judged_at_k_kernel, judged_columns
+from .._trec.measures import TREC_MEASURES, trec_columns
 from .._trec import diversity as D
 from .._engine import beyond as B
 from . import params as P
@@ -244,12 +247,13 @@ class MetricSpec(Declared):
         The array arguments of the public function before and after the options.
     label_note : str or None
         What the docstring says of ``y_true``; None: what ``labels`` implies.
-    family : {"relevance", "judged", "diversity", "beyond"}
+    family : {"relevance", "judged", "diversity", "beyond", "trec_eval"}
         The kind of metric: what its labels are (one per row; a label matrix rows x
-        subtopics; none, recommendation lists) and which guide documents it.
-    module : str
+        subtopics; none, recommendation lists; trec_eval's ranking of relevance codes)
+        and which guide documents it.
+    module : str or None
         The public module whose function it is (``skrank``, ``skrank.diversity``,
-        ``skrank.beyond``).
+        ``skrank.beyond``); None for trec_eval's own measures, which have none.
     positional : tuple of :class:`~skrank._declare.params.Param`
         The public function's positional arguments (``y_true, y_score``, or
         ``recommended`` for the beyond-accuracy metrics).
@@ -605,3 +609,36 @@ METRICS = MappingProxyType({spec.name: spec for spec in (
                variants={"judged": {}}, **{**_JUDGED, "after_options": (P.SAMPLE_WEIGHT,)}),
     *DIVERSITY, *BEYOND,   # issue 29
 )})
+
+
+#: The parameters of a measure of trec_eval's own, as ``-m name.params`` gives them.
+TREC_EVAL_PARAMS = P.Param(
+    "params", (), default=(),
+    description="The measure's parameters as trec_eval reads ``-m name.params`` (its\n"
+                "``kind``): cutoffs, values or ``name=value`` pairs.")
+
+
+def _trec_eval_declaration(measure):
+    """The declaration of a measure of trec_eval's own (no function: the command line's
+    trec_eval mode names it), executed by :func:`skrank._trec.measures.trec_columns` on
+    the ranking it is given as the input ``trec_ranking``."""
+    return MetricSpec(f"trec_eval:{measure.name}", None, measure.kernel, measure.summary,
+                      params=(TREC_EVAL_PARAMS,), bounds=None,
+                      aggregate=f"trec_eval:{measure.aggregate}",
+                      inputs=("trec_ranking",), executor=trec_columns, family="trec_eval",
+                      module=None, positional=(), before_options=(), after_options=())
+
+
+#: The metric table: every declaration.  :data:`METRICS` (skrank.METRICS) is its view of
+#: the metrics with a public function; the others are trec_eval's own measures (the
+#: command line's trec_eval mode), keyed ``trec_eval:<name>``.  trec_eval's measures
+#: that a declaration of METRICS lists in its ``trec_names`` (map, P, ndcg_cut, bpref,
+#: ...) are that declaration: they have no second one.
+TABLE = MappingProxyType({**METRICS, **{
+    spec.name: spec for spec in map(_trec_eval_declaration, TREC_MEASURES.values())
+    if spec.kernel is not None}})
+
+
+def trec_eval_declaration(measure_name):
+    """The declaration of trec_eval's own measure ``measure_name`` (``"gm_map"``)."""
+    return TABLE[f"trec_eval:{measure_name}"]

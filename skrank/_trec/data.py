@@ -95,10 +95,11 @@ class TrecRanking:
     # The engine's view -----------------------------------------------------
     @cached_property
     def engine(self):
-        """This ranking as the engine's :class:`~skrank._engine.ranking.Ranking`, the
-        codes as labels: the metric table's kernels run on it, so the measures both
-        have (map, P, ndcg_cut, ...) have one kernel (see :mod:`skrank._trec.measures`)."""
-        return self.engine_with(self.rel.astype(np.float64))
+        """This ranking as the engine's :class:`~skrank._engine.ranking.Ranking`, with
+        labels as the plan ranks them (a level; 0, never relevant, for a document not
+        judged): the metric table's kernels run on it, so the measures both have (map,
+        P, ndcg_cut, ...) have one kernel (see :mod:`skrank._trec.measures`)."""
+        return self.engine_with(np.maximum(self.rel, 0).astype(np.float64))
 
     def engine_with(self, labels):
         """The engine's ranking of these rows with other per-row ``labels`` (a gain of

@@ -73,7 +73,13 @@ def judged_columns(func, calls, prepared):
     """``(qids, [values of each call])`` of calls of metrics that declare
     ``executor=judged_columns`` on prepared arrays: one trec_eval ranking per (tie
     policy, threshold), shared by the calls that read it; each call's declared
-    kernel computes its values on it."""
+    kernel computes its values on it.  A :class:`~skrank._trec.data.TrecRanking`
+    given as the input ``trec_ranking`` (trec_eval mode) is read instead."""
+    given = prepared.inputs.get("trec_ranking")
+    if given is not None:   # the command line's trec_eval mode: its ranking, at its -l
+        return given.qids, [call.spec.kernel(given, **{
+            name: value for name, value in call.options.items()
+            if name not in RANKING_OPTIONS}) for call in calls]
     arrays = prepared.arrays
 
     if namespace(arrays[0], arrays[1]) is not None:

@@ -5,21 +5,25 @@ its name, how its parameters are read (``kind``), its default parameters,
 how the ``all`` row aggregates the per-query values, whether per-query rows
 are printed, and the kernel computing the per-query values from a
 :class:`skrank._trec.data.TrecRanking` with numpy over all queries at once.
-The table :data:`TREC_MEASURES` drives ``skrank evaluate``'s trec_eval mode
-(``-m all_trec``, ``-m official``, bare and parameterised names, the output
-order), its ``--help`` and the docs page ``docs/trec_eval.md``; adding a
-measure is adding one declaration here (see ``docs/developing.md``).
+A measure the metric table has (``map``, ``P``, ``ndcg_cut``, ``bpref``, ...: its
+declaration lists it in ``trec_names``) has no kernel here: the plan runs that
+declaration's kernel on the engine's view of the same ranking
+(:attr:`~skrank._trec.data.TrecRanking.engine`).  The others are declarations of
+the metric table too (``trec_eval:<name>``, :mod:`skrank._declare.table`), which
+:func:`trec_columns` executes.  :data:`TREC_MEASURES` lists them in trec_eval's
+order and drives ``skrank evaluate``'s trec_eval mode (``-m all_trec``, ``-m
+official``, bare and parameterised names, the output order), its ``--help`` and the
+docs page ``docs/trec_eval.md``; adding a measure is adding one declaration here
+(see ``docs/developing.md``).
 """
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
 from .data import NONPOOL, UNJUDGED, lround
-from .._engine.measures import (
-    _hit_rate, _map, _mrr, _ndcg, _precision, _r_precision, _rbp, _recall
-)
+from .._engine.measures import _map, _ndcg, _precision, _rbp
 from .._engine.scan import segment_accumulate, segment_last
 
 MIN_GEO_MEAN = 0.00001      # trec_eval.h: floor of the values in geometric means
@@ -44,9 +48,11 @@ class TrecMeasure:
     ----------
     name : str
         trec_eval's name (``-m name``).
-    kernel : callable
+    kernel : callable or None
         ``kernel(ranking, params) -> ndarray`` of shape ``(n_queries,)``, or
-        ``(n_queries, n_cutoffs)`` for the cut kinds.
+        ``(n_queries, n_cutoffs)`` for the cut kinds.  None: the metric table's
+        declaration that lists the name in its ``trec_names`` computes it (nDCG and
+        RBP keep a kernel for the gains trec_eval's ``name=gain`` pairs name).
     summary : str
         One line for ``--help`` and the docs.
     kind : str
@@ -71,7 +77,7 @@ class TrecMeasure:
     """
 
     name: str
-    kernel: Callable = field(repr=False)
+    kernel: Optional[Callable] = field(repr=False)
     summary: str
     kind: str = "none"
     defaults: tuple = ()
@@ -136,18 +142,12 @@ _FUNC = "evaluate"
 
 
 def _table_kernel(kernel, ranking, **options):
-    """A measure the metric table has too, computed by the table's kernel
-    (:mod:`skrank._engine.measures`) on ``ranking``, the engine's view of a
-    :class:`~skrank._trec.data.TrecRanking` (``r.engine``, ``r.engine_with(gains)``):
-    one kernel for both.  A query where the metric is undefined is 0, as trec_eval's."""
+    """The metric table's kernel (:mod:`skrank._engine.measures`) inside a measure of
+    trec_eval's own (gm_map, P_avgjg, nDCG and RBP with named gains) on ``ranking``,
+    the engine's view of a :class:`~skrank._trec.data.TrecRanking` (``r.engine``,
+    ``r.engine_with(gains)``).  A query where it is undefined is 0, as trec_eval's."""
     values, undefined = kernel(ranking, func=_FUNC, **options)
     return values if undefined is None else np.where(undefined, 0.0, values)
-
-
-def _level_gains(r):
-    """The engine's view with each ranked document's level as its gain (0 for the
-    codes of documents not judged)."""
-    return r.engine_with(np.maximum(r.rel, 0).astype(np.float64))
 
 
 def _average_precision(r):
@@ -240,20 +240,8 @@ def _k_gm_map(r, params):
     return np.log(np.maximum(_average_precision(r), MIN_GEO_MEAN))
 
 
-def _k_rprec(r, params):
-    return _table_kernel(_r_precision, r.engine, threshold=r.level)
-
-
-def _k_bpref(r, params):
-    return _bpref(r)
-
-
 def _k_gm_bpref(r, params):
     return np.log(np.maximum(_bpref(r), MIN_GEO_MEAN))
-
-
-def _k_recip_rank(r, params):
-    return _table_kernel(_mrr, r.engine, k=None, threshold=r.level)
 
 
 def _k_iprec_at_recall(r, params):
@@ -280,11 +268,6 @@ def _k_relstring(r, params):
     block[r.query[keep], r.position[keep]] = chars[keep]
     strings = block.view(f"S{block.shape[1]}").ravel()
     return np.char.decode(strings, "ascii") if length else np.full(r.n_queries, "")
-
-
-def _k_recall(r, params):
-    return _per_cutoff(r, params,
-                       lambda k: _table_kernel(_recall, r.engine, k=k, threshold=r.level))
 
 
 def _k_unj(r, params):
@@ -396,7 +379,7 @@ def _dcg_and_ideal(r, pairs):
 def _k_ndcg(r, params):
     pairs = _gain_pairs(params)
     if not pairs:   # the levels as gains: the table's nDCG
-        return _table_kernel(_ndcg, _level_gains(r), k=None, gain="linear")
+        return _table_kernel(_ndcg, r.engine, k=None, gain="linear")
     # Named gains: trec_eval's ideal ranking follows its gain table's qsort (see
     # skrank._trec.data._Gains), which is not always by decreasing gain.
     gains, dcg, ideal = _dcg_and_ideal(r, pairs)
@@ -452,26 +435,9 @@ def _k_rndcg(r, params):
     return np.where(r.num_rel == 0, 0.0, value)
 
 
-def _k_ndcg_cut(r, params):
-    # trec_eval leaves the DCG undivided when the ideal one is 0: it is 0 then too.
-    gains = _level_gains(r)
-    return _per_cutoff(r, params,
-                       lambda k: _table_kernel(_ndcg, gains, k=k, gain="linear"))
-
-
-def _k_map_cut(r, params):
-    return _per_cutoff(r, params, lambda k: _table_kernel(
-        _map, r.engine, k=k, threshold=r.level, denominator="R"))
-
-
 def _k_relative_P(r, params):
     return _per_cutoff(r, params,
                        lambda k: _divide(r.count(r.is_rel, k), np.minimum(k, r.num_rel)))
-
-
-def _k_success(r, params):
-    return _per_cutoff(r, params,
-                       lambda k: _table_kernel(_hit_rate, r.engine, k=k, threshold=r.level))
 
 
 def _k_set_P(r, params):
@@ -520,6 +486,48 @@ def _averaged_over_groups(kernel):
     return averaged
 
 
+def _sequential_total(values):
+    return float(np.add.accumulate(values)[-1]) if values.size else 0.0
+
+
+def _all_sum(func, values, weights=None):
+    return _sequential_total(values)
+
+
+def _all_geometric(func, values, weights=None):   # the values are logs
+    return float(np.exp(_sequential_total(values) / values.shape[0]))
+
+
+def _all_count(func, values, weights=None):
+    return float(values.shape[0])
+
+
+def _all_none(func, values, weights=None):
+    return float("nan")
+
+
+def all_row_mean(func, values, weights=None):
+    """trec_eval's mean: the values added in query order, over the number of queries."""
+    return _sequential_total(values) / values.shape[0]
+
+
+#: How trec_eval's ``all`` row combines the per-query values of a measure, by its
+#: ``aggregate`` (the plan's aggregations of the ``trec_eval:`` declarations too).
+#: ``num_rel`` under ``-c`` counts the qrels' relevant entries instead (trec_eval's
+#: quirk; see skrank._trec_eval).
+ALL_ROW = {"mean": all_row_mean, "sum": _all_sum, "num_rel": _all_sum,
+           "gm": _all_geometric, "num_q": _all_count, "none": _all_none}
+
+
+def trec_columns(func, calls, prepared):
+    """``(qids, [values of each call])`` of calls of trec_eval's own measures (the
+    declarations ``trec_eval:<name>`` of the metric table, executed by the plan): each
+    declaration's kernel on the :class:`~skrank._trec.data.TrecRanking` given as the
+    input ``trec_ranking`` (the command line's trec_eval mode builds it)."""
+    ranking = prepared.inputs["trec_ranking"]
+    return ranking.qids, [call.spec.kernel(ranking, call.options["params"]) for call in calls]
+
+
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 # In trec_eval's order (measures.c): the output lists measures in this order,
@@ -535,24 +543,24 @@ TREC_MEASURES = {m.name: m for m in (
                 aggregate="num_rel", integer=True),
     TrecMeasure("num_rel_ret", _k_num_rel_ret, "relevant documents retrieved (summed)",
                 aggregate="sum", integer=True),
-    TrecMeasure("map", _k_map, "mean average precision", skrank="map"),
+    TrecMeasure("map", None, "mean average precision", skrank="map"),
     TrecMeasure("gm_map", _k_gm_map, "geometric mean of average precision",
                 aggregate="gm", per_query=False),
-    TrecMeasure("Rprec", _k_rprec, "precision after R documents", skrank="r_precision"),
-    TrecMeasure("bpref", _k_bpref, "binary preference (judged documents only)",
+    TrecMeasure("Rprec", None, "precision after R documents", skrank="r_precision"),
+    TrecMeasure("bpref", None, "binary preference (judged documents only)",
                 skrank="bpref (judged=)"),
-    TrecMeasure("recip_rank", _k_recip_rank, "reciprocal rank of the first relevant",
+    TrecMeasure("recip_rank", None, "reciprocal rank of the first relevant",
                 skrank="mrr"),
     TrecMeasure("iprec_at_recall", _k_iprec_at_recall,
                 "interpolated precision at recall levels", kind="cut_double",
                 defaults=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
-    TrecMeasure("P", _k_P, "precision at cutoffs", kind="cut_long", defaults=_CUTS,
+    TrecMeasure("P", None, "precision at cutoffs", kind="cut_long", defaults=_CUTS,
                 skrank="precision@k"),
     TrecMeasure("relstring", _k_relstring, "relevance codes of the first N documents",
                 kind="p_double", defaults=(10.0,), aggregate="none"),
-    TrecMeasure("recall", _k_recall, "recall at cutoffs", kind="cut_long", defaults=_CUTS,
+    TrecMeasure("recall", None, "recall at cutoffs", kind="cut_long", defaults=_CUTS,
                 skrank="recall@k"),
-    TrecMeasure("infAP", _k_infap, "inferred average precision", skrank="infap (judged=)"),
+    TrecMeasure("infAP", None, "inferred average precision", skrank="infap (judged=)"),
     TrecMeasure("gm_bpref", _k_gm_bpref, "geometric mean of bpref", aggregate="gm",
                 per_query=False),
     TrecMeasure("Rprec_mult", _k_rprec_mult, "precision at multiples of R",
@@ -570,13 +578,13 @@ TREC_MEASURES = {m.name: m for m in (
     TrecMeasure("ndcg_rel", _k_ndcg_rel, "nDCG averaged over relevant documents",
                 kind="p_pair"),
     TrecMeasure("Rndcg", _k_rndcg, "nDCG averaged at the R levels", kind="p_pair"),
-    TrecMeasure("ndcg_cut", _k_ndcg_cut, "nDCG at cutoffs", kind="cut_long", defaults=_CUTS,
+    TrecMeasure("ndcg_cut", None, "nDCG at cutoffs", kind="cut_long", defaults=_CUTS,
                 skrank="ndcg@k"),
-    TrecMeasure("map_cut", _k_map_cut, "average precision at cutoffs (divided by R)",
+    TrecMeasure("map_cut", None, "average precision at cutoffs (divided by R)",
                 kind="cut_long", defaults=_CUTS, skrank="map@k"),
     TrecMeasure("relative_P", _k_relative_P, "precision at k divided by its maximum",
                 kind="cut_long", defaults=_CUTS),
-    TrecMeasure("success", _k_success, "a relevant document in the top k", kind="cut_long",
+    TrecMeasure("success", None, "a relevant document in the top k", kind="cut_long",
                 defaults=(1, 5, 10), skrank="hit_rate@k"),
     TrecMeasure("set_P", _k_set_P, "precision of the retrieved set"),
     TrecMeasure("set_relative_P", _k_set_relative_P, "set precision over its maximum"),
