@@ -32,6 +32,7 @@ _RUN_FORMS = ("a Run, a path to a TREC run file, a DataFrame with columns query_
               "or a dict {query: [doc, ...]} of ranked lists (best first)")
 
 
+# How many offending ids a message lists (not a timing).
 _SHOWN = 5
 
 
