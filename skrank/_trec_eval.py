@@ -14,6 +14,7 @@ import numpy as np
 from ._trec.measures import ALL_ROW, TREC_MEASURES
 from ._declare.table import METRICS, trec_eval_declaration
 from . import _plan
+from ._core.checks import InvalidParameterError
 from ._declare.names import atof, select_measures
 from .io._fields import encode, decode, fits_fixed, str_array
 from . import io
@@ -147,9 +148,17 @@ def _calls(item, level):
     if m.name == "rbp":
         options["p"] = dict(item.params).get("p", options["p"])
     cutoffs = item.params if m.kind == "cut_long" else (None,)
-    return [_plan.MetricCall.of(spec, {name: value for name, value in
-                                       dict(options, k=k).items() if name in spec.parameters},
-                                func=_FUNC) for k in cutoffs]
+    calls = []
+    for k in cutoffs:
+        try:
+            calls.append(_plan.MetricCall.of(spec, {
+                name: value for name, value in dict(options, k=k).items()
+                if name in spec.parameters}, func=_FUNC))
+        except InvalidParameterError as exc:   # a cutoff out of range: name the measure
+            raise InvalidParameterError(
+                f"{_FUNC}: measure {m.name}.{k}: {str(exc).removeprefix(_FUNC + ': ')}"
+            ) from None
+    return calls
 
 
 def trec_eval_text(qids, blocks, **options):
