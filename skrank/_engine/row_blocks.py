@@ -173,11 +173,14 @@ class _Blocked:
 
 
 def execute_by_rows(func, run_block, y_true, y_score, exclude, sample_weight, *, extra=None,
-                    whole_rankings=True):
+                    whole_rankings=True, direct=None):
     """Execute a plan on the 2-D form one block of rows at a time.
 
     ``run_block(y_true, y_score, exclude, weights)`` prepares and executes the
-    plan on the rows of one block: ``(table, prepared)``.  Returns a
+    plan on the rows of one block: ``(table, prepared)``.  ``direct`` (None, or a
+    callable of the same arguments, given the block's rows as they are: dense, or
+    CSR) is tried first: ``(table, prepared)``, or None to run ``run_block``
+    (:mod:`skrank._engine.row_ranks`: whole rankings read at the labelled items).  Returns a
     :class:`_Blocked` (``qid``, ``columns`` label -> Column, the query
     ``weights``, and ``extras``: ``extra(table, prepared)`` of each block, a
     list) or None when a block raised a ValueError (the caller then runs the
@@ -202,9 +205,16 @@ def execute_by_rows(func, run_block, y_true, y_score, exclude, sample_weight, *,
     for r0 in range(0, n_users, step):
         r1 = min(r0 + step, n_users)
         try:
+            found = None
+            if direct is not None:
+                found = direct(_rows(y_true, r0, r1), y_score[r0:r1], _rows(exclude, r0, r1),
+                               None if weights is None else weights[r0:r1])
             flat = (_flat_rows(y_true, y_score, exclude, r0, r1)
-                    if whole_rankings and exclude is not None and weights is None else None)
-            if flat is not None:  # the rows of the matrix form, built without look-ups
+                    if found is None and whole_rankings and exclude is not None
+                    and weights is None else None)
+            if found is not None:   # read at the labelled items
+                table, prepared = found
+            elif flat is not None:  # the rows of the matrix form, built without look-ups
                 table, prepared = run_block(*flat[:2], None, None, qid=flat[2])
             else:
                 table, prepared = run_block(labels_of(y_true, r0, r1), y_score[r0:r1],
