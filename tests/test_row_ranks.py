@@ -9,6 +9,7 @@ import pytest
 import skrank
 import skrank._plan as _plan
 from skrank._engine import row_blocks as _row_blocks
+from skrank._engine import row_ranks as _row_ranks
 from tests._reference import ref_query_value
 
 sp = pytest.importorskip("scipy.sparse")
@@ -66,7 +67,9 @@ def _one_call(monkeypatch):
 
 @pytest.fixture
 def direct_calls(monkeypatch):
-    """Counts the blocks read at their labelled items and those left to the engine."""
+    """Counts the blocks read at their labelled items and those left to the engine (the
+    small matrices here label up to a third of their cells: read so all the same)."""
+    monkeypatch.setattr(_row_ranks, "_MAX_LABELLED_SHARE", 1.0)
     seen = {"direct": 0, "engine": 0}
     run = _plan._run_direct
 
@@ -211,7 +214,22 @@ def test_blocks_left_to_the_engine(monkeypatch, direct_calls):
             np.testing.assert_array_equal(blocked.per_query[label], want.per_query[label])
 
 
-def test_errors_are_the_whole_matrix_errors(monkeypatch):
+def test_many_labelled_items_are_ranked_by_the_engine(monkeypatch, direct_calls):
+    """More labelled cells than _MAX_LABELLED_SHARE of the matrix: no block is read at
+    its labelled items (each would cost more than ranking every item)."""
+    test, train, scores = _data(8, n_users=20)
+    _blocks(monkeypatch)
+    share = np.count_nonzero(test) / test.size
+    monkeypatch.setattr(_row_ranks, "_MAX_LABELLED_SHARE", share * 0.99)
+    for y in (test, sp.csr_array(test)):
+        skrank.map_score(y, scores)
+    assert direct_calls == {"direct": 0, "engine": 0}
+    monkeypatch.setattr(_row_ranks, "_MAX_LABELLED_SHARE", share)
+    skrank.map_score(sp.csr_array(test), scores)
+    assert direct_calls["direct"] > 0
+
+
+def test_errors_are_the_whole_matrix_errors(monkeypatch, direct_calls):
     test, train, scores = _data(7, n_users=20)
     bad = scores.copy()
     bad[13, 4] = np.nan

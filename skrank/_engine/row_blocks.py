@@ -17,6 +17,7 @@ path, so messages stay those of the whole matrix.
 import numpy as np
 
 from .aggregate import query_weights
+from .row_ranks import few_labelled
 from .matrix import _issparse as issparse
 
 # The rows of a block hold about this many cells.  Measured on 2 shared cores
@@ -194,6 +195,8 @@ def execute_by_rows(func, run_block, y_true, y_score, exclude, sample_weight, *,
         return None
     dense = _dense_blocks(y_true, exclude, whole_rankings)
     step = rows_per_block(y_score.shape, whole_rankings, dense)
+    if direct is not None and not few_labelled(y_true, y_score.shape):
+        direct = None   # many labelled items: ranking every item costs less
     labels_of = _rows
     if _issparse(y_true):
         y_true = _csr(y_true)

@@ -33,10 +33,28 @@ POLICIES = ("average", "stable")
 # them (skrank._engine.ranking._MAX_COUNTED_GRADE); other labels are left to the engine.
 _MAX_GRADE = 64
 
+# Blocks read at their labelled items when these are at most this share of the cells;
+# more are ranked by the engine.  Measured (map, ndcg and ndcg@10 on 20,000 x 100
+# float64 scores, graded labels, CPU time, 2 shared cores): the engine 70-90 ms
+# whatever the share; read at the labelled items 49 ms with 2% of the cells labelled,
+# 148 ms with 10%, 371 ms with 30% (about 0.6 us per labelled item, 40 ns per cell).
+_MAX_LABELLED_SHARE = 1 / 32
+
 # ``ties="stable"``: a labelled item tied with others takes its place among them by
 # column; found by comparing its row, at most this many cells per cell of the block
 # (else the block is left to the engine).  Not measured: a bound on the work, 4 passes.
 _STABLE_TIE_PASSES = 4
+
+
+def few_labelled(y_true, shape):
+    """Whether the labelled (nonzero) cells of the whole ``y_true`` are at most
+    ``_MAX_LABELLED_SHARE`` of the matrix (else every block is ranked by the engine)."""
+    cells = shape[0] * shape[1]
+    if hasattr(y_true, "nnz"):
+        return y_true.nnz <= _MAX_LABELLED_SHARE * cells
+    if not isinstance(y_true, np.ndarray):
+        return False
+    return np.count_nonzero(y_true) <= _MAX_LABELLED_SHARE * cells
 
 
 def supported(calls):
