@@ -58,6 +58,9 @@ def _blocks(monkeypatch, rows=5, n_items=300):
         monkeypatch.setattr(_row_blocks, attr, rows * n_items)
     monkeypatch.setattr(_row_blocks, "_DEPTH_FACTOR", 1)
     monkeypatch.setattr(_row_blocks, "_DENSE_FACTOR", 1)
+    # blocks read at their labelled items twice as large: one left to the engine is
+    # ranked in two of its blocks
+    monkeypatch.setattr(_row_blocks, "_DIRECT_FACTOR", 2)
 
 
 def _one_call(monkeypatch):
