@@ -228,7 +228,7 @@ def execute_by_rows(func, run_block, y_true, y_score, exclude, sample_weight, *,
         if extra is not None:
             extras.append(extra(table, prepared))
 
-    outer = step if direct is None else step * _DIRECT_FACTOR
+    outer = step if direct is None else rows_per_block(y_score.shape) * _DIRECT_FACTOR
     for r0 in range(0, n_users, outer):
         r1 = min(r0 + outer, n_users)
         try:
