@@ -5,6 +5,8 @@ oracle's; and the blocks it leaves to the engine."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import skrank
 import skrank._plan as _plan
@@ -91,18 +93,22 @@ def test_blocks_read_at_labelled_items_give_the_engine_values_bit_for_bit(
     test, train, scores = _data(1, dtype=dtype)
     weights = np.random.default_rng(2).random(test.shape[0]) + 0.5
     _blocks(monkeypatch)
+    options = {form: dict(sample_weight=weights if form != "sparse" else None,
+                          no_relevant="skip" if form == "dense" else "zero")
+               for form in _forms(test, train)}
     got = {form: skrank.evaluate(y, scores, exclude=e, metrics=_metrics(), ties=ties,
-                                 sample_weight=weights if form == "dense" else None)
+                                 **options[form])
            for form, (y, e) in _forms(test, train).items()}
     assert direct_calls["direct"] > 0
     _one_call(monkeypatch)
     for form, (y, e) in _forms(test, train).items():
         want = skrank.evaluate(y, scores, exclude=e, metrics=_metrics(), ties=ties,
-                               sample_weight=weights if form == "dense" else None)
+                               **options[form])
         for label in LABELS:
             np.testing.assert_array_equal(got[form].per_query[label], want.per_query[label],
                                           err_msg=f"{form} {label}")
-            assert got[form].mean[label] == want.mean[label]
+            assert got[form].mean[label] == want.mean[label] or (
+                np.isnan(got[form].mean[label]) and np.isnan(want.mean[label]))
         for name in want.counts:
             np.testing.assert_array_equal(got[form].counts[name], want.counts[name])
 
@@ -244,3 +250,31 @@ def test_errors_are_the_whole_matrix_errors(monkeypatch, direct_calls):
         skrank.map_score(sp.csr_array(test), bad, exclude=sp.csr_array(train))
     assert str(blocked.value) == str(whole.value)
     assert "row 13, column 4" in str(blocked.value)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), n_items=st.integers(1, 40), distinct=st.integers(1, 50),
+       density=st.floats(0.0, 0.5), ties=st.sampled_from(["average", "stable"]),
+       sparse=st.booleans(), excluded=st.floats(0.0, 0.5))
+def test_any_matrix_read_at_its_labelled_items_gives_the_engine_values(
+        seed, n_items, distinct, density, ties, sparse, excluded):
+    """Random matrices (scores with few or many distinct values, any share of labelled
+    and excluded items, users with none): blocks of 3 users read at their labelled items
+    against one call ranked by the engine, bit for bit."""
+    rng = np.random.default_rng(seed)
+    n_users = 11
+    scores = rng.integers(0, distinct, (n_users, n_items)).astype(np.float32) / distinct
+    test = np.where(rng.random(scores.shape) < density, rng.integers(1, 5, scores.shape), 0.0)
+    train = rng.random(scores.shape) < excluded
+    y = sp.csr_array(test) if sparse else test
+    e = sp.csr_array(train) if sparse else train
+    metrics = ["ndcg", "ndcg@3", "map", "map@2", "mrr", "precision@2", "recall@4", "dcg"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_row_ranks, "_MAX_LABELLED_SHARE", 1.0)
+        _blocks(mp, rows=3, n_items=n_items)
+        mp.setattr(_row_blocks, "_DIRECT_FACTOR", 1)
+        got = skrank.evaluate(y, scores, exclude=e, metrics=metrics, ties=ties)
+        _one_call(mp)
+        want = skrank.evaluate(y, scores, exclude=e, metrics=metrics, ties=ties)
+    for label in metrics:
+        np.testing.assert_array_equal(got.per_query[label], want.per_query[label])

@@ -266,7 +266,7 @@ def _groups(n_rows, n_items, n_ranked, rows, position, size, labels):
     key = rows.astype(np.int64) * (n_items + 1) + position
     order = np.argsort(key, kind="stable")
     key = key[order]
-    starts = np.flatnonzero(np.append(True, key[1:] != key[:-1]))
+    starts = np.flatnonzero(np.append(key.size > 0, key[1:] != key[:-1]))
     first_cell = order[starts]
     return RowRanks(n_rows, n_items, n_ranked, rows[first_cell], position[first_cell],
                     size[first_cell], labels[order], starts)
@@ -434,7 +434,7 @@ def _mrr(ranks, *, k, threshold, **_):
     counts = ranks.group_counts(threshold)
     live = np.flatnonzero(counts)
     row = ranks.row[live]
-    first = live[np.flatnonzero(np.append(True, row[1:] != row[:-1]))]   # each user's
+    first = live[np.flatnonzero(np.append(row.size > 0, row[1:] != row[:-1]))]  # each user's
     user, position, size = ranks.row[first], ranks.position[first], ranks.size[first]
     within = position < (np.inf if k is None else k)
     user, position, size, r = user[within], position[within], size[within], counts[first][within]
