@@ -22,6 +22,7 @@ metric returns None and the caller ranks the block with the engine.
 import numpy as np
 
 from .arrays import apply_gain
+from .ranking import _MAX_COUNTED_GRADE
 from .xp import divide_where, minimum
 
 
@@ -30,8 +31,8 @@ METRICS = ("ndcg", "dcg", "map", "mrr", "precision", "recall")
 POLICIES = ("average", "stable")
 
 # Integer grades up to this are counted for the ideal ranking, as the engine counts
-# them (skrank._engine.ranking._MAX_COUNTED_GRADE); other labels are left to the engine.
-_MAX_GRADE = 64
+# them; other labels (whose ideal ranking the engine sorts) are left to the engine.
+_MAX_GRADE = _MAX_COUNTED_GRADE
 
 # Blocks read at their labelled items when these are at most this share of the cells;
 # more are ranked by the engine.  Measured (map, ndcg and ndcg@10 on 20,000 x 100
@@ -41,8 +42,9 @@ _MAX_GRADE = 64
 _MAX_LABELLED_SHARE = 1 / 32
 
 # ``ties="stable"``: a labelled item tied with others takes its place among them by
-# column; found by comparing its row, at most this many cells per cell of the block
-# (else the block is left to the engine).  Not measured: a bound on the work, 4 passes.
+# column, found by comparing its whole row; at most this many such items per user of
+# the block (else the block is left to the engine).  Not measured: a bound on the work
+# (this many passes over the block).
 _STABLE_TIE_PASSES = 4
 
 
