@@ -358,7 +358,8 @@ def _by_rows(p, arrays, judged, threshold):
         return None
     blocked = execute_by_rows(p.func, functools.partial(_plan._run_block, p), y_true, matrix,
                               exclude, sample_weight, whole_rankings=p.depth is None,
-                              extra=functools.partial(_table_counts, threshold=threshold))
+                              extra=functools.partial(_table_counts, threshold=threshold),
+                              direct=_plan.direct_block(p))
     if blocked is None:
         return None
     counts = {name: np.concatenate([c[name] for c in blocked.extras])

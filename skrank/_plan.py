@@ -30,6 +30,7 @@ from ._declare.table import TABLE
 from ._trec.measures import ALL_ROW
 from ._declare.names import parse_metric_name
 from ._engine.row_blocks import blockable, execute_by_rows
+from ._engine import row_ranks
 from ._core.checks import InvalidParameterError, _describe
 from ._engine.arrays import check_ranking_arrays
 
@@ -622,7 +623,8 @@ def per_query(func, call, y_true, y_score, qid=None, retrieved=None, exclude=Non
     matrix = blockable(y_true, y_score, qid, retrieved, exclude, judged, p.depth is None)
     if matrix is not None:  # a large 2-D form: in blocks of rows, in bounded memory
         blocked = execute_by_rows(func, functools.partial(_run_block, p), y_true, matrix,
-                                  exclude, sample_weight, whole_rankings=p.depth is None)
+                                  exclude, sample_weight, whole_rankings=p.depth is None,
+                                  direct=direct_block(p))
         if blocked is not None:
             return blocked.columns["value"]
     prepared = prepare(p, y_true, y_score, qid, retrieved, exclude, sample_weight, inputs=inputs)
@@ -634,6 +636,38 @@ def _run_block(p, y_true, y_score, exclude, weights, qid=None, **options):
     on its flat rows, with ``qid``)."""
     prepared = prepare(p, y_true, y_score, qid, None, exclude, weights, **options)
     return execute(p, prepared), prepared
+
+
+def direct_block(p):
+    """The ``direct`` route of :func:`~skrank._engine.row_blocks.execute_by_rows` for a
+    plan whose every metric :mod:`skrank._engine.row_ranks` reads at the labelled items
+    (``map``, ``ndcg``, ``ndcg@k``, ... under ``average`` or ``stable`` ties), else None."""
+    if not p.steps or any(step.policy is None for step in p.steps):
+        return None
+    if not row_ranks.supported([(step.call.spec.name, step.call.options) for step in p.steps]):
+        return None
+    return functools.partial(_run_direct, p)
+
+
+def _run_direct(p, y_true, y_score, exclude, weights):
+    """``(table, prepared)`` of the plan on one block of the 2-D form read at its labelled
+    items (the values of :func:`execute`, to the last bit), or None to rank it whole."""
+    found = row_ranks.rank_rows(y_true, y_score, exclude, {policy for policy, _ in p.depths})
+    if found is None:
+        return None
+    qids = np.arange(y_score.shape[0])
+    columns = {}
+    for step in p.steps:
+        if step.label is None:
+            continue
+        options = step.call.options
+        got = row_ranks.metric_values(found[step.policy], step.call.spec.name, options)
+        if got is None:
+            return None
+        columns[step.label] = Column(*apply_no_relevant(
+            p.func, qids, *got, options.get("no_relevant", "zero"), weights),
+            aggregation(p.func, step.call.spec))
+    return Table(qids, columns, found), Prepared(None, None, weights, None, {})
 
 
 def mean(func, call, *args, **kwargs):

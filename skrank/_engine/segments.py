@@ -485,7 +485,21 @@ def segmented_top_order(values, offsets, depth, *, stable):
         return None
     if sizes.shape[0] and sizes.min() == sizes.max():
         return _exact_top_order(values, offsets, sizes, long, depth, stable)
+    if _flat_sortable(values, offsets) and sizes[long].mean() <= _WHOLE_PER_K * depth:
+        return None   # many short segments: the flat sort of every row costs less
     return _bounded_top_order(values, offsets, sizes, long, depth, stable)
+
+
+# Segments of uneven sizes read to a depth are sorted whole by the flat keyed sort
+# (:func:`_flat_argsort_desc`, as a ranking to the end) when those longer than twice
+# the depth hold at most this many times the depth rows on average: the bound of each
+# one's k-th largest value (a slice maxima reduction, then a pass over every row to
+# keep and gather those reaching it) costs more than sorting them.
+# Measured (nDCG@10, 1M rows in log-normal sizes, CPU time, median of 7 interleaved
+# rounds, 2 shared cores): whole against bounded, median size 16 (segments longer than
+# 20 rows hold 50 on average) 0.94x, median 32 (73) 0.86x, median 64 (119) 1.09x,
+# median 128 (216) 1.13x, median 256 (417) 2.2x.
+_WHOLE_PER_K = 8
 
 
 # Grouped rows of uneven sizes read to a depth.  Gathering each size class of long
