@@ -504,24 +504,24 @@ def average_precision_sum(ranking, threshold, k):
     np.divide(hits, terms, out=terms)
     if k is not None:
         terms[position >= k] = 0.0
-    run_starts, run_ends = ranking.tie_runs()
-    edges = np.empty(2 * run_starts.shape[0], dtype=np.intp)
-    edges[0::2], edges[1::2] = run_starts, run_ends
-    counts = ranking.relevant_before(threshold, edges)
-    before = counts[0::2].astype(np.intp)   # the group's first relevant row in ``rows``
-    n_rel = counts[1::2] - counts[0::2]
-    live = np.flatnonzero(n_rel)
-    if live.size:
-        first, n_rel = before[live], n_rel[live]
-        starts = run_starts[live]
-        sizes = run_ends[live] - starts
-        group_query = query[first]
-        group_position = starts - ranking.offsets[group_query]
+    tied, group = ranking.relevant_in_runs(threshold)
+    if tied.size:
+        # The groups holding a relevant row, in order, from the runs of equal ``group``
+        # among the tied relevant rows: each one's first relevant row in ``rows``.
+        opens = np.ones(tied.shape[0], dtype=bool)
+        np.not_equal(group[1:], group[:-1], out=opens[1:])
+        at = np.flatnonzero(opens)
+        first = tied[at]
+        n_rel = np.diff(np.append(at, tied.shape[0]))
+        run_starts, run_ends = ranking.tie_runs()
+        group = group[at]
+        starts = run_starts[group]
+        sizes = run_ends[group] - starts
+        group_position = position[first] - (rows[first] - starts)
         group_terms = _tied_group_terms(ranking, k, starts, sizes, group_position,
-                                        first - first_of_query[group_query], n_rel)
-        # The relevant rows of each group: first .. first + n_rel - 1 of ``rows``.
-        shift = np.cumsum(n_rel) - n_rel
-        terms[np.repeat(first - shift, n_rel) + np.arange(int(n_rel.sum()))] = 0.0
+                                        hits[first] - 1, n_rel)
+        # The relevant rows of each group add 0.0 but the first, which adds its term.
+        terms[tied] = 0.0
         terms[first] = group_terms
     return sum_by_query(query, terms, nq)
 

@@ -277,6 +277,45 @@ class Ranking:
             return pairs[edges[:-1]], pairs[edges[1:] - 1] + 2
         return self._cached("tie_runs", runs)
 
+    def relevant_in_runs(self, threshold):
+        """``(tied, group)``: the indices in :meth:`relevant_rows` of the relevant rows in
+        a tie group of two or more rows, in order, and the index of that group among
+        :meth:`tie_runs`.  Only meaningful when ``has_ties``.
+
+        Read from the tie flags at the relevant rows (a row ties with a neighbour) and
+        from the rows of the groups (few, with rounded scores): no pass over every row,
+        no search."""
+        def find():
+            rows = self.relevant_rows(threshold)[0]
+            run_starts, run_ends = self.tie_runs()
+            if rows.size == 0 or run_starts.size == 0:
+                return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+            same = self._tie_same
+            if same is None:  # from the groups (a ranking built with tie_starts)
+                group = np.searchsorted(run_starts, rows, side="right") - 1
+                tied = np.flatnonzero((group >= 0) & (rows < run_ends[np.maximum(group, 0)]))
+                return tied, group[tied]
+            # rows i and i + 1 tie when same[i]; the rows are sorted, so only the first
+            # can be row 0 and only the last the last row.
+            before = same.take(rows - 1, mode="clip")
+            if rows[0] == 0:
+                before[0] = False
+            after = same.take(rows, mode="clip")
+            if rows[-1] == same.shape[0]:
+                after[-1] = False
+            before |= after
+            tied = np.flatnonzero(before)
+            # The same rows, in the same order, from the groups' side: every row of the
+            # groups of two or more (few), those relevant, and their group.
+            sizes = run_ends - run_starts
+            begin = np.cumsum(sizes) - sizes
+            in_runs = np.repeat(run_starts - begin, sizes)
+            in_runs += np.arange(in_runs.shape[0])
+            relevant = np.flatnonzero(self._ranked_relevant(threshold)[in_runs])
+            group = np.repeat(np.arange(run_starts.shape[0]), sizes)[relevant]
+            return tied, group
+        return self._cached(("relevant_in_runs", threshold), find)
+
     @property
     def all_labels(self):
         if self._all_labels is None:
