@@ -194,11 +194,34 @@ def _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform):
             values = ranking.top_labels(int(cutoff))  # shared by the metrics of one ranking
         else:
             values = row_values[rows]
-        terms = transform(values) * weights[position]
+        block = nq > 0 and longest <= _BLOCK_WIDTH and int(ranking.n_kept.min()) >= longest
+        if block:  # every query holds `longest` rows within the cutoff: an (nq, longest) block
+            terms = transform(values).reshape(nq, longest) * weights
+        else:
+            terms = transform(values) * weights[position]
     groups = ranking._cached(("tie_runs_within", longest, whole),
                              lambda: _runs_within(ranking, longest, whole))
+    if not whole and block:
+        if groups is not None:
+            _tied_terms(ranking, row_values, transform, values, cumulative, longest, whole,
+                        groups, terms.reshape(-1))
+        # Column after column from 0.0: the sums sum_by_query gives, to the last bit.
+        total = np.zeros(nq)
+        for column in range(longest):
+            total += terms[:, column]
+        return total
     if groups is None:
         return sum_by_query(query, terms, nq)
+    _tied_terms(ranking, row_values, transform, values, cumulative, longest, whole, groups,
+                terms)
+    return sum_by_query(query, terms, nq)
+
+
+def _tied_terms(ranking, row_values, transform, values, cumulative, longest, whole, groups,
+                terms):
+    """The terms of :func:`_tied_rank_sum` in the tie groups of two or more rows (see
+    :func:`_runs_within`): each group's first term its mean value times the weights it
+    spans, its other terms 0.0 (``terms``, flat, set in place)."""
     position, sizes, index, inside, group_rows, begin = groups
     if whole:
         means = np.add.reduceat(values[group_rows], begin)
@@ -213,7 +236,6 @@ def _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform):
     spanned = cumulative[np.minimum(position + sizes, longest)] - cumulative[position]
     terms[inside] = 0.0
     terms[index] = means * spanned
-    return sum_by_query(query, terms, nq)
 
 
 def _runs_within(ranking, longest, whole):
@@ -244,12 +266,16 @@ def _runs_within(ranking, longest, whole):
         return None
     starts = run_starts if run is None else run_starts[run]
     sizes = (run_ends if run is None else run_ends[run]) - starts
+    begin = np.cumsum(sizes) - sizes
+    rows = np.repeat(starts - begin, sizes)
+    rows += np.arange(rows.shape[0])
+    if whole:  # every group whole within the terms, which are every ranked row
+        return position, sizes, index, rows, rows, begin
     # The group's terms within the cutoff: index .. index + (end - position) - 1.
     within = np.minimum(position + sizes, longest) - position
     shift = np.cumsum(within) - within
-    inside = np.repeat(index - shift, within) + np.arange(int(within.sum()))
-    begin = np.cumsum(sizes) - sizes
-    rows = np.repeat(starts - begin, sizes) + np.arange(int(sizes.sum()))
+    inside = np.repeat(index - shift, within)
+    inside += np.arange(inside.shape[0])
     return position, sizes, index, inside, rows, begin
 
 
