@@ -183,3 +183,76 @@ def test_group_sums_of_groups_that_do_not_tile_the_rows():
         # Each group alone, as reduceat sums a segment (pairwise: not a plain running sum).
         want = [np.add.reduceat(values[a:a + n], [0])[0] for a, n in zip(starts, sizes)]
         np.testing.assert_array_equal(got, want)
+
+
+def _compiled_kernels():
+    if _kernels._speedups is None:
+        try:  # works whether or not tests/ is a package
+            from tests.conftest import NO_SPEEDUPS
+        except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
+            from conftest import NO_SPEEDUPS
+        pytest.skip(NO_SPEEDUPS)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS + ["sparse"])
+def test_compiled_average_precision_equals_the_numpy_path_bit_for_bit(monkeypatch, pattern):
+    """Tie-averaged AP by skrank._engine._speedups (two passes in C, the groups' closed
+    form in numpy) against the numpy per-row and per-group paths, to the last bit, with
+    and without a cutoff, on every tie pattern, in uneven queries, with queries holding
+    no relevant row and rankings held to a depth."""
+    _compiled_kernels()
+    rng = np.random.default_rng(11)
+    for case in range(6):
+        if pattern == "sparse":
+            n = 2000
+            y = (rng.random(n) < 0.01) * rng.integers(1, 4, n).astype(float)
+            s = np.round(rng.random(n), 2)
+            q = np.sort(rng.integers(0, 15, n))
+        else:
+            y, s, q = _patterned(20 + case, pattern, n_queries=120, size=13 + case)
+            if case % 2:   # uneven sizes: some queries dropped, some rows too
+                keep = rng.random(y.shape[0]) < 0.8
+                y, s, q = y[keep], s[keep], q[keep]
+        for depth in (None, 4):
+            ranking = rank_queries("f", y, s, q, None, None, "average",
+                                   None if depth is None else _ranking.Depth(k=depth))
+            if not ranking.has_ties:
+                continue
+            for threshold in (1.0, 2.0):
+                for k in (None, 1, 3, 7, 40):
+                    if depth is not None and (k is None or k > depth):
+                        continue
+                    got = _kernels.average_precision_sum(ranking, threshold, k)
+                    compiled = _kernels._speedups
+                    try:
+                        monkeypatch.setattr(_kernels, "_speedups", None)
+                        for few in (0.0, 1.0):
+                            monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
+                            ranking._cache.pop("few_tie_groups", None)
+                            np.testing.assert_array_equal(
+                                got, _kernels.average_precision_sum(ranking, threshold, k),
+                                err_msg=f"{case} {depth} {threshold} {k} {few}")
+                    finally:
+                        monkeypatch.setattr(_kernels, "_speedups", compiled)
+                        ranking._cache.pop("few_tie_groups", None)
+
+
+def test_compiled_tie_passes_refuse_bad_buffers():
+    _compiled_kernels()
+    speedups = _kernels._speedups
+    relevant = np.array([True, False, True])
+    same = np.array([True, False])
+    offsets = np.array([0, 3], dtype=np.intp)
+    out = [np.empty(1, dtype=np.intp) for _ in range(5)]
+    assert speedups.tie_groups(relevant, same, offsets, *out) == 1
+    assert [int(column[0]) for column in out] == [0, 2, 0, 0, 1]   # rows 0-1, 1 relevant
+    assert speedups.tie_groups(relevant, same, offsets, *[c[:0] for c in out]) == -1
+    with pytest.raises(ValueError):
+        speedups.tie_groups(relevant, same[:1], offsets, *out)    # flags of n - 1 rows
+    with pytest.raises(ValueError):
+        speedups.tie_groups(relevant, same, np.array([0, 4], dtype=np.intp), *out)
+    sums = np.empty(1)
+    speedups.tie_ap_sums(relevant, same, offsets, 10, np.array([0.5]), sums)
+    assert sums[0] == 0.5 + 2.0 / 3.0    # the group's term, then row 2: 2 hits at rank 3
+    with pytest.raises(ValueError):
+        speedups.tie_ap_sums(relevant, same, offsets, 10, np.array([]), sums)

@@ -22,10 +22,12 @@ orderings of each group, in closed form, without enumeration:
 """
 
 import functools
+import sys
 
 import numpy as np
 
 from . import device_kernels as DK
+from .codes import _speedups
 from .segments import segmented_sort_desc
 from .xp import namespace
 from .scan import segment_accumulate
@@ -505,6 +507,8 @@ def _expected_inverse_rank(n, r, s, k):
 def average_precision_sum(ranking, threshold, k):
     """Expected sum over relevant ranks i <= k of precision@i (to be divided by R)."""
     nq = ranking.n_queries
+    if ranking.has_ties and _speedups is not None and ranking._tie_same is not None:
+        return _average_precision_sum_compiled(ranking, threshold, k)
     if ranking.has_ties and ranking.few_tie_groups():
         return _average_precision_sum_by_group(ranking, threshold, k)
     # Only relevant rows contribute: the j-th relevant row of its query (from 1) at
@@ -550,6 +554,27 @@ def average_precision_sum(ranking, threshold, k):
         terms[tied] = 0.0
         terms[first] = group_terms
     return sum_by_query(query, terms, nq)
+
+
+def _average_precision_sum_compiled(ranking, threshold, k):
+    """:func:`average_precision_sum` under ties by ``skrank._engine._speedups``, where it
+    was built: the same terms, summed in the same order (the values of the per-row path
+    below, to the last bit), in two passes over the ranked rows instead of a dozen numpy
+    calls.  The first finds the tie groups of two or more rows holding a relevant row,
+    whose terms numpy computes (:func:`_tied_group_terms`); the second sums, query by
+    query in rank order, ``hits / (position + 1)`` of each relevant row alone in its group
+    and each group's term."""
+    relevant = ranking._ranked_relevant(threshold)
+    same = ranking._tie_same
+    offsets = np.ascontiguousarray(ranking.offsets, dtype=np.intp)
+    found = [np.empty(ranking.tied_pairs(), dtype=np.intp) for _ in range(5)]
+    n_groups = _speedups.tie_groups(relevant, same, offsets, *found)
+    starts, sizes, positions, above, n_rel = (column[:n_groups] for column in found)
+    terms = _tied_group_terms(ranking, k, starts, sizes, positions, above, n_rel)
+    sums = np.empty(ranking.n_queries)
+    _speedups.tie_ap_sums(relevant, same, offsets, sys.maxsize if k is None else int(k),
+                          np.ascontiguousarray(terms, dtype=np.float64), sums)
+    return sums
 
 
 def _average_precision_sum_by_group(ranking, threshold, k):

@@ -254,9 +254,14 @@ class Ranking:
             if self._tie_same is None:
                 groups = self._tie_starts.shape[0] - 1
             else:
-                groups = n - np.count_nonzero(self._tie_same)
+                groups = n - self.tied_pairs()
             return groups <= _FEW_TIE_GROUPS * n
         return self._cached("few_tie_groups", few)
+
+    def tied_pairs(self):
+        """How many pairs of neighbouring ranked rows tie (from ``tie_same``: at least as
+        many as the tie groups of two or more rows)."""
+        return self._cached("tied_pairs", lambda: int(np.count_nonzero(self._tie_same)))
 
     def tie_runs(self):
         """``(starts, ends)``: the ranked rows of each tie group of two or more rows are
