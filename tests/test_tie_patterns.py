@@ -243,16 +243,18 @@ def test_compiled_tie_passes_refuse_bad_buffers():
     relevant = np.array([True, False, True])
     same = np.array([True, False])
     offsets = np.array([0, 3], dtype=np.intp)
-    out = [np.empty(1, dtype=np.intp) for _ in range(5)]
+    out = [np.empty(2, dtype=np.intp) for _ in range(5)]
     assert speedups.tie_groups(relevant, same, offsets, *out) == 1
     assert [int(column[0]) for column in out] == [0, 2, 0, 0, 1]   # rows 0-1, 1 relevant
-    assert speedups.tie_groups(relevant, same, offsets, *[c[:0] for c in out]) == -1
+    assert speedups.tie_groups(relevant, same, offsets, *[c[:1] for c in out]) == -1
     with pytest.raises(ValueError):
         speedups.tie_groups(relevant, same[:1], offsets, *out)    # flags of n - 1 rows
     with pytest.raises(ValueError):
         speedups.tie_groups(relevant, same, np.array([0, 4], dtype=np.intp), *out)
     sums = np.empty(1)
-    speedups.tie_ap_sums(relevant, same, offsets, 10, np.array([0.5]), sums)
+    speedups.tie_ap_sums(relevant, same, offsets, 10, np.array([0.5, 0.0]), sums)
     assert sums[0] == 0.5 + 2.0 / 3.0    # the group's term, then row 2: 2 hits at rank 3
+    speedups.tie_ap_sums(relevant, same, offsets, 2, np.array([0.5, 0.0]), sums)
+    assert sums[0] == 0.5                # row 2 beyond k = 2
     with pytest.raises(ValueError):
-        speedups.tie_ap_sums(relevant, same, offsets, 10, np.array([]), sums)
+        speedups.tie_ap_sums(relevant, same, offsets, 10, np.array([0.5]), sums)

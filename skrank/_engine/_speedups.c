@@ -734,10 +734,12 @@ tie_inputs(PyObject *relevant_obj, PyObject *same_obj, PyObject *offsets_obj, Py
 
 /* tie_groups(relevant, same, offsets, starts, sizes, positions, above, n_rel) -> int
  *
- * The tie groups of two or more rows holding a relevant row, in rank order: their first
- * row, size, position in the query, relevant rows of the query above them, relevant rows
- * in them (intp outputs, as many items each, at least as many as the groups).  Returns
- * how many; -1 when the outputs are too short. */
+ * Every tie group of two or more rows, in rank order: its first row, size, position in
+ * the query, the relevant rows of the query above it and the relevant rows in it (intp
+ * outputs, as many items each, at least one more than the groups).  Returns how many;
+ * -1 when the outputs are too short.  Without a branch on the data (rounded scores make
+ * the flags random, and mispredicted branches would cost more than the work): each row
+ * writes the current group's slot, which advances where a group ends. */
 static PyObject *
 tie_groups(PyObject *self, PyObject *args)
 {
@@ -768,38 +770,29 @@ tie_groups(PyObject *self, PyObject *args)
         Py_ssize_t *o_start = (Py_ssize_t *)out[0].buf, *o_size = (Py_ssize_t *)out[1].buf;
         Py_ssize_t *o_pos = (Py_ssize_t *)out[2].buf, *o_above = (Py_ssize_t *)out[3].buf;
         Py_ssize_t *o_rel = (Py_ssize_t *)out[4].buf;
-        Py_ssize_t g = 0;
-        for (Py_ssize_t q = 0; q < nq; q++) {
-            Py_ssize_t a = off[q], b = off[q + 1], above = 0, i = a;
-            while (i < b) {
-                if (i + 1 < b && t[i]) {
-                    Py_ssize_t e = i + 1, count = r[i] != 0;
-                    while (e < b && t[e - 1]) {
-                        count += r[e] != 0;
-                        e++;
-                    }
-                    if (count) {
-                        if (g >= capacity) {
-                            result = PyLong_FromSsize_t(-1);
-                            goto done;
-                        }
-                        o_start[g] = i;
-                        o_size[g] = e - i;
-                        o_pos[g] = i - a;
-                        o_above[g] = above;
-                        o_rel[g] = count;
-                        g++;
-                    }
-                    above += count;
-                    i = e;
+        Py_ssize_t g = 0, limit = capacity - 1;
+        for (Py_ssize_t q = 0; q < nq && g < capacity; q++) {
+            Py_ssize_t a = off[q], b = off[q + 1], hits = 0, first = a, above = 0;
+            unsigned prev = 0;
+            for (Py_ssize_t i = a; i < b; i++) {
+                unsigned tie = i + 1 < b ? (t[i] != 0) : 0;
+                unsigned opens = tie & (prev ^ 1), closes = prev & (tie ^ 1);
+                first = opens ? i : first;
+                above = opens ? hits : above;
+                hits += r[i] != 0;
+                if (g > limit) {   /* more groups than the outputs hold */
+                    break;
                 }
-                else {
-                    above += r[i] != 0;
-                    i++;
-                }
+                o_start[g] = first;
+                o_size[g] = i + 1 - first;
+                o_pos[g] = first - a;
+                o_above[g] = above;
+                o_rel[g] = hits - above;
+                g += closes;
+                prev = tie;
             }
         }
-        result = PyLong_FromSsize_t(g);
+        result = PyLong_FromSsize_t(g > limit ? -1 : g);
     }
 done:
     for (int j = 0; j < held; j++) {
@@ -815,9 +808,10 @@ done:
  *
  * out[q]: from 0.0, in rank order, hits / (position + 1.0) for each relevant row alone in
  * its tie group at a position below k (hits: the relevant rows of the query down to it),
- * and the next of group_terms for each group of tie_groups: the sums numpy's bincount
- * gives over the same terms (a row's term 0.0 beyond k, or inside a group, adds nothing
- * to a sum that starts at 0.0). */
+ * and the next of group_terms (one per group of tie_groups, then one more, 0.0) at each
+ * group's first row: the sums numpy's bincount gives over the same terms, to the last
+ * bit (a term of 0.0, a row beyond k, in a group or not relevant, adds nothing to a sum
+ * that starts at 0.0, and it is added as 0.0 * term: no branch on the data). */
 static PyObject *
 tie_ap_sums(PyObject *self, PyObject *args)
 {
@@ -847,40 +841,33 @@ tie_ap_sums(PyObject *self, PyObject *args)
         const unsigned char *t = (const unsigned char *)same.buf;
         const Py_ssize_t *off = (const Py_ssize_t *)offsets.buf;
         const double *group_terms = (const double *)terms.buf;
-        Py_ssize_t n_terms = terms.len / (Py_ssize_t)sizeof(double), g = 0;
+        Py_ssize_t last = terms.len / (Py_ssize_t)sizeof(double) - 1, g = 0;
         double *sums = (double *)out.buf;
-        for (Py_ssize_t q = 0; q < nq; q++) {
-            Py_ssize_t a = off[q], b = off[q + 1], hits = 0, i = a;
+        int ok = last >= 0;
+        for (Py_ssize_t q = 0; ok && q < nq; q++) {
+            Py_ssize_t a = off[q], b = off[q + 1], hits = 0;
+            unsigned prev = 0;
             double total = 0.0;
-            while (i < b) {
-                if (i + 1 < b && t[i]) {
-                    Py_ssize_t e = i + 1, count = r[i] != 0;
-                    while (e < b && t[e - 1]) {
-                        count += r[e] != 0;
-                        e++;
-                    }
-                    if (count) {
-                        if (g >= n_terms) {
-                            PyErr_SetString(PyExc_ValueError,
-                                            "tie_ap_sums: fewer group terms than groups");
-                            goto done;
-                        }
-                        total += group_terms[g++];
-                    }
-                    hits += count;
-                    i = e;
+            for (Py_ssize_t i = a; i < b; i++) {
+                unsigned tie = i + 1 < b ? (t[i] != 0) : 0;
+                unsigned opens = tie & (prev ^ 1), relevant = r[i] != 0;
+                hits += relevant;
+                double alone = (double)(relevant & ((prev | tie) ^ 1) & (i - a < k));
+                /* at most one of the two is not 0.0: one addition to the sum per row */
+                total += alone * ((double)hits / ((double)(i - a) + 1.0))
+                         + (double)opens * group_terms[g];
+                g += opens;
+                if (g > last) {   /* more groups than terms */
+                    ok = 0;
+                    break;
                 }
-                else {
-                    if (r[i]) {
-                        hits++;
-                        if (i - a < k) {
-                            total += (double)hits / ((double)(i - a) + 1.0);
-                        }
-                    }
-                    i++;
-                }
+                prev = tie;
             }
             sums[q] = total;
+        }
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "tie_ap_sums: fewer group terms than groups");
+            goto done;
         }
         result = Py_None;
         Py_INCREF(result);
@@ -913,7 +900,7 @@ static PyMethodDef methods[] = {
      "keys, rows[key] = a row with that key, counts[key] rows with it."},
     {"tie_groups", tie_groups, METH_VARARGS,
      "tie_groups(relevant, same, offsets, starts, sizes, positions, above, n_rel) -> int: "
-     "the tie groups of two or more rows holding a relevant row (-1: outputs too short)."},
+     "every tie group of two or more rows (-1: outputs too short)."},
     {"tie_ap_sums", tie_ap_sums, METH_VARARGS,
      "tie_ap_sums(relevant, same, offsets, k, group_terms, out) -> None: tie-averaged "
      "average precision sums, in rank order."},

@@ -560,20 +560,23 @@ def _average_precision_sum_compiled(ranking, threshold, k):
     """:func:`average_precision_sum` under ties by ``skrank._engine._speedups``, where it
     was built: the same terms, summed in the same order (the values of the per-row path
     below, to the last bit), in two passes over the ranked rows instead of a dozen numpy
-    calls.  The first finds the tie groups of two or more rows holding a relevant row,
-    whose terms numpy computes (:func:`_tied_group_terms`); the second sums, query by
-    query in rank order, ``hits / (position + 1)`` of each relevant row alone in its group
-    and each group's term."""
+    calls.  The first finds every tie group of two or more rows; numpy computes the terms
+    of those holding a relevant row (:func:`_tied_group_terms`); the second sums, query
+    by query in rank order, ``hits / (position + 1)`` of each relevant row alone in its
+    group and each group's term."""
     relevant = ranking._ranked_relevant(threshold)
     same = ranking._tie_same
     offsets = np.ascontiguousarray(ranking.offsets, dtype=np.intp)
-    found = [np.empty(ranking.tied_pairs(), dtype=np.intp) for _ in range(5)]
+    found = [np.empty(ranking.tied_pairs() + 1, dtype=np.intp) for _ in range(5)]
     n_groups = _speedups.tie_groups(relevant, same, offsets, *found)
     starts, sizes, positions, above, n_rel = (column[:n_groups] for column in found)
-    terms = _tied_group_terms(ranking, k, starts, sizes, positions, above, n_rel)
+    live = np.flatnonzero(n_rel)
+    terms = np.zeros(n_groups + 1)   # a group without a relevant row adds 0.0; then one more
+    terms[live] = _tied_group_terms(ranking, k, starts[live], sizes[live], positions[live],
+                                    above[live], n_rel[live])
     sums = np.empty(ranking.n_queries)
-    _speedups.tie_ap_sums(relevant, same, offsets, sys.maxsize if k is None else int(k),
-                          np.ascontiguousarray(terms, dtype=np.float64), sums)
+    _speedups.tie_ap_sums(relevant, same, offsets, sys.maxsize if k is None else int(k), terms,
+                          sums)
     return sums
 
 
