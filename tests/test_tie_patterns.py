@@ -195,11 +195,11 @@ def _compiled_kernels():
 
 
 @pytest.mark.parametrize("pattern", PATTERNS + ["sparse"])
-def test_compiled_average_precision_equals_the_numpy_path_bit_for_bit(monkeypatch, pattern):
-    """Tie-averaged AP by skrank._engine._speedups (two passes in C, the groups' closed
-    form in numpy) against the numpy per-row and per-group paths, to the last bit, with
-    and without a cutoff, on every tie pattern, in uneven queries, with queries holding
-    no relevant row and rankings held to a depth."""
+def test_compiled_tie_kernels_equal_the_numpy_paths_bit_for_bit(monkeypatch, pattern):
+    """Tie-averaged AP and reciprocal rank by skrank._engine._speedups (passes in C, the
+    groups' closed forms in numpy) against the numpy per-row and per-group paths, to the
+    last bit, with and without a cutoff, on every tie pattern, in uneven queries, with
+    queries holding no relevant row and rankings held to a depth."""
     _compiled_kernels()
     rng = np.random.default_rng(11)
     for case in range(6):
@@ -224,16 +224,19 @@ def test_compiled_average_precision_equals_the_numpy_path_bit_for_bit(monkeypatc
                         continue
                     monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", 0.0)   # not by group
                     ranking._cache.pop("few_tie_groups", None)
-                    got = _kernels.average_precision_sum(ranking, threshold, k)
+                    got = [_kernels.average_precision_sum(ranking, threshold, k),
+                           _kernels.reciprocal_rank(ranking, threshold, k)]
                     compiled = _kernels._speedups
                     try:
                         monkeypatch.setattr(_kernels, "_speedups", None)
                         for few in (0.0, 1.0):
                             monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
                             ranking._cache.pop("few_tie_groups", None)
-                            np.testing.assert_array_equal(
-                                got, _kernels.average_precision_sum(ranking, threshold, k),
-                                err_msg=f"{case} {depth} {threshold} {k} {few}")
+                            want = [_kernels.average_precision_sum(ranking, threshold, k),
+                                    _kernels.reciprocal_rank(ranking, threshold, k)]
+                            for a, b in zip(got, want):
+                                np.testing.assert_array_equal(
+                                    a, b, err_msg=f"{case} {depth} {threshold} {k} {few}")
                     finally:
                         monkeypatch.setattr(_kernels, "_speedups", compiled)
                         ranking._cache.pop("few_tie_groups", None)
@@ -246,13 +249,21 @@ def test_compiled_tie_passes_refuse_bad_buffers():
     same = np.array([True, False])
     offsets = np.array([0, 3], dtype=np.intp)
     out = [np.empty(2, dtype=np.intp) for _ in range(5)]
-    assert speedups.tie_groups(relevant, same, offsets, *out) == 1
+    first = np.empty(1, dtype=np.intp)
+    assert speedups.tie_groups(relevant, same, offsets, *out, first) == 1
     assert [int(column[0]) for column in out] == [0, 2, 0, 0, 1]   # rows 0-1, 1 relevant
-    assert speedups.tie_groups(relevant, same, offsets, *[c[:1] for c in out]) == -1
+    assert first[0] == 0
+    assert speedups.tie_groups(~relevant, same, offsets, *out, first) == 1
+    assert first[0] == 1
+    assert speedups.tie_groups(relevant & False, same, offsets, *out, first) == 1
+    assert first[0] == -1
+    assert speedups.tie_groups(relevant, same, offsets, *[c[:1] for c in out], first) == -1
     with pytest.raises(ValueError):
-        speedups.tie_groups(relevant, same[:1], offsets, *out)    # flags of n - 1 rows
+        speedups.tie_groups(relevant, same[:1], offsets, *out, first)   # n - 1 flags
     with pytest.raises(ValueError):
-        speedups.tie_groups(relevant, same, np.array([0, 4], dtype=np.intp), *out)
+        speedups.tie_groups(relevant, same, np.array([0, 4], dtype=np.intp), *out, first)
+    with pytest.raises(ValueError):
+        speedups.tie_groups(relevant, same, offsets, *out, first[:0])   # one per query
     sums = np.empty(1)
     speedups.tie_ap_sums(relevant, same, offsets, 10, np.array([0.5, 0.0]), sums)
     assert sums[0] == 0.5 + 2.0 / 3.0    # the group's term, then row 2: 2 hits at rank 3

@@ -732,22 +732,23 @@ tie_inputs(PyObject *relevant_obj, PyObject *same_obj, PyObject *offsets_obj, Py
     return 0;
 }
 
-/* tie_groups(relevant, same, offsets, starts, sizes, positions, above, n_rel) -> int
+/* tie_groups(relevant, same, offsets, starts, sizes, positions, above, n_rel, first) -> int
  *
  * Every tie group of two or more rows, in rank order: its first row, size, position in
  * the query, the relevant rows of the query above it and the relevant rows in it (intp
  * outputs, as many items each, at least one more than the groups).  Returns how many;
- * -1 when the outputs are too short.  Without a branch on the data (rounded scores make
+ * -1 when the outputs are too short.  first (intp, one per query): the query's first
+ * relevant row, -1 where it has none.  Without a branch on the data (rounded scores make
  * the flags random, and mispredicted branches would cost more than the work): each row
  * writes the current group's slot, which advances where a group ends. */
 static PyObject *
 tie_groups(PyObject *self, PyObject *args)
 {
-    PyObject *rel_obj, *same_obj, *off_obj, *out_obj[5];
-    Py_buffer rel, same, offsets, out[5];
+    PyObject *rel_obj, *same_obj, *off_obj, *out_obj[6];
+    Py_buffer rel, same, offsets, out[6];
     Py_ssize_t n, nq;
-    if (!PyArg_ParseTuple(args, "OOOOOOOO", &rel_obj, &same_obj, &off_obj, &out_obj[0],
-                          &out_obj[1], &out_obj[2], &out_obj[3], &out_obj[4])) {
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &rel_obj, &same_obj, &off_obj, &out_obj[0],
+                          &out_obj[1], &out_obj[2], &out_obj[3], &out_obj[4], &out_obj[5])) {
         return NULL;
     }
     if (tie_inputs(rel_obj, same_obj, off_obj, &rel, &same, &offsets, &n, &nq) < 0) {
@@ -763,22 +764,27 @@ tie_groups(PyObject *self, PyObject *args)
         Py_ssize_t items = out[held].len / (Py_ssize_t)sizeof(Py_ssize_t);
         capacity = held == 0 || items < capacity ? items : capacity;
     }
+    if (writable_buffer(out_obj[5], &out[5], (Py_ssize_t)sizeof(Py_ssize_t), nq, "first") < 0) {
+        goto done;
+    }
+    held++;
     {
         const unsigned char *r = (const unsigned char *)rel.buf;
         const unsigned char *t = (const unsigned char *)same.buf;
         const Py_ssize_t *off = (const Py_ssize_t *)offsets.buf;
         Py_ssize_t *o_start = (Py_ssize_t *)out[0].buf, *o_size = (Py_ssize_t *)out[1].buf;
         Py_ssize_t *o_pos = (Py_ssize_t *)out[2].buf, *o_above = (Py_ssize_t *)out[3].buf;
-        Py_ssize_t *o_rel = (Py_ssize_t *)out[4].buf;
+        Py_ssize_t *o_rel = (Py_ssize_t *)out[4].buf, *o_first = (Py_ssize_t *)out[5].buf;
         Py_ssize_t g = 0, limit = capacity - 1;
         for (Py_ssize_t q = 0; q < nq && g < capacity; q++) {
-            Py_ssize_t a = off[q], b = off[q + 1], hits = 0, first = a, above = 0;
+            Py_ssize_t a = off[q], b = off[q + 1], hits = 0, first = a, above = 0, found = -1;
             unsigned prev = 0;
             for (Py_ssize_t i = a; i < b; i++) {
                 unsigned tie = i + 1 < b ? (t[i] != 0) : 0;
                 unsigned opens = tie & (prev ^ 1), closes = prev & (tie ^ 1);
                 first = opens ? i : first;
                 above = opens ? hits : above;
+                found = (found < 0 && r[i]) ? i : found;
                 hits += r[i] != 0;
                 if (g > limit) {   /* more groups than the outputs hold */
                     break;
@@ -791,6 +797,7 @@ tie_groups(PyObject *self, PyObject *args)
                 g += closes;
                 prev = tie;
             }
+            o_first[q] = found;
         }
         result = PyLong_FromSsize_t(g > limit ? -1 : g);
     }
@@ -899,8 +906,9 @@ static PyMethodDef methods[] = {
      "radix_keys(heads, low, strides, rows, counts) -> None: heads in place into mixed-radix "
      "keys, rows[key] = a row with that key, counts[key] rows with it."},
     {"tie_groups", tie_groups, METH_VARARGS,
-     "tie_groups(relevant, same, offsets, starts, sizes, positions, above, n_rel) -> int: "
-     "every tie group of two or more rows (-1: outputs too short)."},
+     "tie_groups(relevant, same, offsets, starts, sizes, positions, above, n_rel, first) -> "
+     "int: every tie group of two or more rows (-1: outputs too short), each query's first "
+     "relevant row."},
     {"tie_ap_sums", tie_ap_sums, METH_VARARGS,
      "tie_ap_sums(relevant, same, offsets, k, group_terms, out) -> None: tie-averaged "
      "average precision sums, in rank order."},

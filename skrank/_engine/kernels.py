@@ -414,12 +414,20 @@ def reciprocal_rank(ranking, threshold, k):
     # Each query's first relevant row: alone in its tie group, it is the tie-free one;
     # else its group (of two or more rows, see Ranking.tie_runs) is found by one search
     # per query among those groups.  Groups starting at or below the cutoff add nothing.
-    rows, _, position = ranking.relevant_rows(threshold)
-    counts, first = ranking.relevant_first(threshold)
-    query = np.flatnonzero(counts)   # the queries with a relevant row
-    first = first[query]
-    row, pos = rows[first], position[first]
-    run_starts, run_ends = ranking.tie_runs()
+    if _speedups is not None and ranking._tie_same is not None:
+        # the groups and first relevant rows of the compiled pass (shared with AP)
+        run_starts, sizes, _, _, n_rel, row = _compiled_groups(ranking, threshold)
+        query = np.flatnonzero(row >= 0)   # the queries with a relevant row
+        row = row[query]
+        pos = row - ranking.offsets[query]
+        run_ends = run_starts + sizes
+    else:
+        rows, _, position = ranking.relevant_rows(threshold)
+        counts, first = ranking.relevant_first(threshold)
+        query = np.flatnonzero(counts)   # the queries with a relevant row
+        first = first[query]
+        row, pos = rows[first], position[first]
+        run_starts, run_ends = ranking.tie_runs()
     run = np.searchsorted(run_ends, row, side="right")
     in_run = run < run_ends.shape[0]
     in_run[in_run] = run_starts[run[in_run]] <= row[in_run]
@@ -431,8 +439,11 @@ def reciprocal_rank(ranking, threshold, k):
     run = run[grouped]
     n = run_ends[run] - run_starts[run]
     s = pos[grouped] - (row[grouped] - run_starts[run])
-    # the group's relevant rows: from the query's first relevant row to the group's end
-    r = np.searchsorted(rows, run_ends[run]) - first[grouped]
+    if _speedups is not None and ranking._tie_same is not None:
+        r = n_rel[run]   # the query's first relevant row is its group's first
+    else:
+        # the group's relevant rows: from the query's first relevant row to the group's end
+        r = np.searchsorted(rows, run_ends[run]) - first[grouped]
     group_query = query[grouped]
     if k is not None:
         cut = s < k
@@ -557,27 +568,40 @@ def average_precision_sum(ranking, threshold, k):
     return sum_by_query(query, terms, nq)
 
 
+def _compiled_groups(ranking, threshold):
+    """``(starts, sizes, positions, above, n_rel, first)`` of every tie group of two or
+    more rows, in rank order (its first row, size, position in its query, relevant rows
+    of the query above it and in it) and each query's first relevant row (-1: none),
+    found by ``skrank._engine._speedups`` in one pass over the ranked rows.  Shared by
+    average precision and reciprocal rank."""
+    def find():
+        relevant = ranking._ranked_relevant(threshold)
+        offsets = np.ascontiguousarray(ranking.offsets, dtype=np.intp)
+        found = [np.empty(ranking.tied_pairs() + 1, dtype=np.intp) for _ in range(5)]
+        first = np.empty(ranking.n_queries, dtype=np.intp)
+        n_groups = _speedups.tie_groups(relevant, ranking._tie_same, offsets, *found, first)
+        return (*(column[:n_groups] for column in found), first)
+    return ranking._cached(("compiled_groups", threshold), find)
+
+
 def _average_precision_sum_compiled(ranking, threshold, k):
     """:func:`average_precision_sum` under ties by ``skrank._engine._speedups``, where it
     was built: the same terms, summed in the same order (the values of the per-row path
     below, to the last bit), in two passes over the ranked rows instead of a dozen numpy
-    calls.  The first finds every tie group of two or more rows; numpy computes the terms
-    of those holding a relevant row (:func:`_tied_group_terms`); the second sums, query
-    by query in rank order, ``hits / (position + 1)`` of each relevant row alone in its
-    group and each group's term."""
-    relevant = ranking._ranked_relevant(threshold)
-    same = ranking._tie_same
-    offsets = np.ascontiguousarray(ranking.offsets, dtype=np.intp)
-    found = [np.empty(ranking.tied_pairs() + 1, dtype=np.intp) for _ in range(5)]
-    n_groups = _speedups.tie_groups(relevant, same, offsets, *found)
-    starts, sizes, positions, above, n_rel = (column[:n_groups] for column in found)
+    calls.  The first finds every tie group of two or more rows
+    (:func:`_compiled_groups`); numpy computes the terms of those holding a relevant row
+    (:func:`_tied_group_terms`); the second sums, query by query in rank order,
+    ``hits / (position + 1)`` of each relevant row alone in its group and each group's
+    term."""
+    starts, sizes, positions, above, n_rel, _ = _compiled_groups(ranking, threshold)
     live = np.flatnonzero(n_rel)
-    terms = np.zeros(n_groups + 1)   # a group without a relevant row adds 0.0; then one more
+    terms = np.zeros(starts.shape[0] + 1)   # a group without a relevant row adds 0.0; one more
     terms[live] = _tied_group_terms(ranking, k, starts[live], sizes[live], positions[live],
                                     above[live], n_rel[live])
     sums = np.empty(ranking.n_queries)
-    _speedups.tie_ap_sums(relevant, same, offsets, sys.maxsize if k is None else int(k), terms,
-                          sums)
+    _speedups.tie_ap_sums(ranking._ranked_relevant(threshold), ranking._tie_same,
+                          np.ascontiguousarray(ranking.offsets, dtype=np.intp),
+                          sys.maxsize if k is None else int(k), terms, sums)
     return sums
 
 
