@@ -577,9 +577,13 @@ def _compiled_groups(ranking, threshold):
     def find():
         relevant = ranking._ranked_relevant(threshold)
         offsets = np.ascontiguousarray(ranking.offsets, dtype=np.intp)
-        found = [np.empty(ranking.tied_pairs() + 1, dtype=np.intp) for _ in range(5)]
+        same = ranking._tie_same
+        capacity = ranking.tied_pairs()   # at least the groups
+        if 8 * capacity > same.shape[0]:   # many tied pairs (large groups?): count the groups
+            capacity = int(same[0]) + int(np.count_nonzero(same[1:] > same[:-1]))
+        found = [np.empty(capacity + 1, dtype=np.intp) for _ in range(5)]
         first = np.empty(ranking.n_queries, dtype=np.intp)
-        n_groups = _speedups.tie_groups(relevant, ranking._tie_same, offsets, *found, first)
+        n_groups = _speedups.tie_groups(relevant, same, offsets, *found, first)
         return (*(column[:n_groups] for column in found), first)
     return ranking._cached(("compiled_groups", threshold), find)
 
