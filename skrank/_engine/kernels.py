@@ -187,9 +187,12 @@ def _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform):
     nq, longest = ranking.n_queries, weights.shape[0]
     whole = cutoff is None or cutoff >= ranking.max_kept
     if whole:
-        query, position = ranking.query, ranking.position
+        query = ranking.query
         values = transform(row_values)
-        terms = values * weights[position]
+        if nq and int(ranking.n_kept.min()) == longest:   # queries of one length: a block
+            terms = (values.reshape(nq, longest) * weights).reshape(-1)
+        else:
+            terms = values * weights[ranking.position]
     else:
         rows, query, position = ranking.top(int(cutoff))
         if row_values is ranking.labels:
