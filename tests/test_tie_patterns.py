@@ -115,12 +115,18 @@ def _rank_sum_every_group(ranking, values, weight, k):
 
 @pytest.mark.parametrize("pattern", PATTERNS)
 @pytest.mark.parametrize("few", [0.0, 1.0])
-def test_tied_rank_sums_equal_every_group_bit_for_bit(monkeypatch, pattern, few):
+@pytest.mark.parametrize("uneven", [False, True])
+def test_tied_rank_sums_equal_every_group_bit_for_bit(monkeypatch, pattern, few, uneven):
     """Linear metrics under ties, per row (only the groups of several rows computed as
     groups) or per group: their sums equal one term per tie group, in rank order, to
-    the last bit."""
+    the last bit; queries of one length (summed as a block) or not (some shorter than
+    the cutoff)."""
     monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
     y, s, q = _patterned(2, pattern, n_queries=300, size=30)
+    if uneven:
+        keep = np.random.default_rng(3).random(y.shape[0]) < np.repeat(
+            np.linspace(0.1, 1.0, 300), 30)
+        y, s, q = y[keep], s[keep], q[keep]
     ranking = rank_queries("f", y, s, q, None, None, "average")
     gains = np.exp2(ranking.labels) - 1.0
     for weight in (_kernels.ones, _kernels.log_discount(2.0)):
@@ -271,3 +277,18 @@ def test_compiled_tie_passes_refuse_bad_buffers():
     assert sums[0] == 0.5                # row 2 beyond k = 2
     with pytest.raises(ValueError):
         speedups.tie_ap_sums(relevant, same, offsets, 10, np.array([0.5]), sums)
+
+
+def test_relevant_in_runs_from_tie_starts_equals_from_tie_flags():
+    """A ranking holding its tie groups as ``tie_starts`` (no flags) finds the same
+    relevant rows in tie groups as one holding the flags."""
+    y, s, q = _patterned(5, "round1", n_queries=60, size=12)
+    ranking = rank_queries("f", y, s, q, None, None, "average")
+    want = ranking.relevant_in_runs(1.0)
+    starts = ranking.tie_starts
+    ranking._cache.clear()
+    ranking._tie_same, ranking._tie_starts = None, starts
+    got = ranking.relevant_in_runs(1.0)
+    assert want[0].size
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)

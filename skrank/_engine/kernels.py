@@ -417,8 +417,8 @@ def reciprocal_rank(ranking, threshold, k):
     # Each query's first relevant row: alone in its tie group, it is the tie-free one;
     # else its group (of two or more rows, see Ranking.tie_runs) is found by one search
     # per query among those groups.  Groups starting at or below the cutoff add nothing.
-    if _speedups is not None and ranking._tie_same is not None:
-        # the groups and first relevant rows of the compiled pass (shared with AP)
+    compiled = _speedups is not None and ranking._tie_same is not None
+    if compiled:  # the groups and first relevant rows of the compiled pass (shared with AP)
         run_starts, sizes, _, _, n_rel, row = _compiled_groups(ranking, threshold)
         query = np.flatnonzero(row >= 0)   # the queries with a relevant row
         row = row[query]
@@ -442,7 +442,7 @@ def reciprocal_rank(ranking, threshold, k):
     run = run[grouped]
     n = run_ends[run] - run_starts[run]
     s = pos[grouped] - (row[grouped] - run_starts[run])
-    if _speedups is not None and ranking._tie_same is not None:
+    if compiled:
         r = n_rel[run]   # the query's first relevant row is its group's first
     else:
         # the group's relevant rows: from the query's first relevant row to the group's end

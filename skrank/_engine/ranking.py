@@ -296,10 +296,9 @@ class Ranking:
             if rows.size == 0 or run_starts.size == 0:
                 return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
             same = self._tie_same
-            if same is None:  # from the groups (a ranking built with tie_starts)
-                group = np.searchsorted(run_starts, rows, side="right") - 1
-                tied = np.flatnonzero((group >= 0) & (rows < run_ends[np.maximum(group, 0)]))
-                return tied, group[tied]
+            if same is None:  # a ranking built with tie_starts: the flags from the groups
+                same = np.ones(self.labels.shape[0] - 1, dtype=bool)
+                same[self._tie_starts[1:-1] - 1] = False
             # rows i and i + 1 tie when same[i]; the rows are sorted, so only the first
             # can be row 0 and only the last the last row.
             before = same.take(rows - 1, mode="clip")
