@@ -776,6 +776,7 @@ tie_groups(PyObject *self, PyObject *args)
         Py_ssize_t *o_pos = (Py_ssize_t *)out[2].buf, *o_above = (Py_ssize_t *)out[3].buf;
         Py_ssize_t *o_rel = (Py_ssize_t *)out[4].buf, *o_first = (Py_ssize_t *)out[5].buf;
         Py_ssize_t g = 0, limit = capacity - 1;
+        Py_BEGIN_ALLOW_THREADS   /* plain loops over held buffers: other threads may run */
         for (Py_ssize_t q = 0; q < nq && g < capacity; q++) {
             Py_ssize_t a = off[q], b = off[q + 1], hits = 0, first = a, above = 0, found = -1;
             unsigned prev = 0;
@@ -799,6 +800,7 @@ tie_groups(PyObject *self, PyObject *args)
             }
             o_first[q] = found;
         }
+        Py_END_ALLOW_THREADS
         result = PyLong_FromSsize_t(g > limit ? -1 : g);
     }
 done:
@@ -851,6 +853,7 @@ tie_ap_sums(PyObject *self, PyObject *args)
         Py_ssize_t last = terms.len / (Py_ssize_t)sizeof(double) - 1, g = 0;
         double *sums = (double *)out.buf;
         int ok = last >= 0;
+        Py_BEGIN_ALLOW_THREADS   /* plain loops over held buffers: other threads may run */
         for (Py_ssize_t q = 0; ok && q < nq; q++) {
             Py_ssize_t a = off[q], b = off[q + 1], hits = 0;
             unsigned prev = 0;
@@ -872,6 +875,7 @@ tie_ap_sums(PyObject *self, PyObject *args)
             }
             sums[q] = total;
         }
+        Py_END_ALLOW_THREADS
         if (!ok) {
             PyErr_SetString(PyExc_ValueError, "tie_ap_sums: fewer group terms than groups");
             goto done;
