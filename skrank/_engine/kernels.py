@@ -33,6 +33,10 @@ from .xp import namespace
 from .scan import segment_accumulate
 
 
+if not hasattr(_speedups, "tie_ap_sums"):  # not built, or built from an older source
+    _speedups = None
+
+
 def _device_form(device_kernel):
     """The NumPy kernel below for a NumPy :class:`Ranking` (which has no ``xp``), and
     ``device_kernel`` (same closed form, array-API operations) for a ranking of device
