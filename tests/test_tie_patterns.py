@@ -115,12 +115,18 @@ def _rank_sum_every_group(ranking, values, weight, k):
 
 @pytest.mark.parametrize("pattern", PATTERNS)
 @pytest.mark.parametrize("few", [0.0, 1.0])
-def test_tied_rank_sums_equal_every_group_bit_for_bit(monkeypatch, pattern, few):
+@pytest.mark.parametrize("uneven", [False, True])
+def test_tied_rank_sums_equal_every_group_bit_for_bit(monkeypatch, pattern, few, uneven):
     """Linear metrics under ties, per row (only the groups of several rows computed as
     groups) or per group: their sums equal one term per tie group, in rank order, to
-    the last bit."""
+    the last bit; queries of one length (summed as a block) or not (some shorter than
+    the cutoff)."""
     monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
     y, s, q = _patterned(2, pattern, n_queries=300, size=30)
+    if uneven:
+        keep = np.random.default_rng(3).random(y.shape[0]) < np.repeat(
+            np.linspace(0.1, 1.0, 300), 30)
+        y, s, q = y[keep], s[keep], q[keep]
     ranking = rank_queries("f", y, s, q, None, None, "average")
     gains = np.exp2(ranking.labels) - 1.0
     for weight in (_kernels.ones, _kernels.log_discount(2.0)):
@@ -183,3 +189,106 @@ def test_group_sums_of_groups_that_do_not_tile_the_rows():
         # Each group alone, as reduceat sums a segment (pairwise: not a plain running sum).
         want = [np.add.reduceat(values[a:a + n], [0])[0] for a, n in zip(starts, sizes)]
         np.testing.assert_array_equal(got, want)
+
+
+def _compiled_kernels():
+    if _kernels._speedups is None:
+        try:  # works whether or not tests/ is a package
+            from tests.conftest import NO_SPEEDUPS
+        except ImportError:  # pragma: no cover - depends on pytest's rootdir / import mode
+            from conftest import NO_SPEEDUPS
+        pytest.skip(NO_SPEEDUPS)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS + ["sparse"])
+def test_compiled_tie_kernels_equal_the_numpy_paths_bit_for_bit(monkeypatch, pattern):
+    """Tie-averaged AP and reciprocal rank by skrank._engine._speedups (passes in C, the
+    groups' closed forms in numpy) against the numpy per-row and per-group paths, to the
+    last bit, with and without a cutoff, on every tie pattern, in uneven queries, with
+    queries holding no relevant row and rankings held to a depth."""
+    _compiled_kernels()
+    rng = np.random.default_rng(11)
+    for case in range(6):
+        if pattern == "sparse":
+            n = 2000
+            y = (rng.random(n) < 0.01) * rng.integers(1, 4, n).astype(float)
+            s = np.round(rng.random(n), 2)
+            q = np.sort(rng.integers(0, 15, n))
+        else:
+            y, s, q = _patterned(20 + case, pattern, n_queries=120, size=13 + case)
+            if case % 2:   # uneven sizes: some queries dropped, some rows too
+                keep = rng.random(y.shape[0]) < 0.8
+                y, s, q = y[keep], s[keep], q[keep]
+        for depth in (None, 4):
+            ranking = rank_queries("f", y, s, q, None, None, "average",
+                                   None if depth is None else _ranking.Depth(k=depth))
+            if not ranking.has_ties:
+                continue
+            for threshold in (1.0, 2.0):
+                for k in (None, 1, 3, 7, 40):
+                    if depth is not None and (k is None or k > depth):
+                        continue
+                    monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", 0.0)   # not by group
+                    ranking._cache.pop("few_tie_groups", None)
+                    got = [_kernels.average_precision_sum(ranking, threshold, k),
+                           _kernels.reciprocal_rank(ranking, threshold, k)]
+                    compiled = _kernels._speedups
+                    try:
+                        monkeypatch.setattr(_kernels, "_speedups", None)
+                        for few in (0.0, 1.0):
+                            monkeypatch.setattr(_ranking, "_FEW_TIE_GROUPS", few)
+                            ranking._cache.pop("few_tie_groups", None)
+                            want = [_kernels.average_precision_sum(ranking, threshold, k),
+                                    _kernels.reciprocal_rank(ranking, threshold, k)]
+                            for a, b in zip(got, want):
+                                np.testing.assert_array_equal(
+                                    a, b, err_msg=f"{case} {depth} {threshold} {k} {few}")
+                    finally:
+                        monkeypatch.setattr(_kernels, "_speedups", compiled)
+                        ranking._cache.pop("few_tie_groups", None)
+
+
+def test_compiled_tie_passes_refuse_bad_buffers():
+    _compiled_kernels()
+    speedups = _kernels._speedups
+    relevant = np.array([True, False, True])
+    same = np.array([True, False])
+    offsets = np.array([0, 3], dtype=np.intp)
+    out = [np.empty(2, dtype=np.intp) for _ in range(5)]
+    first = np.empty(1, dtype=np.intp)
+    assert speedups.tie_groups(relevant, same, offsets, *out, first) == 1
+    assert [int(column[0]) for column in out] == [0, 2, 0, 0, 1]   # rows 0-1, 1 relevant
+    assert first[0] == 0
+    assert speedups.tie_groups(~relevant, same, offsets, *out, first) == 1
+    assert first[0] == 1
+    assert speedups.tie_groups(relevant & False, same, offsets, *out, first) == 1
+    assert first[0] == -1
+    assert speedups.tie_groups(relevant, same, offsets, *[c[:1] for c in out], first) == -1
+    with pytest.raises(ValueError):
+        speedups.tie_groups(relevant, same[:1], offsets, *out, first)   # n - 1 flags
+    with pytest.raises(ValueError):
+        speedups.tie_groups(relevant, same, np.array([0, 4], dtype=np.intp), *out, first)
+    with pytest.raises(ValueError):
+        speedups.tie_groups(relevant, same, offsets, *out, first[:0])   # one per query
+    sums = np.empty(1)
+    speedups.tie_ap_sums(relevant, same, offsets, 10, np.array([0.5, 0.0]), sums)
+    assert sums[0] == 0.5 + 2.0 / 3.0    # the group's term, then row 2: 2 hits at rank 3
+    speedups.tie_ap_sums(relevant, same, offsets, 2, np.array([0.5, 0.0]), sums)
+    assert sums[0] == 0.5                # row 2 beyond k = 2
+    with pytest.raises(ValueError):
+        speedups.tie_ap_sums(relevant, same, offsets, 10, np.array([0.5]), sums)
+
+
+def test_relevant_in_runs_from_tie_starts_equals_from_tie_flags():
+    """A ranking holding its tie groups as ``tie_starts`` (no flags) finds the same
+    relevant rows in tie groups as one holding the flags."""
+    y, s, q = _patterned(5, "round1", n_queries=60, size=12)
+    ranking = rank_queries("f", y, s, q, None, None, "average")
+    want = ranking.relevant_in_runs(1.0)
+    starts = ranking.tie_starts
+    ranking._cache.clear()
+    ranking._tie_same, ranking._tie_starts = None, starts
+    got = ranking.relevant_in_runs(1.0)
+    assert want[0].size
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)

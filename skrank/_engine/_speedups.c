@@ -5,7 +5,8 @@
  * Python str or int per row.  Every pure-numpy route through them pays a Python
  * call per row (an elementwise comparison, tolist, a join, a conversion): 10-20 ms
  * per million rows, more than the whole evaluation of integer ids.  These two
- * functions read the objects once in C.  skrank works without them: the pure
+ * functions read the objects once in C.  (Two more, at the end, are tight loops over
+ * the ranked rows of tie-averaged average precision.)  skrank works without them: the pure
  * numpy path in skrank/_grouping.py gives the same values and is tested in CI
  * with this module disabled.
  *
@@ -669,6 +670,229 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------------------
+ * Tie-averaged average precision (skrank/_engine/kernels.py): two passes over the
+ * ranked rows, each a tight loop where numpy needs a dozen calls.  Only counting and
+ * the sums of the terms are done here; the groups' closed form is numpy's, so both
+ * routes give the same values to the last bit (checked in tests/test_tie_patterns.py).
+ *
+ * The rows of query q are offsets[q] .. offsets[q + 1] - 1 in rank order; relevant[i]
+ * (one byte, 0 or 1) says whether row i is relevant; same[i] (n - 1 bytes) whether rows
+ * i and i + 1 tie (a tie group is a maximal run of them within one query).
+ */
+
+/* A read-only C-contiguous buffer of n items of itemsize bytes; -1 with an error. */
+static int
+readable_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, Py_ssize_t n,
+                const char *name)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) {
+        return -1;
+    }
+    if (view->len != itemsize * n) {
+        PyErr_Format(PyExc_ValueError, "%s holds %zd bytes, %zd expected", name, view->len,
+                     itemsize * n);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* The rows, flags and offsets both passes read; -1 with an error (nothing held). */
+static int
+tie_inputs(PyObject *relevant_obj, PyObject *same_obj, PyObject *offsets_obj, Py_buffer *rel,
+           Py_buffer *same, Py_buffer *offsets, Py_ssize_t *n, Py_ssize_t *nq)
+{
+    if (PyObject_GetBuffer(relevant_obj, rel, PyBUF_C_CONTIGUOUS) < 0) {
+        return -1;
+    }
+    *n = rel->len;
+    if (readable_buffer(same_obj, same, 1, *n > 0 ? *n - 1 : 0, "same") < 0) {
+        PyBuffer_Release(rel);
+        return -1;
+    }
+    if (PyObject_GetBuffer(offsets_obj, offsets, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(rel);
+        PyBuffer_Release(same);
+        return -1;
+    }
+    *nq = offsets->len / (Py_ssize_t)sizeof(Py_ssize_t) - 1;
+    const Py_ssize_t *off = (const Py_ssize_t *)offsets->buf;
+    int ok = offsets->len % (Py_ssize_t)sizeof(Py_ssize_t) == 0 && *nq >= 0;
+    for (Py_ssize_t q = 0; ok && q < *nq; q++) {
+        ok = off[q] >= 0 && off[q] <= off[q + 1] && off[q + 1] <= *n;
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "offsets: intp, non-decreasing, within the rows");
+        PyBuffer_Release(rel);
+        PyBuffer_Release(same);
+        PyBuffer_Release(offsets);
+        return -1;
+    }
+    return 0;
+}
+
+/* tie_groups(relevant, same, offsets, starts, sizes, positions, above, n_rel, first) -> int
+ *
+ * Every tie group of two or more rows, in rank order: its first row, size, position in
+ * the query, the relevant rows of the query above it and the relevant rows in it (intp
+ * outputs, as many items each, at least one more than the groups).  Returns how many;
+ * -1 when the outputs are too short.  first (intp, one per query): the query's first
+ * relevant row, -1 where it has none.  Without a branch on the data (rounded scores make
+ * the flags random, and mispredicted branches would cost more than the work): each row
+ * writes the current group's slot, which advances where a group ends. */
+static PyObject *
+tie_groups(PyObject *self, PyObject *args)
+{
+    PyObject *rel_obj, *same_obj, *off_obj, *out_obj[6];
+    Py_buffer rel, same, offsets, out[6];
+    Py_ssize_t n, nq;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &rel_obj, &same_obj, &off_obj, &out_obj[0],
+                          &out_obj[1], &out_obj[2], &out_obj[3], &out_obj[4], &out_obj[5])) {
+        return NULL;
+    }
+    if (tie_inputs(rel_obj, same_obj, off_obj, &rel, &same, &offsets, &n, &nq) < 0) {
+        return NULL;
+    }
+    int held = 0;
+    Py_ssize_t capacity = 0;
+    PyObject *result = NULL;
+    for (; held < 5; held++) {
+        if (writable_buffer(out_obj[held], &out[held], 1, 0, "tie_groups output") < 0) {
+            goto done;
+        }
+        Py_ssize_t items = out[held].len / (Py_ssize_t)sizeof(Py_ssize_t);
+        capacity = held == 0 || items < capacity ? items : capacity;
+    }
+    if (writable_buffer(out_obj[5], &out[5], (Py_ssize_t)sizeof(Py_ssize_t), nq, "first") < 0) {
+        goto done;
+    }
+    held++;
+    {
+        const unsigned char *r = (const unsigned char *)rel.buf;
+        const unsigned char *t = (const unsigned char *)same.buf;
+        const Py_ssize_t *off = (const Py_ssize_t *)offsets.buf;
+        Py_ssize_t *o_start = (Py_ssize_t *)out[0].buf, *o_size = (Py_ssize_t *)out[1].buf;
+        Py_ssize_t *o_pos = (Py_ssize_t *)out[2].buf, *o_above = (Py_ssize_t *)out[3].buf;
+        Py_ssize_t *o_rel = (Py_ssize_t *)out[4].buf, *o_first = (Py_ssize_t *)out[5].buf;
+        Py_ssize_t g = 0, limit = capacity - 1;
+        Py_BEGIN_ALLOW_THREADS   /* plain loops over held buffers: other threads may run */
+        for (Py_ssize_t q = 0; q < nq && g < capacity; q++) {
+            Py_ssize_t a = off[q], b = off[q + 1], hits = 0, first = a, above = 0, found = -1;
+            unsigned prev = 0;
+            for (Py_ssize_t i = a; i < b; i++) {
+                unsigned tie = i + 1 < b ? (t[i] != 0) : 0;
+                unsigned opens = tie & (prev ^ 1), closes = prev & (tie ^ 1);
+                first = opens ? i : first;
+                above = opens ? hits : above;
+                found = (found < 0 && r[i]) ? i : found;
+                hits += r[i] != 0;
+                if (g > limit) {   /* more groups than the outputs hold */
+                    break;
+                }
+                o_start[g] = first;
+                o_size[g] = i + 1 - first;
+                o_pos[g] = first - a;
+                o_above[g] = above;
+                o_rel[g] = hits - above;
+                g += closes;
+                prev = tie;
+            }
+            o_first[q] = found;
+        }
+        Py_END_ALLOW_THREADS
+        result = PyLong_FromSsize_t(g > limit ? -1 : g);
+    }
+done:
+    for (int j = 0; j < held; j++) {
+        PyBuffer_Release(&out[j]);
+    }
+    PyBuffer_Release(&rel);
+    PyBuffer_Release(&same);
+    PyBuffer_Release(&offsets);
+    return result;
+}
+
+/* tie_ap_sums(relevant, same, offsets, k, group_terms, out) -> None
+ *
+ * out[q]: from 0.0, in rank order, hits / (position + 1.0) for each relevant row alone in
+ * its tie group at a position below k (hits: the relevant rows of the query down to it),
+ * and the next of group_terms (one per group of tie_groups, then one more, 0.0) at each
+ * group's first row: the sums numpy's bincount gives over the same terms, to the last
+ * bit (a term of 0.0, a row beyond k, in a group or not relevant, adds nothing to a sum
+ * that starts at 0.0, and it is added as 0.0 * term: no branch on the data). */
+static PyObject *
+tie_ap_sums(PyObject *self, PyObject *args)
+{
+    PyObject *rel_obj, *same_obj, *off_obj, *terms_obj, *out_obj;
+    Py_ssize_t k;
+    Py_buffer rel, same, offsets, terms, out;
+    Py_ssize_t n, nq;
+    if (!PyArg_ParseTuple(args, "OOOnOO", &rel_obj, &same_obj, &off_obj, &k, &terms_obj,
+                          &out_obj)) {
+        return NULL;
+    }
+    if (tie_inputs(rel_obj, same_obj, off_obj, &rel, &same, &offsets, &n, &nq) < 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(terms_obj, &terms, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&rel);
+        PyBuffer_Release(&same);
+        PyBuffer_Release(&offsets);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (writable_buffer(out_obj, &out, (Py_ssize_t)sizeof(double), nq, "out") < 0) {
+        goto release;
+    }
+    {
+        const unsigned char *r = (const unsigned char *)rel.buf;
+        const unsigned char *t = (const unsigned char *)same.buf;
+        const Py_ssize_t *off = (const Py_ssize_t *)offsets.buf;
+        const double *group_terms = (const double *)terms.buf;
+        Py_ssize_t last = terms.len / (Py_ssize_t)sizeof(double) - 1, g = 0;
+        double *sums = (double *)out.buf;
+        int ok = last >= 0;
+        Py_BEGIN_ALLOW_THREADS   /* plain loops over held buffers: other threads may run */
+        for (Py_ssize_t q = 0; ok && q < nq; q++) {
+            Py_ssize_t a = off[q], b = off[q + 1], hits = 0;
+            unsigned prev = 0;
+            double total = 0.0;
+            for (Py_ssize_t i = a; i < b; i++) {
+                unsigned tie = i + 1 < b ? (t[i] != 0) : 0;
+                unsigned opens = tie & (prev ^ 1), relevant = r[i] != 0;
+                hits += relevant;
+                double alone = (double)(relevant & ((prev | tie) ^ 1) & (i - a < k));
+                /* at most one of the two is not 0.0: one addition to the sum per row */
+                total += alone * ((double)hits / ((double)(i - a) + 1.0))
+                         + (double)opens * group_terms[g];
+                g += opens;
+                if (g > last) {   /* more groups than terms */
+                    ok = 0;
+                    break;
+                }
+                prev = tie;
+            }
+            sums[q] = total;
+        }
+        Py_END_ALLOW_THREADS
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "tie_ap_sums: fewer group terms than groups");
+            goto done;
+        }
+        result = Py_None;
+        Py_INCREF(result);
+    }
+done:
+    PyBuffer_Release(&out);
+release:
+    PyBuffer_Release(&terms);
+    PyBuffer_Release(&rel);
+    PyBuffer_Release(&same);
+    PyBuffer_Release(&offsets);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"int_values", int_values, METH_VARARGS,
      "int_values(ids, out) -> bool: exact int objects into an int64 buffer."},
@@ -685,12 +909,20 @@ static PyMethodDef methods[] = {
     {"radix_keys", radix_keys, METH_VARARGS,
      "radix_keys(heads, low, strides, rows, counts) -> None: heads in place into mixed-radix "
      "keys, rows[key] = a row with that key, counts[key] rows with it."},
+    {"tie_groups", tie_groups, METH_VARARGS,
+     "tie_groups(relevant, same, offsets, starts, sizes, positions, above, n_rel, first) -> "
+     "int: every tie group of two or more rows (-1: outputs too short), each query's first "
+     "relevant row."},
+    {"tie_ap_sums", tie_ap_sums, METH_VARARGS,
+     "tie_ap_sums(relevant, same, offsets, k, group_terms, out) -> None: tie-averaged "
+     "average precision sums, in rank order."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_speedups",
-    "Optional compiled passes over numpy object arrays of query ids (see skrank/_grouping.py).",
+    "Optional compiled passes over numpy object arrays of query ids (see skrank/_grouping.py) "
+    "and over the ranked rows of tie-averaged average precision (skrank/_engine/kernels.py).",
     -1, methods,
 };
 

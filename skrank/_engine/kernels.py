@@ -22,13 +22,19 @@ orderings of each group, in closed form, without enumeration:
 """
 
 import functools
+import sys
 
 import numpy as np
 
 from . import device_kernels as DK
+from .codes import _speedups
 from .segments import segmented_sort_desc
 from .xp import namespace
 from .scan import segment_accumulate
+
+
+if not hasattr(_speedups, "tie_ap_sums"):  # not built, or built from an older source
+    _speedups = None
 
 
 def _device_form(device_kernel):
@@ -185,20 +191,46 @@ def _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform):
     nq, longest = ranking.n_queries, weights.shape[0]
     whole = cutoff is None or cutoff >= ranking.max_kept
     if whole:
-        query, position = ranking.query, ranking.position
+        query = ranking.query
         values = transform(row_values)
-        terms = values * weights[position]
+        if nq and int(ranking.n_kept.min()) == longest:   # queries of one length: a block
+            terms = (values.reshape(nq, longest) * weights).reshape(-1)
+        else:
+            terms = values * weights[ranking.position]
     else:
         rows, query, position = ranking.top(int(cutoff))
         if row_values is ranking.labels:
             values = ranking.top_labels(int(cutoff))  # shared by the metrics of one ranking
         else:
             values = row_values[rows]
-        terms = transform(values) * weights[position]
+        block = nq > 0 and longest <= _BLOCK_WIDTH and int(ranking.n_kept.min()) >= longest
+        if block:  # every query holds `longest` rows within the cutoff: an (nq, longest) block
+            terms = transform(values).reshape(nq, longest) * weights
+        else:
+            terms = transform(values) * weights[position]
     groups = ranking._cached(("tie_runs_within", longest, whole),
                              lambda: _runs_within(ranking, longest, whole))
+    if not whole and block:
+        if groups is not None:
+            _tied_terms(ranking, row_values, transform, values, cumulative, longest, whole,
+                        groups, terms.reshape(-1))
+        # Column after column from 0.0: the sums sum_by_query gives, to the last bit.
+        total = np.zeros(nq)
+        for column in range(longest):
+            total += terms[:, column]
+        return total
     if groups is None:
         return sum_by_query(query, terms, nq)
+    _tied_terms(ranking, row_values, transform, values, cumulative, longest, whole, groups,
+                terms)
+    return sum_by_query(query, terms, nq)
+
+
+def _tied_terms(ranking, row_values, transform, values, cumulative, longest, whole, groups,
+                terms):
+    """The terms of :func:`_tied_rank_sum` in the tie groups of two or more rows (see
+    :func:`_runs_within`): each group's first term its mean value times the weights it
+    spans, its other terms 0.0 (``terms``, flat, set in place)."""
     position, sizes, index, inside, group_rows, begin = groups
     if whole:
         means = np.add.reduceat(values[group_rows], begin)
@@ -213,7 +245,6 @@ def _tied_rank_sum(ranking, row_values, weights, cumulative, cutoff, transform):
     spanned = cumulative[np.minimum(position + sizes, longest)] - cumulative[position]
     terms[inside] = 0.0
     terms[index] = means * spanned
-    return sum_by_query(query, terms, nq)
 
 
 def _runs_within(ranking, longest, whole):
@@ -244,12 +275,16 @@ def _runs_within(ranking, longest, whole):
         return None
     starts = run_starts if run is None else run_starts[run]
     sizes = (run_ends if run is None else run_ends[run]) - starts
+    begin = np.cumsum(sizes) - sizes
+    rows = np.repeat(starts - begin, sizes)
+    rows += np.arange(rows.shape[0])
+    if whole:  # every group whole within the terms, which are every ranked row
+        return position, sizes, index, rows, rows, begin
     # The group's terms within the cutoff: index .. index + (end - position) - 1.
     within = np.minimum(position + sizes, longest) - position
     shift = np.cumsum(within) - within
-    inside = np.repeat(index - shift, within) + np.arange(int(within.sum()))
-    begin = np.cumsum(sizes) - sizes
-    rows = np.repeat(starts - begin, sizes) + np.arange(int(sizes.sum()))
+    inside = np.repeat(index - shift, within)
+    inside += np.arange(inside.shape[0])
     return position, sizes, index, inside, rows, begin
 
 
@@ -386,12 +421,20 @@ def reciprocal_rank(ranking, threshold, k):
     # Each query's first relevant row: alone in its tie group, it is the tie-free one;
     # else its group (of two or more rows, see Ranking.tie_runs) is found by one search
     # per query among those groups.  Groups starting at or below the cutoff add nothing.
-    rows, _, position = ranking.relevant_rows(threshold)
-    counts, first = ranking.relevant_first(threshold)
-    query = np.flatnonzero(counts)   # the queries with a relevant row
-    first = first[query]
-    row, pos = rows[first], position[first]
-    run_starts, run_ends = ranking.tie_runs()
+    compiled = _speedups is not None and ranking._tie_same is not None
+    if compiled:  # the groups and first relevant rows of the compiled pass (shared with AP)
+        run_starts, sizes, _, _, n_rel, row = _compiled_groups(ranking, threshold)
+        query = np.flatnonzero(row >= 0)   # the queries with a relevant row
+        row = row[query]
+        pos = row - ranking.offsets[query]
+        run_ends = run_starts + sizes
+    else:
+        rows, _, position = ranking.relevant_rows(threshold)
+        counts, first = ranking.relevant_first(threshold)
+        query = np.flatnonzero(counts)   # the queries with a relevant row
+        first = first[query]
+        row, pos = rows[first], position[first]
+        run_starts, run_ends = ranking.tie_runs()
     run = np.searchsorted(run_ends, row, side="right")
     in_run = run < run_ends.shape[0]
     in_run[in_run] = run_starts[run[in_run]] <= row[in_run]
@@ -403,8 +446,11 @@ def reciprocal_rank(ranking, threshold, k):
     run = run[grouped]
     n = run_ends[run] - run_starts[run]
     s = pos[grouped] - (row[grouped] - run_starts[run])
-    # the group's relevant rows: from the query's first relevant row to the group's end
-    r = np.searchsorted(rows, run_ends[run]) - first[grouped]
+    if compiled:
+        r = n_rel[run]   # the query's first relevant row is its group's first
+    else:
+        # the group's relevant rows: from the query's first relevant row to the group's end
+        r = np.searchsorted(rows, run_ends[run]) - first[grouped]
     group_query = query[grouped]
     if k is not None:
         cut = s < k
@@ -481,6 +527,9 @@ def average_precision_sum(ranking, threshold, k):
     nq = ranking.n_queries
     if ranking.has_ties and ranking.few_tie_groups():
         return _average_precision_sum_by_group(ranking, threshold, k)
+    if ranking.has_ties and _speedups is not None and ranking._tie_same is not None:
+        # (few large groups, above, are as fast in numpy: measured on integers 0-10)
+        return _average_precision_sum_compiled(ranking, threshold, k)
     # Only relevant rows contribute: the j-th relevant row of its query (from 1) at
     # position p adds j / (p + 1).
     rows, query, position = ranking.relevant_rows(threshold)
@@ -504,26 +553,67 @@ def average_precision_sum(ranking, threshold, k):
     np.divide(hits, terms, out=terms)
     if k is not None:
         terms[position >= k] = 0.0
-    run_starts, run_ends = ranking.tie_runs()
-    edges = np.empty(2 * run_starts.shape[0], dtype=np.intp)
-    edges[0::2], edges[1::2] = run_starts, run_ends
-    counts = ranking.relevant_before(threshold, edges)
-    before = counts[0::2].astype(np.intp)   # the group's first relevant row in ``rows``
-    n_rel = counts[1::2] - counts[0::2]
-    live = np.flatnonzero(n_rel)
-    if live.size:
-        first, n_rel = before[live], n_rel[live]
-        starts = run_starts[live]
-        sizes = run_ends[live] - starts
-        group_query = query[first]
-        group_position = starts - ranking.offsets[group_query]
+    tied, group = ranking.relevant_in_runs(threshold)
+    if tied.size:
+        # The groups holding a relevant row, in order, from the runs of equal ``group``
+        # among the tied relevant rows: each one's first relevant row in ``rows``.
+        opens = np.ones(tied.shape[0], dtype=bool)
+        np.not_equal(group[1:], group[:-1], out=opens[1:])
+        at = np.flatnonzero(opens)
+        first = tied[at]
+        n_rel = np.diff(np.append(at, tied.shape[0]))
+        run_starts, run_ends = ranking.tie_runs()
+        group = group[at]
+        starts = run_starts[group]
+        sizes = run_ends[group] - starts
+        group_position = position[first] - (rows[first] - starts)
         group_terms = _tied_group_terms(ranking, k, starts, sizes, group_position,
-                                        first - first_of_query[group_query], n_rel)
-        # The relevant rows of each group: first .. first + n_rel - 1 of ``rows``.
-        shift = np.cumsum(n_rel) - n_rel
-        terms[np.repeat(first - shift, n_rel) + np.arange(int(n_rel.sum()))] = 0.0
+                                        hits[first] - 1, n_rel)
+        # The relevant rows of each group add 0.0 but the first, which adds its term.
+        terms[tied] = 0.0
         terms[first] = group_terms
     return sum_by_query(query, terms, nq)
+
+
+def _compiled_groups(ranking, threshold):
+    """``(starts, sizes, positions, above, n_rel, first)`` of every tie group of two or
+    more rows, in rank order (its first row, size, position in its query, relevant rows
+    of the query above it and in it) and each query's first relevant row (-1: none),
+    found by ``skrank._engine._speedups`` in one pass over the ranked rows.  Shared by
+    average precision and reciprocal rank."""
+    def find():
+        relevant = ranking._ranked_relevant(threshold)
+        offsets = np.ascontiguousarray(ranking.offsets, dtype=np.intp)
+        same = ranking._tie_same
+        capacity = ranking.tied_pairs()   # at least the groups
+        if 8 * capacity > same.shape[0]:   # many tied pairs (large groups?): count the groups
+            capacity = int(same[0]) + int(np.count_nonzero(same[1:] > same[:-1]))
+        found = [np.empty(capacity + 1, dtype=np.intp) for _ in range(5)]
+        first = np.empty(ranking.n_queries, dtype=np.intp)
+        n_groups = _speedups.tie_groups(relevant, same, offsets, *found, first)
+        return (*(column[:n_groups] for column in found), first)
+    return ranking._cached(("compiled_groups", threshold), find)
+
+
+def _average_precision_sum_compiled(ranking, threshold, k):
+    """:func:`average_precision_sum` under ties by ``skrank._engine._speedups``, where it
+    was built: the same terms, summed in the same order (the values of the per-row path
+    below, to the last bit), in two passes over the ranked rows instead of a dozen numpy
+    calls.  The first finds every tie group of two or more rows
+    (:func:`_compiled_groups`); numpy computes the terms of those holding a relevant row
+    (:func:`_tied_group_terms`); the second sums, query by query in rank order,
+    ``hits / (position + 1)`` of each relevant row alone in its group and each group's
+    term."""
+    starts, sizes, positions, above, n_rel, _ = _compiled_groups(ranking, threshold)
+    live = np.flatnonzero(n_rel)
+    terms = np.zeros(starts.shape[0] + 1)   # a group without a relevant row adds 0.0; one more
+    terms[live] = _tied_group_terms(ranking, k, starts[live], sizes[live], positions[live],
+                                    above[live], n_rel[live])
+    sums = np.empty(ranking.n_queries)
+    _speedups.tie_ap_sums(ranking._ranked_relevant(threshold), ranking._tie_same,
+                          np.ascontiguousarray(ranking.offsets, dtype=np.intp),
+                          sys.maxsize if k is None else int(k), terms, sums)
+    return sums
 
 
 def _average_precision_sum_by_group(ranking, threshold, k):

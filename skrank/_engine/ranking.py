@@ -254,9 +254,14 @@ class Ranking:
             if self._tie_same is None:
                 groups = self._tie_starts.shape[0] - 1
             else:
-                groups = n - np.count_nonzero(self._tie_same)
+                groups = n - self.tied_pairs()
             return groups <= _FEW_TIE_GROUPS * n
         return self._cached("few_tie_groups", few)
+
+    def tied_pairs(self):
+        """How many pairs of neighbouring ranked rows tie (from ``tie_same``: at least as
+        many as the tie groups of two or more rows)."""
+        return self._cached("tied_pairs", lambda: int(np.count_nonzero(self._tie_same)))
 
     def tie_runs(self):
         """``(starts, ends)``: the ranked rows of each tie group of two or more rows are
@@ -276,6 +281,44 @@ class Ranking:
             edges = np.flatnonzero(breaks)
             return pairs[edges[:-1]], pairs[edges[1:] - 1] + 2
         return self._cached("tie_runs", runs)
+
+    def relevant_in_runs(self, threshold):
+        """``(tied, group)``: the indices in :meth:`relevant_rows` of the relevant rows in
+        a tie group of two or more rows, in order, and the index of that group among
+        :meth:`tie_runs`.  Only meaningful when ``has_ties``.
+
+        Read from the tie flags at the relevant rows (a row ties with a neighbour) and
+        from the rows of the groups (few, with rounded scores): no pass over every row,
+        no search."""
+        def find():
+            rows = self.relevant_rows(threshold)[0]
+            run_starts, run_ends = self.tie_runs()
+            if rows.size == 0 or run_starts.size == 0:
+                return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+            same = self._tie_same
+            if same is None:  # a ranking built with tie_starts: the flags from the groups
+                same = np.ones(self.labels.shape[0] - 1, dtype=bool)
+                same[self._tie_starts[1:-1] - 1] = False
+            # rows i and i + 1 tie when same[i]; the rows are sorted, so only the first
+            # can be row 0 and only the last the last row.
+            before = same.take(rows - 1, mode="clip")
+            if rows[0] == 0:
+                before[0] = False
+            after = same.take(rows, mode="clip")
+            if rows[-1] == same.shape[0]:
+                after[-1] = False
+            before |= after
+            tied = np.flatnonzero(before)
+            # The same rows, in the same order, from the groups' side: every row of the
+            # groups of two or more (few), those relevant, and their group.
+            sizes = run_ends - run_starts
+            begin = np.cumsum(sizes) - sizes
+            in_runs = np.repeat(run_starts - begin, sizes)
+            in_runs += np.arange(in_runs.shape[0])
+            relevant = np.flatnonzero(self._ranked_relevant(threshold)[in_runs])
+            group = np.repeat(np.arange(run_starts.shape[0]), sizes)[relevant]
+            return tied, group
+        return self._cached(("relevant_in_runs", threshold), find)
 
     @property
     def all_labels(self):

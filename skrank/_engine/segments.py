@@ -161,7 +161,7 @@ def _blocks_argsort_desc(values, offsets, *, stable, with_ties, with_same):
                                                                                 dtype=bool)
         order, block_tied, found = _argsort_rows_desc(
             block, "stable" if stable else None, starts, padded=valid is not None,
-            same=block_same)
+            same=block_same, source=values)
         if not found:
             same = None  # not found by this sort: the caller compares the sorted values
         tied = tied or block_tied
@@ -313,7 +313,7 @@ _KEYED_MAX_WIDTH = 2 ** 24
 _SIGN_CLEARED = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 
 
-def _argsort_rows_desc(block, kind, starts, padded=False, same=None):
+def _argsort_rows_desc(block, kind, starts, padded, same, source):
     """``(order, tied)``: the permutation sorting each row of ``block`` in descending
     order, plus ``starts`` (one per row: where the row's values begin), and False when
     no row holds two equal values other than the -inf padding (True: unknown).
@@ -323,11 +323,13 @@ def _argsort_rows_desc(block, kind, starts, padded=False, same=None):
     chunk.  ``same`` (a boolean array of the block's shape, all False, or None): where
     ``same[i, j]`` is set when the sorted values j and j + 1 of row i are equal (the
     last column stays False).  Returns ``(order, tied, found)``: ``found`` is False
-    when ``same`` was given and not filled (values other than float64)."""
+    when ``same`` was given and not filled (values other than float64).  ``source``: the
+    1-D values whose cells ``starts`` count (row ``i``'s real values are
+    ``source[starts[i]:]``), read at the pairs of neighbours with equal keys."""
     n_rows, width = block.shape
     if (block.dtype == np.float64 and 2 <= width <= _KEYED_MAX_WIDTH
             and np.dtype(np.intp) == np.dtype(np.int64)):
-        return (*_keyed_argsort_rows_desc(block, starts, padded, same), True)
+        return (*_keyed_argsort_rows_desc(block, starts, padded, same, source), True)
     step = max(1, _SORT_CHUNK_CELLS // max(width, 1))
     order = np.empty(block.shape, dtype=np.intp)
     negated = np.empty((min(step, n_rows), width), dtype=block.dtype)
@@ -341,7 +343,7 @@ def _argsort_rows_desc(block, kind, starts, padded=False, same=None):
     return order, width > 1, width <= 1 or same is None   # (one value a row: no tie)
 
 
-def _keyed_argsort_rows_desc(block, starts, padded, same=None):
+def _keyed_argsort_rows_desc(block, starts, padded, same, source):
     """:func:`_argsort_rows_desc` of float64 rows by sorting values, not indices.
 
     numpy sorts 64-bit integers about three times faster than it argsorts floats.  Each
@@ -353,10 +355,11 @@ def _keyed_argsort_rows_desc(block, starts, padded, same=None):
     Values whose own low ``b`` bits are not all zero may differ only there (integers,
     float32 values and short fractions never do): such values share the rest of their
     keys and may be misordered.  Neighbouring sorted keys that share it are found (the
-    XOR of the two keys); where a chunk's values use their low bits, the rows where two
-    different values meet so are argsorted again, stably.  The same pairs say whether a
-    row holds equal values; with ``same``, the sorted values of the rows where they
-    meet are compared to set it (see :func:`_argsort_rows_desc`).
+    keys once the column bits are shifted out); where a chunk's values use their low
+    bits, the values of those pairs only are compared (gathered while the chunk is in
+    cache): equal ones tie, and the rows where two different values meet so are argsorted
+    again, stably.  The same pairs say whether a row holds equal values and set ``same``
+    (see :func:`_argsort_rows_desc`).
     """
     n_rows, width = block.shape
     low = np.int64((1 << int(width - 1).bit_length()) - 1)
@@ -367,24 +370,36 @@ def _keyed_argsort_rows_desc(block, starts, padded, same=None):
     step = min(n_rows, max(1, _SORT_CHUNK_CELLS // width))
     order = np.empty(block.shape, dtype=np.intp)
     keys = np.empty((step, width), dtype=np.int64)
-    shared = np.empty((step, width - 1), dtype=np.int64)
+    near = np.empty(step * width, dtype=bool)
     tied = False
+    low_bits = None   # whether the values use their low bits (once found, of a first row)
     for first in range(0, n_rows, step):
         chunk = block[first:first + step]
         rows = chunk.shape[0]
         part = order[first:first + rows]
-        chunk_tied = _sort_keyed_chunk(chunk, keys[:rows], shared[:rows], part, low, ~columns,
-                                       padding, None if same is None else
-                                       same[first:first + rows, :-1])
+        chunk_tied = _sort_keyed_chunk(chunk, keys[:rows], near[:rows * width], part, low,
+                                       ~columns, padding, starts[first:first + rows, None],
+                                       None if same is None else same[first:first + rows],
+                                       source, low_bits)
         tied = tied or chunk_tied
-        part += starts[first:first + rows, None]   # while the chunk is in cache
+        if chunk_tied and low_bits is None:
+            low_bits = bool(np.bitwise_and(chunk[0].view(np.int64), low).any())
     return order, tied
 
 
-def _sort_keyed_chunk(chunk, key, shared, part, low, flip, padding, same=None):
-    """Sort one chunk of :func:`_keyed_argsort_rows_desc`: its columns in order into
-    ``part``; ``key`` and ``shared`` are work space; ``same`` (None, or the chunk's
-    flags of equal sorted neighbours, all False) is set.  Returns whether a row ties."""
+_ALL_BITS = np.int64(-1)
+
+
+def _sort_keyed_chunk(chunk, key, near, part, low, flip, padding, starts, same, source,
+                      low_bits):
+    """Sort one chunk of :func:`_keyed_argsort_rows_desc`: its cells in order into
+    ``part`` (``starts`` added to the columns: the cells of ``source``, the 1-D values);
+    ``key`` (the chunk's shape) and ``near`` (as many cells, flat) are work space;
+    ``same`` (None, or the chunk's flags of equal sorted neighbours, all False, of the
+    chunk's shape: the last column stays False) is set.  ``low_bits``: True when the
+    values are known to use their low bits (then the pass that would tell is skipped:
+    the values of near pairs are compared either way).  Returns whether a row ties."""
+    rows, width = key.shape
     as_int = chunk.view(np.int64)
     # XOR with ~column (`flip`): low bits all set (by OR) become the column, the others
     # flip, so that larger values get smaller keys.
@@ -403,38 +418,45 @@ def _sort_keyed_chunk(chunk, key, shared, part, low, flip, padding, same=None):
             np.copyto(key, padding, where=chunk == -np.inf)
     key.sort(axis=1)
     np.bitwise_and(key, low, out=part)
-    # Neighbours whose keys differ only in the column bits: the XOR of their keys is at
-    # most `low` (unsigned: keys of both signs XOR to a negative int64).
-    np.bitwise_xor(key[:, 1:], key[:, :-1], out=shared)
-    shared = shared.view(np.uint64)
-    if shared.min() > low:
+    part += starts   # while the chunk is in cache
+    # Neighbours whose keys differ only in the column bits (equal once the column bits
+    # are shifted out), row after row, flat: a row's last cell is never near the next
+    # row's first.
+    key >>= np.int64(int(low).bit_length())
+    flat = key.reshape(-1)
+    np.equal(flat[1:], flat[:-1], out=near[:-1])
+    near[width - 1::width] = False
+    if not near.any():
         return False  # neighbours differ beyond the column bits: no tie, no misorder
-    near = shared <= low   # equal values, or values that differ in their low bits only
-    np.bitwise_and(as_int, low, out=key)
-    if not key.any():  # the values keep nothing in their low bits: equal neighbours
+    if not low_bits:
+        np.bitwise_and(as_int, low, out=key)
+        if not key.any():  # the values keep nothing in their low bits: equal neighbours
+            if same is not None:
+                np.copyto(same.reshape(-1), near)
+            return True
+    # The values of the near pairs (the pairs only) compared: equal ones tie, different
+    # ones are misordered, and their rows are sorted again.
+    pairs = np.flatnonzero(near)   # the first cell of each pair, flat
+    cells = part.reshape(-1)
+    equal = source[cells[pairs]] == source[cells[pairs + 1]]
+    if equal.all():
         if same is not None:
-            np.copyto(same, near)
+            same.reshape(-1)[pairs] = True
         return True
-    # The sorted values (gathered in cache) compared where neighbours are near: equal
-    # ones tie, different ones are misordered, and their rows are sorted again.
-    in_order = np.take_along_axis(chunk, part, axis=1)
-    equal = in_order[:, 1:] == in_order[:, :-1]
-    np.logical_and(near, equal, out=equal)
-    n_equal = np.count_nonzero(equal)
-    tied = n_equal > 0
-    # (equal pairs are near: as many near pairs as equal ones, and none is misordered)
-    redo = None
-    if n_equal < np.count_nonzero(near):
-        redo = np.flatnonzero((near & ~equal).any(axis=1))
-    if redo is not None and redo.size:
-        values = chunk[redo]
-        part[redo] = np.argsort(np.negative(values), axis=1, kind="stable")
-        in_order = np.take_along_axis(values, part[redo], axis=1)
-        equal[redo] = ((in_order[:, 1:] == in_order[:, :-1]) & (in_order[:, 1:] != -np.inf))
-        tied = bool(equal.any())
+    # Misordered rows: sorted again (stably), and their flags found from their values.
+    redo = np.unique(pairs[~equal] // width)
+    redone = np.zeros(rows, dtype=bool)
+    redone[redo] = True
+    equal &= ~redone[pairs // width]
+    values = chunk[redo]
+    by_value = np.argsort(np.negative(values), axis=1, kind="stable")
+    part[redo] = by_value + starts[redo]
+    in_order = np.take_along_axis(values, by_value, axis=1)
+    redo_equal = (in_order[:, 1:] == in_order[:, :-1]) & (in_order[:, 1:] != -np.inf)
     if same is not None:
-        np.copyto(same, equal)
-    return tied
+        same.reshape(-1)[pairs[equal]] = True
+        same[redo, :-1] = redo_equal
+    return bool(equal.any() or redo_equal.any())
 
 
 def _take_in_order(order, labels, scores=None):
