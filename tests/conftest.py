@@ -317,7 +317,7 @@ except ImportError:  # pragma: no cover - depends on pytest's rootdir / import m
 #: The skip reason where skrank._engine._speedups was not built; "could not import" makes it a
 #: failure in CI (tests/_require_all.py), where a C compiler is present.
 NO_SPEEDUPS = ("could not import skrank._engine._speedups: skrank was installed without a C "
-               "compiler, so object ids take the pure-numpy paths only")
+               "compiler, so object ids and tie-averaged AP take the pure-numpy paths only")
 
 
 @pytest.fixture(params=["compiled", "pure"], scope="module")

@@ -22,7 +22,7 @@ try:
     if os.environ.get("SKRANK_NO_SPEEDUPS", "") not in ("", "0"):
         raise ImportError("SKRANK_NO_SPEEDUPS is set: the pure-numpy paths")
     from . import _speedups
-except ImportError:  # built without a C compiler: object ids take the pure-numpy paths
+except ImportError:  # no C compiler: object ids and tie-averaged AP take the numpy paths
     _speedups = None
 
 
