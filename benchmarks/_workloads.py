@@ -144,7 +144,9 @@ TIE_PATTERNS = {
 
 def tie_pattern_scores(wl, pattern, *, seed=0):
     """``wl``'s scores with the ties of ``pattern`` (a key of :data:`TIE_PATTERNS`), as
-    float64; the order of the tie-free scores is kept where no tie is made."""
+    float64; the order of the tie-free scores is kept where no tie is made.  ``"tie_free"``:
+    the same normal scores unrounded (the baseline of the tie ratios: the same data
+    without its ties)."""
     rng = np.random.default_rng(seed)
     n = wl.y_score.shape[0]
     # Normal scores in the order of the tie-free ones within each query (the same ranking,
@@ -153,6 +155,8 @@ def tie_pattern_scores(wl, pattern, *, seed=0):
     values = rng.normal(0.0, 1.0, n)
     scores = np.empty(n)
     scores[order] = values[np.lexsort((values, wl.qid))]
+    if pattern == "tie_free":   # the same scores before the pattern's rounding
+        return scores
     if pattern == "round2":
         return np.round(scores, 2)
     if pattern == "float32_3":
