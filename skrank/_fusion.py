@@ -21,8 +21,8 @@ from numbers import Integral, Real
 import numpy as np
 
 from ._declare.params import REQUIRED, Interval, NoneValue, Options, Param
-from ._engine.codes import _string_run_starts, factorize_qid
 from ._engine.groups import _radix_order
+from .io._run_index import _factorize, factorize_ids  # noqa: F401 - used by _fusion_rows
 
 # ---------------------------------------------------------------------------
 # Declarations
@@ -211,30 +211,6 @@ def _segment_starts(sorted_codes):
     new[0] = True
     np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=new[1:])
     return np.flatnonzero(new)
-
-
-def _factorize(values):
-    """``(codes, sorted distinct values)`` by the engine's factoriser."""
-    codes, uniques, _ = factorize_qid("fuse", values)
-    return np.asarray(codes, dtype=np.intp), np.asarray(uniques)
-
-
-def factorize_ids(values, grouped=False):
-    """``(codes, sorted distinct ids, lengths)`` of a 1-D array of ids.  ``grouped``:
-    the rows of an id are likely contiguous (a run's query ids, in any order of
-    queries): the first row of each stretch of equal strings is factorised alone,
-    and unless an id turns out to have several stretches, ``codes`` are those of the
-    stretches, ``lengths`` their numbers of rows (else None, and one code a row)."""
-    n = values.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.intp), values[:0], np.zeros(0, dtype=np.intp)
-    if grouped and values.dtype.kind == "U":
-        starts = np.concatenate(([0], _string_run_starts(values) if n > 1 else []))
-        starts = starts.astype(np.intp)
-        heads, uniques = _factorize(values[starts])
-        if uniques.shape[0] == starts.shape[0]:  # one stretch per id
-            return heads, uniques, np.diff(np.append(starts, n))
-    return (*_factorize(values), None)
 
 
 def pair_codes(key, n_keys, sizes):

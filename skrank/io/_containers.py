@@ -18,6 +18,7 @@ from .._core.checks import _check_length
 from ._tokenize import Table
 from ._fields import decode, str_array
 from ._external import qrels_from_ir_datasets, run_from_ir_datasets
+from ._run_index import keep_index
 
 
 def factorize_ids(func, ids):
@@ -334,7 +335,8 @@ class Run(_Columns):
         >>> Run.from_frame(pred, query_id="user_id", doc_id="item_id", score=None).score
         array([-1., -2., -1.])
         """
-        return cls(*run_columns(frame, query_id=query_id, doc_id=doc_id, score=score))
+        return keep_index(cls(*run_columns(frame, query_id=query_id, doc_id=doc_id,
+                                           score=score)), fresh=False)
 
     @classmethod
     def from_dict(cls, mapping):
@@ -357,7 +359,7 @@ class Run(_Columns):
         >>> run.docno, run.score
         (array(['d3', 'd1', 'd7'], dtype='<U2'), array([2. , 1. , 0.5]))
         """
-        return cls(*run_columns_from_mapping(mapping))
+        return keep_index(cls(*run_columns_from_mapping(mapping)))
 
     @classmethod
     def from_ir_datasets(cls, dataset):
@@ -376,7 +378,7 @@ class Run(_Columns):
         """
 
         qid, docno, score = run_from_ir_datasets(dataset)
-        return cls(qid=qid, docno=docno, score=score)
+        return keep_index(cls(qid=qid, docno=docno, score=score))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -446,5 +448,6 @@ def qrels_of(table):
 
 def run_of(table):
     """The :class:`Run` of a run table read from a file (with every row's tag)."""
-    return Run(qid=decode(table.qid()), docno=decode(table.docno),
-               score=table.numbers["score"], rank=table.numbers["rank"], tag=decode(table.tag))
+    return keep_index(Run(qid=decode(table.qid()), docno=decode(table.docno),
+                          score=table.numbers["score"], rank=table.numbers["rank"],
+                          tag=decode(table.tag)))
