@@ -22,7 +22,7 @@ import numpy as np
 
 from ._declare.params import REQUIRED, Interval, NoneValue, Options, Param
 from ._engine.groups import _radix_order
-from .io._run_index import _factorize, factorize_ids  # noqa: F401 - used by _fusion_rows
+from .io._run_index import _factorize
 
 # ---------------------------------------------------------------------------
 # Declarations
@@ -213,23 +213,25 @@ def _segment_starts(sorted_codes):
     return np.flatnonzero(new)
 
 
-def pair_codes(key, n_keys, sizes):
+def pair_codes(key, n_keys, sizes, check=True):
     """``(codes, sorted distinct keys, twice)`` of the non-negative int64 ``key`` (below
     ``n_keys``) of rows concatenated from runs of ``sizes`` rows; ``twice``: some run
-    holds a key twice.  A dense table of the keys when their range is small (one
-    table of a run's keys at a time finds the duplicates), else the engine's
-    factoriser and a count of each (key, run)."""
+    holds a key twice (only looked for when ``check``).  A dense table of the keys
+    when their range is small (one table of a run's keys at a time finds the
+    duplicates), else the engine's factoriser and a count of each (key, run)."""
     n = key.shape[0]
     if n_keys > 4 * n + 1024:
         codes, distinct = _factorize(key)
+        if not check:
+            return codes, distinct, False
         run = np.repeat(np.arange(len(sizes)), sizes)
         per_run = np.bincount(codes * len(sizes) + run, minlength=distinct.shape[0] * len(sizes))
         return codes, distinct, bool(per_run.size and per_run.max() > 1)
     seen = np.zeros(n_keys, dtype=bool)
     twice = False
-    if len(sizes) == 1:
+    if len(sizes) == 1 or not check:
         seen[key] = True
-        twice = int(np.count_nonzero(seen)) < n
+        twice = check and int(np.count_nonzero(seen)) < n
     else:
         mine = np.empty(n_keys, dtype=bool)
         first = 0
@@ -304,9 +306,15 @@ class Rows:
 
     def by_rank(self, values):
         """Per-row values of positions, averaged over tie groups under ``ties="average"``."""
-        if self.ties == "average" and self.n_ties < self.tie.shape[0]:  # some tie
+        some_tie = self.tie is not None and self.n_ties < self.tie.shape[0]
+        if self.ties == "average" and some_tie:
             return _group_mean(values, self.tie, self.n_ties)
         return values
+
+    def weighted(self, w, values):
+        """``w[run] * values`` of each row (``values`` itself when every weight is 1:
+        the same numbers, without the gather)."""
+        return values if bool((w == 1).all()) else w[self.run] * values
 
     def total(self, values):
         return np.bincount(self.pair, weights=values, minlength=self.n_pairs)
@@ -321,7 +329,7 @@ class Rows:
 
 
 def _k_wsum(t, w, p):
-    return t.total(w[t.run] * t.score)
+    return t.total(t.weighted(w, t.score))
 
 
 def _k_sum(t, w, p):
@@ -390,10 +398,12 @@ def _k_med(t, w, p):
 
 
 def _k_mixed(t, w, p):
-    return t.total(t.score * w[t.run]) * np.sqrt(t.counts)
+    return t.total(t.weighted(w, t.score)) * np.sqrt(t.counts)
 
 
 def _k_wmnz(t, w, p):
+    if bool((w == 1).all()):  # the sum of the weights of its runs: the count
+        return t.total(t.score) * t.counts.astype(np.float64)
     return t.total(t.score) * t.total(w[t.run])
 
 
@@ -402,7 +412,7 @@ def _isr(t):
 
 
 def _k_rrf(t, w, p):
-    return t.total(w[t.run] * t.by_rank(1.0 / (p["k"] + t.pos + 1.0)))
+    return t.total(t.weighted(w, t.by_rank(1.0 / (p["k"] + t.pos + 1.0))))
 
 
 def _k_isr(t, w, p):
@@ -423,7 +433,7 @@ def _k_rbc(t, w, p):
 
 def _borda(t, w):
     n_cand = t.n_cand()
-    ranked = t.total(w[t.run] * t.by_rank(n_cand[t.pair] - t.pos.astype(np.float64)))
+    ranked = t.total(t.weighted(w, t.by_rank(n_cand[t.pair] - t.pos.astype(np.float64))))
     # a run that did not return a candidate gives it (n - n_r + 1) / 2 points
     n_cand_q = np.bincount(t.pair_query, minlength=t.n_queries).astype(np.float64)
     unranked = (n_cand_q[None, :] - t.run_query_len + 1) / 2 * w[:, None]

@@ -9,7 +9,6 @@ from ._fusion import (
     Rows,
     _group_mean,
     _segment_starts,
-    factorize_ids,
     normalise,
     pair_codes,
     train,
@@ -17,15 +16,16 @@ from ._fusion import (
 from ._engine.groups import _group_order
 from ._engine.segments import segmented_argsort_desc
 from .io import Run
+from .io._run_index import factorize_ids, keep_known_index, run_index
 
 _UNSET = object()
 
 
-def _union_codes(arrays, grouped=False):
-    """Codes of each array's values in the sorted union of all of them: each array is
-    factorised on its own (``grouped``: ids of one query are contiguous in a run, read
-    by their first row), then the small arrays of distinct values are merged."""
-    parts = [factorize_ids(a, grouped) for a in arrays]
+def _union_codes(parts):
+    """Codes of each part's values in the sorted union of all of them; each part is
+    ``(codes, sorted distinct values, lengths)`` of :func:`factorize_ids` (one run's
+    ids, factorised on its own), so only the small arrays of distinct values are
+    merged."""
     uniques = [u for _, u, _ in parts if u.shape[0]]
     union = np.unique(np.concatenate(uniques)) if uniques else np.zeros(0, dtype="U1")
     # int32 codes (the union's ids number fewer than the rows of one run, as a rule)
@@ -34,7 +34,7 @@ def _union_codes(arrays, grouped=False):
     for c, u, lengths in parts:
         into = np.searchsorted(union, u).astype(small)
         codes.append(into[c] if lengths is None else np.repeat(into[c], lengths))
-    return codes, union, [lengths is not None for _, _, lengths in parts]
+    return codes, union
 
 
 def _sort_rows(key, n_keys, score):
@@ -69,11 +69,18 @@ class _Prepared:
         self.m = m = len(objs)
         sizes = [len(r) for r in objs]
         bounds = np.concatenate(([0], np.cumsum(sizes, dtype=np.intp)))
+        # each run's codes, positions and stretches: kept by the Runs skrank built
+        self.indexes = [run_index(r) for r in objs]
         extra = [] if qrels is None else [qrels]
-        qcodes, self.uq, stretches = _union_codes([r.qid for r in objs + extra], grouped=True)
+        q_parts = [(x.q_code, x.q_uniques, x.q_len) for x in self.indexes]
+        q_parts += [factorize_ids(r.qid, True) for r in extra]
+        qcodes, self.uq = _union_codes(q_parts)
         # each run's rows of a query contiguous: (run, query) segments need no sorting
-        self.contiguous = all(stretches[:m])
-        dcodes, self.ud, _ = _union_codes([r.docno for r in objs + extra])
+        self.contiguous = all(x.q_len is not None for x in self.indexes)
+        d_parts = [(x.d_code, x.d_uniques, None) for x in self.indexes]
+        d_parts += [factorize_ids(r.docno) for r in extra]
+        dcodes, self.ud = _union_codes(d_parts)
+        del q_parts, d_parts
         qrels_doc = dcodes[m] if qrels is not None else None
         self.nq, self.nd = nq, nd = self.uq.shape[0], self.ud.shape[0]
         # codes as int32 where they fit: the row arrays are most of fuse's memory
@@ -85,7 +92,9 @@ class _Prepared:
         del dcodes
         self.run = np.repeat(np.arange(m, dtype=np.int32), sizes)
         self.score = np.concatenate([r.score for r in objs])
-        pair, self.pairs, twice = pair_codes(key, nq * nd, sizes)
+        # a run that holds a document twice says so in its index
+        check = any(x.twice for x in self.indexes)
+        pair, self.pairs, twice = pair_codes(key, nq * nd, sizes, check=check)
         self.pair = _narrow(pair)
         del key, pair
         if twice:
@@ -97,6 +106,15 @@ class _Prepared:
             rel = qrels.rel >= 1
             self.qrels_rel_key = np.unique(qq[rel].astype(np.int64) * nd + qd[rel])
         self._group = self._order = _UNSET
+
+    def positions(self):
+        """``(pos, seg_len, tied)`` in input order (runs contiguous by query): each row's
+        0-based position in its run's ranking of its query, the length of each
+        (run, query) stretch, and whether some run ties scores."""
+        pos = np.concatenate([x.pos for x in self.indexes]) if self.m else np.zeros(0, np.int32)
+        seg_len = (np.concatenate([x.q_len for x in self.indexes]) if self.m
+                   else np.zeros(0, dtype=np.intp))
+        return pos, seg_len, any(x.tied for x in self.indexes)
 
     def _duplicates(self, func):
         """Raise for the first (query, document) that a run holds twice."""
@@ -183,21 +201,87 @@ def _fuse_prepared(func, prep, method, norm, w, params, ties, depth, name):
     return _as_run(prep, upair, fused, name, pair_query)
 
 
+def _in_input_order(prep, method, norm, depth):
+    """Whether the rows can stay in input order, each run's positions read from its
+    index (no sort, no gather): every run's queries in stretches, and the fused
+    scores the same to the last bit as on rows sorted by score: sums of several rows
+    are over one pair's rows (one a run, in run order either way) or one tie group's
+    (in input order either way), but a normalisation's sums over a query's rows would
+    add them in another order after a depth cut (sum, zmuv, dbsf), and
+    ``min-max-inverted`` re-ranks rows whose inverted scores may tie (kept in score
+    order).  The trained methods read rows in ranking order."""
+    if not prep.contiguous or method.trained or norm == "min-max-inverted":
+        return False
+    return depth is None or method.reads == "ranks" or norm not in ("sum", "zmuv", "dbsf")
+
+
+def _input_order_rows(prep, ranked, depth, need_n):
+    """``(run, query, pair, score, starts, pos, n, tie)`` of :func:`_ranking`, rows in
+    input order (``pos``, ``n``, ``tie``: None where not needed; ``tie`` None: no
+    tie), cut at ``depth``."""
+    run, query, pair, score = prep.run, prep.query, prep.pair, prep.score
+    if not (ranked or depth is not None):
+        seg_len = (np.concatenate([x.q_len for x in prep.indexes]) if prep.m
+                   else np.zeros(0, dtype=np.intp))
+        return run, query, pair, score, _starts(seg_len), None, None, None
+    pos, seg_len, tied = prep.positions()
+    tie = _tie_groups(score, pos, seg_len) if tied else None
+    if depth is not None:
+        keep = pos < depth
+        if not bool(keep.all()):
+            rows = np.flatnonzero(keep)
+            run, query, pair, score, pos = run[rows], query[rows], pair[rows], score[rows], \
+                pos[rows]
+            if tie is not None:  # groups renumbered among the rows kept
+                used = np.zeros(int(tie.max()) + 1, dtype=bool)
+                used[tie[rows]] = True
+                tie = (np.cumsum(used) - 1)[tie[rows]]
+            seg_len = np.minimum(seg_len, depth)
+    n = np.repeat(seg_len, seg_len) if need_n else None
+    return run, query, pair, score, _starts(seg_len), pos, n, tie
+
+
+def _starts(lengths):
+    return np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp) if lengths.size \
+        else np.zeros(0, dtype=np.intp)
+
+
+def _tie_groups(score, pos, seg_len):
+    """Tie-group id of each row in input order: equal scores of one (run, query)
+    stretch (``pos``: each row's position in its stretch's ranking)."""
+    n = score.shape[0]
+    first = np.repeat(_starts(seg_len), seg_len)
+    order = np.empty(n, dtype=np.intp)
+    order[first + pos] = np.arange(n)
+    seg = np.repeat(np.arange(seg_len.shape[0]), seg_len)  # sorted: the same by position
+    ranked = score[order]
+    new = np.ones(n, dtype=bool)
+    if n:
+        new[1:] = (seg[1:] != seg[:-1]) | (ranked[1:] != ranked[:-1])
+    tie = np.empty(n, dtype=np.intp)
+    tie[order] = np.cumsum(new) - 1
+    return tie
+
+
 def _fused_scores(prep, method, norm, w, params, ties, depth):
     """``(pairs, fused score of each pair, query of each pair)``."""
     # positions in each run's ranking: for what reads ranks (not the score methods)
     ranked = method.reads == "ranks" or norm in ("rank", "borda")
-    run, query, pair, score = prep.rows(depth=depth, ranked=ranked)
     nq, nd, m = prep.nq, prep.nd, prep.m
-    if ranked or depth is not None:
-        starts, seg_id, pos, n, tie = _ranking(run, query, score, nq)
+    if _in_input_order(prep, method, norm, depth):
+        run, query, pair, score, starts, pos, n, tie = _input_order_rows(prep, ranked, depth,
+                                                                         norm == "rank")
     else:
-        starts = _segment_starts(_segment_key(run, query, nq))
-        pos = n = tie = None
-    n_ties = int(tie[-1]) + 1 if tie is not None and tie.size else 0
+        run, query, pair, score = prep.rows(depth=depth, ranked=ranked)
+        if ranked or depth is not None:
+            starts, seg_id, pos, n, tie = _ranking(run, query, score, nq)
+        else:
+            starts = _segment_starts(_segment_key(run, query, nq))
+            pos = n = tie = None
+    n_ties = int(tie.max()) + 1 if tie is not None and tie.size else 0
 
     def tie_mean(values):
-        some_tie = n_ties < tie.shape[0]
+        some_tie = tie is not None and n_ties < tie.shape[0]
         return _group_mean(values, tie, n_ties) if ties == "average" and some_tie else values
 
     if depth is None:
@@ -271,6 +355,9 @@ def _train(prep, method, params, run, query, pair, upair, pos, n):
 
 
 def _as_run(prep, upair, fused, name, pair_query=None):
+    """The fused run: each query's pairs by fused score (ties by document), with the
+    index that :func:`skrank.fuse` reads of it kept (its codes and positions are
+    known here)."""
     q = (upair // prep.nd) if pair_query is None else pair_query
     # pairs are sorted by (query, doc): sort each query's by fused score, ties by doc
     counts = np.bincount(q, minlength=prep.nq)
@@ -282,6 +369,15 @@ def _as_run(prep, upair, fused, name, pair_query=None):
     s = fused[order]
     del order
     present = np.flatnonzero(counts)
-    rank = np.arange(1, q.shape[0] + 1) - np.repeat(offsets[:-1][present], counts[present])
-    qid = np.repeat(prep.uq[present], counts[present])  # q is sorted: no gather of strings
-    return Run(qid=qid, docno=prep.ud[d], score=s, rank=rank, tag=name)
+    lengths = counts[present]
+    pos = np.arange(q.shape[0]) - np.repeat(offsets[:-1][present], lengths)
+    rank = pos + 1
+    qid = np.repeat(prep.uq[present], lengths)  # q is sorted: no gather of strings
+    d = d.astype(np.int32) if prep.nd < 2**31 else d
+    same = s[1:] == s[:-1]
+    same &= q[1:] == q[:-1]
+    run = Run(qid=qid, docno=prep.ud[d], score=s, rank=rank, tag=name)
+    return keep_known_index(
+        run, q_code=np.arange(present.shape[0], dtype=np.int32), q_uniques=prep.uq[present],
+        q_len=lengths, d_code=d, d_uniques=prep.ud,
+        pos=pos.astype(np.int32) if q.shape[0] < 2**31 else pos, tied=bool(same.any()))

@@ -69,6 +69,16 @@ class RunIndex:
         self.d_code = _narrow(d_code)
         self._pos = self._tied = self._twice = None
 
+    @classmethod
+    def of_parts(cls, columns, q_code, q_uniques, q_len, d_code, d_uniques, pos, tied):
+        """An index whose parts are known (a fused run's), no document twice."""
+        index = cls.__new__(cls)
+        index.columns = columns
+        index.q_code, index.q_uniques, index.q_len = q_code, q_uniques, q_len
+        index.d_code, index.d_uniques = d_code, d_uniques
+        index._pos, index._tied, index._twice = pos, tied, False
+        return index
+
     def describes(self, qid, docno, score):
         """Whether the index is still that of these columns: the same arrays, which
         nothing can have written into (read-only, as :func:`keep_index` makes them)."""
@@ -181,6 +191,16 @@ def keep_index(run, fresh=True):
             column.flags.writeable = False
             column = column.base
     index = RunIndex(run.qid, run.docno, run.score).complete()
+    object.__setattr__(run, "_fuse_index", index)
+    return run
+
+
+def keep_known_index(run, **parts):
+    """``run`` (built from fresh arrays) with the index of :meth:`RunIndex.of_parts`
+    kept, its columns made read-only.  Returns ``run``."""
+    for name in run._COLUMNS:
+        getattr(run, name).flags.writeable = False
+    index = RunIndex.of_parts((run.qid, run.docno, run.score), **parts).complete()
     object.__setattr__(run, "_fuse_index", index)
     return run
 
