@@ -214,7 +214,7 @@ def _segment_starts(sorted_codes):
 
 
 def pair_codes(key, n_keys, sizes, check=True):
-    """``(codes, sorted distinct keys, twice)`` of the non-negative int64 ``key`` (below
+    """``(codes, sorted distinct keys, twice)`` of the non-negative integer ``key`` (below
     ``n_keys``) of rows concatenated from runs of ``sizes`` rows; ``twice``: some run
     holds a key twice (only looked for when ``check``).  A dense table of the keys
     when their range is small (one table of a run's keys at a time finds the
@@ -222,6 +222,7 @@ def pair_codes(key, n_keys, sizes, check=True):
     n = key.shape[0]
     if n_keys > 4 * n + 1024:
         codes, distinct = _factorize(key)
+        distinct = distinct.astype(np.int64, copy=False)
         if not check:
             return codes, distinct, False
         run = np.repeat(np.arange(len(sizes)), sizes)
