@@ -147,12 +147,11 @@ def memory_child(args, method):
     import json
     import gc
 
-    import pandas as pd
+    from skrank.io._run_index import keep_index
 
     runs = make_runs(args.runs, args.queries, args.docs)
-    if not args.plain:  # loaded by an internal constructor: the Run keeps its index
-        runs = [Run.from_frame(pd.DataFrame({"query_id": r.qid, "doc_id": r.docno,
-                                             "score": r.score})) for r in runs]
+    if not args.plain:  # fresh arrays: kept as a reader keeps them (index, read-only)
+        runs = [keep_index(r) for r in runs]
     gc.collect()
     columns = sum(getattr(r, c).nbytes for r in runs for c in r._COLUMNS)
     index = 0
@@ -183,7 +182,7 @@ def memory(args, methods):
     import subprocess
 
     kind = "Runs of the caller's arrays (index computed in fuse)" if args.plain else \
-        "Runs from Run.from_frame (index kept on the Run, not counted in the columns)"
+        "Runs that keep their index, as the readers build them (not counted in the columns)"
     print(kind)
     print(f"{'method':<12}{'columns MiB':>12}{'index MiB':>10}{'traced MiB':>11}{'x':>6}"
           f"{'RSS MiB':>9}{'x':>6}{'s':>7}")
