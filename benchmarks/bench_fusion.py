@@ -147,7 +147,7 @@ def memory_child(args, method):
     import json
     import gc
 
-    from skrank.io._run_index import keep_index
+    from skrank.io._run_index import keep_index, kept_index
 
     runs = make_runs(args.runs, args.queries, args.docs)
     if not args.plain:  # fresh arrays: kept as a reader keeps them (index, read-only)
@@ -156,7 +156,7 @@ def memory_child(args, method):
     columns = sum(getattr(r, c).nbytes for r in runs for c in r._COLUMNS)
     index = 0
     for r in runs:
-        x = getattr(r, "_fuse_index", None)
+        x = kept_index(r)
         if x is not None:
             index += sum(a.nbytes for a in (x.q_code, x.q_len, x.q_uniques, x.d_code,
                                             x.d_uniques, x._pos))

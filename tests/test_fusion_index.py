@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import skrank
 from skrank.fusion import METHODS
 from skrank.io import Run, read_run
-from skrank.io._run_index import RunIndex, run_index
+from skrank.io._run_index import RunIndex, kept_index, run_index
 
 UNSUPERVISED = [m.name for m in METHODS if not m.trained]
 PARAMS = {"gmnz": {"gamma": 0.7}, "rbc": {"phi": 0.6}, "logn_isr": {"sigma": 0.3}, "rrf": {"k": 5}}
@@ -93,7 +93,11 @@ def test_constructors_keep_an_index_of_read_only_columns(tmp_path):
             "from_frame": Run.from_frame(frame), "read_run": read_run(path),
             "fuse": skrank.fuse([as_mapping(qid, docno, score)], method="sum")}
     for name, run in kept.items():
-        assert run_index(run) is run._fuse_index, name
+        assert run_index(run) is kept_index(run), name
+        # kept beside the Run: its attributes, pickles and copies are as they were
+        assert set(vars(run)) == set(Run._COLUMNS), name
+        assert kept_index(pickle.loads(pickle.dumps(run))) is None
+        assert kept_index(copy.copy(run)) is None
         for c in run._COLUMNS:
             with pytest.raises(ValueError, match="read-only"):
                 getattr(run, c)[:1] = getattr(run, c)[:1]
@@ -104,10 +108,10 @@ def test_constructors_keep_an_index_of_read_only_columns(tmp_path):
     # a Run of the caller's arrays keeps nothing and copies nothing
     mine = [qid.copy(), docno.copy(), score.copy()]
     plain = Run(qid=mine[0], docno=mine[1], score=mine[2])
-    assert getattr(plain, "_fuse_index", None) is None
+    assert kept_index(plain) is None
     assert plain.score is mine[2] and mine[2].flags.writeable
     skrank.fuse([plain, plain], method="rrf")
-    assert getattr(plain, "_fuse_index", None) is None and mine[2].flags.writeable
+    assert kept_index(plain) is None and mine[2].flags.writeable
 
 
 @pytest.mark.parametrize("method", UNSUPERVISED)
@@ -135,8 +139,8 @@ def test_fused_run_fused_again_reads_its_kept_index():
     fused_ties = skrank.fuse(runs, method="sum", norm=None)  # tied sums of integers
     for f in (fused, fused_ties):
         plain = Run(qid=f.qid.copy(), docno=f.docno.copy(), score=f.score.copy())
-        assert run_index(f) is f._fuse_index
-        assert f._fuse_index.pos.tolist() == (f.rank - 1).tolist()
+        assert run_index(f) is kept_index(f)
+        assert kept_index(f).pos.tolist() == (f.rank - 1).tolist()
         for method in ("rrf", "wsum", "bordafuse", "condorcet"):
             same_run(skrank.fuse([f, runs[0]], method=method),
                      skrank.fuse([plain, runs[0]], method=method))
@@ -166,7 +170,7 @@ def test_duplicates_are_found_through_a_kept_index():
     pd = pytest.importorskip("pandas")
     run = Run.from_frame(pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "a"],
                                        "score": [2.0, 1.0, 0.5]}))
-    assert run._fuse_index.twice
+    assert kept_index(run).twice
     with pytest.raises(ValueError, match="runs\\[0\\] must hold each document once per query. "
                                          "Got document 'a' twice for query 'q1'"):
         skrank.fuse([run, {"q1": {"a": 1.0}}], method="rrf")

@@ -265,6 +265,17 @@ class Run(_Columns):
     rank : ndarray of int64
         Ranks as written in the file, in file order.
 
+    Notes
+    -----
+    A Run that skrank builds itself (``read_run``, ``Run.from_dict``,
+    ``Run.from_frame``, ``Run.from_ir_datasets``, :func:`skrank.fuse`) owns
+    its columns and makes them read-only: it keeps the codes of its ids and
+    each query's order by score, which :func:`skrank.fuse` reads instead of
+    computing them again on every call.  To change a column, build a new Run
+    (``Run(qid=run.qid, docno=run.docno, score=new_scores)``).  A Run built
+    from your own arrays, as above, keeps nothing and neither copies nor
+    locks them.
+
     See Also
     --------
     read_run : Read a run file.

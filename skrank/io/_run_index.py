@@ -8,14 +8,22 @@ that skrank builds itself from fresh arrays that no caller holds (the file reade
 :func:`skrank.evaluate` takes, the output of :func:`skrank.fuse`) computes it once
 when it is built and keeps it: :func:`keep_index` makes those arrays read-only, so
 what it keeps cannot go stale.  A Run built from the caller's own arrays keeps
-nothing and copies nothing: its index is computed on each fuse.
+nothing and copies nothing: its index is computed on each fuse.  The kept indexes
+are held beside the Runs (:data:`_KEPT`, by weak reference), not in their attributes:
+``vars(run)``, pickles and copies of a Run are as they were.
 """
+
+import weakref
 
 import numpy as np
 
 from .._engine.codes import _string_run_starts, factorize_qid
 from .._engine.groups import _group_order
 from .._engine.segments import segmented_argsort_desc
+
+
+#: Run -> its kept RunIndex (an entry goes with its Run).
+_KEPT = weakref.WeakKeyDictionary()
 
 
 def _narrow(codes):
@@ -190,8 +198,7 @@ def keep_index(run, fresh=True):
         while isinstance(column, np.ndarray):
             column.flags.writeable = False
             column = column.base
-    index = RunIndex(run.qid, run.docno, run.score).complete()
-    object.__setattr__(run, "_fuse_index", index)
+    _KEPT[run] = RunIndex(run.qid, run.docno, run.score).complete()
     return run
 
 
@@ -200,15 +207,19 @@ def keep_known_index(run, **parts):
     kept, its columns made read-only.  Returns ``run``."""
     for name in run._COLUMNS:
         getattr(run, name).flags.writeable = False
-    index = RunIndex.of_parts((run.qid, run.docno, run.score), **parts).complete()
-    object.__setattr__(run, "_fuse_index", index)
+    _KEPT[run] = RunIndex.of_parts((run.qid, run.docno, run.score), **parts).complete()
     return run
+
+
+def kept_index(run):
+    """The index kept for ``run`` (None when it keeps none)."""
+    return _KEPT.get(run)
 
 
 def run_index(run):
     """The :class:`RunIndex` of ``run``: the one it keeps when it still describes the
     run's columns, else a new one (not kept)."""
-    kept = getattr(run, "_fuse_index", None)
+    kept = kept_index(run)
     if kept is not None and kept.describes(run.qid, run.docno, run.score):
         return kept
     return RunIndex(run.qid, run.docno, run.score)
