@@ -349,18 +349,24 @@ def _k_gmnz(t, w, p):
     return t.total(t.score) * t.counts.astype(np.float64) ** p["gamma"]
 
 
+def _extreme(t, ufunc, start):
+    """``ufunc`` (maximum or minimum) of each pair's scores, run after run: a run holds
+    a pair on one row at most, so each run is one gather and one scatter, no sort of
+    the rows by pair (the same values, in the same order, as a reduction over them)."""
+    out = np.full(t.n_pairs, start)
+    for r in range(t.n_runs):
+        rows = t.run == r
+        pair = t.pair[rows]
+        out[pair] = ufunc(out[pair], t.score[rows])
+    return out
+
+
 def _k_max(t, w, p):
-    if not t.n_pairs:
-        return np.zeros(0)
-    order, starts = t.by_pair()
-    return np.maximum.reduceat(t.score[order], starts)
+    return _extreme(t, np.maximum, -np.inf)
 
 
 def _k_min(t, w, p):
-    if not t.n_pairs:
-        return np.zeros(0)
-    order, starts = t.by_pair()
-    return np.minimum.reduceat(t.score[order], starts)
+    return _extreme(t, np.minimum, np.inf)
 
 
 # Cells of the (pairs, runs) table of scores that CombMED sorts at once.
