@@ -3,12 +3,15 @@
     python benchmarks/bench_fusion.py                   # 2 runs x 2,000 queries x 1,000 docs
     python benchmarks/bench_fusion.py --smoke           # tiny sizes, values checked
     python benchmarks/bench_fusion.py --no-ranx         # skrank alone (every method)
-    python benchmarks/bench_fusion.py --memory          # skrank's peak extra memory (tracemalloc)
-    python benchmarks/bench_fusion.py --memory --runs 10 --queries 1000   # 10,000,000 rows
+    python benchmarks/bench_fusion.py --memory          # peak extra memory, fresh processes
+    python benchmarks/bench_fusion.py --memory --runs 10 --queries 10000 --docs 300  # 30M rows
 
 Inputs: each run returns ``--docs`` documents per query out of a pool of 3x as
 many, with distinct random scores; the runs overlap partly.  Load time is
-excluded on both sides (``skrank.io.Run`` and ``ranx.Run`` built beforehand).
+excluded on both sides: both tools load the same dicts beforehand
+(``skrank.io.Run.from_dict``, which keeps each run's index of codes and
+positions, and ``ranx.Run``); skrank is also timed on Runs of the caller's
+arrays (``plain``: each run's index computed in every call).
 ranx compiles each method with numba on its first call: every method is called
 once before timing (minutes the first time, seconds once numba's cache is on
 disk).  Each round times every (tool, method) once, round ``r`` starting at case
@@ -20,9 +23,11 @@ normalisation ranx defines; a mismatch exits with status 1.
 The issue's target (issue 28): every unsupervised method at least 20x faster
 than ranx's warm fuse on 2 x 2,000 x 1,000, and 10 runs x 10,000 queries x 1,000
 documents fused with a peak extra memory under 3x the inputs.  ``--memory``
-reports, for each method, the peak of memory allocated during one ``skrank.fuse``
-(tracemalloc: numpy's buffers included, the fused run included) over the bytes of
-the input runs' columns; run it at two sizes to see that the ratio does not grow.
+fuses each method in a fresh process (``--plain``: Runs of the caller's arrays)
+and reports the peak of memory allocated during one ``skrank.fuse`` (tracemalloc:
+numpy's buffers included, the fused run included) and the growth of the process's
+peak RSS, over the bytes of the input runs' columns; run it at two sizes to see
+that the ratio does not grow.
 """
 
 import argparse
