@@ -3,12 +3,15 @@
     python benchmarks/bench_fusion.py                   # 2 runs x 2,000 queries x 1,000 docs
     python benchmarks/bench_fusion.py --smoke           # tiny sizes, values checked
     python benchmarks/bench_fusion.py --no-ranx         # skrank alone (every method)
-    python benchmarks/bench_fusion.py --memory          # skrank's peak extra memory (tracemalloc)
-    python benchmarks/bench_fusion.py --memory --runs 10 --queries 1000   # 10,000,000 rows
+    python benchmarks/bench_fusion.py --memory          # peak extra memory, fresh processes
+    python benchmarks/bench_fusion.py --memory --runs 10 --queries 10000 --docs 300  # 30M rows
 
 Inputs: each run returns ``--docs`` documents per query out of a pool of 3x as
 many, with distinct random scores; the runs overlap partly.  Load time is
-excluded on both sides (``skrank.io.Run`` and ``ranx.Run`` built beforehand).
+excluded on both sides: both tools load the same dicts beforehand
+(``skrank.io.Run.from_dict``, which keeps each run's index of codes and
+positions, and ``ranx.Run``); skrank is also timed on Runs of the caller's
+arrays (``plain``: each run's index computed in every call).
 ranx compiles each method with numba on its first call: every method is called
 once before timing (minutes the first time, seconds once numba's cache is on
 disk).  Each round times every (tool, method) once, round ``r`` starting at case
@@ -20,9 +23,11 @@ normalisation ranx defines; a mismatch exits with status 1.
 The issue's target (issue 28): every unsupervised method at least 20x faster
 than ranx's warm fuse on 2 x 2,000 x 1,000, and 10 runs x 10,000 queries x 1,000
 documents fused with a peak extra memory under 3x the inputs.  ``--memory``
-reports, for each method, the peak of memory allocated during one ``skrank.fuse``
-(tracemalloc: numpy's buffers included, the fused run included) over the bytes of
-the input runs' columns; run it at two sizes to see that the ratio does not grow.
+fuses each method in a fresh process (``--plain``: Runs of the caller's arrays)
+and reports the peak of memory allocated during one ``skrank.fuse`` (tracemalloc:
+numpy's buffers included, the fused run included) and the growth of the process's
+peak RSS, over the bytes of the input runs' columns; run it at two sizes to see
+that the ratio does not grow.
 """
 
 import argparse
@@ -55,16 +60,26 @@ def make_runs(n_runs, n_queries, n_docs, seed=0):
     return runs
 
 
-def to_ranx(runs):
-    import ranx
-
+def as_dicts(runs):
+    """Each run as ``{query: {doc: score}}``, the form both tools load from."""
     out = []
     for run in runs:
         d = {}
         for q, doc, s in zip(run.qid.tolist(), run.docno.tolist(), run.score.tolist()):
             d.setdefault(q, {})[doc] = s
-        out.append(ranx.Run(d))
+        out.append(d)
     return out
+
+
+def to_ranx(dicts):
+    import ranx
+
+    return [ranx.Run(d) for d in dicts]
+
+
+def to_skrank(dicts):
+    """skrank Runs loaded from the same dicts (``Run.from_dict`` keeps each run's index)."""
+    return [Run.from_dict(d) for d in dicts]
 
 
 def _ranx_call(method, n_runs):
@@ -123,6 +138,71 @@ def interleaved(cases, runs_by_tool, rounds):
     return {key: float(np.median(v)) for key, v in times.items()}
 
 
+def _rss_kib(field):
+    """A field of /proc/self/status in KiB (VmRSS: now, VmHWM: the peak)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def memory_child(args, method):
+    """One method's peak memory in this (fresh) process: printed as one line of JSON."""
+    import json
+    import gc
+
+    from skrank.io._run_index import keep_index, kept_index
+
+    runs = make_runs(args.runs, args.queries, args.docs)
+    if not args.plain:  # fresh arrays: kept as a reader keeps them (index, read-only)
+        runs = [keep_index(r) for r in runs]
+    gc.collect()
+    columns = sum(getattr(r, c).nbytes for r in runs for c in r._COLUMNS)
+    index = 0
+    for r in runs:
+        x = kept_index(r)
+        if x is not None:
+            index += sum(a.nbytes for a in (x.q_code, x.q_len, x.q_uniques, x.d_code,
+                                            x.d_uniques, x._pos))
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets VmHWM to the current RSS (Linux)
+    before = _rss_kib("VmRSS")
+    tracemalloc.start()
+    start = time.perf_counter()
+    fused = _skrank_call(method)(runs)
+    seconds = time.perf_counter() - start
+    traced = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    peak_rss = (_rss_kib("VmHWM") - before) * 1024
+    print(json.dumps({"method": method, "columns": columns, "index": index, "traced": traced,
+                      "rss": peak_rss, "seconds": seconds, "rows_out": len(fused)}))
+
+
+def memory(args, methods):
+    """Each method in a fresh process (``--memory-child``), its peak extra memory over
+    the input runs' columns: by tracemalloc (numpy's buffers, the fused run included)
+    and by the process's peak RSS (VmHWM, reset after the runs are built)."""
+    import json
+    import subprocess
+
+    kind = "Runs of the caller's arrays (index computed in fuse)" if args.plain else \
+        "Runs that keep their index, as the readers build them (not counted in the columns)"
+    print(kind)
+    print(f"{'method':<12}{'columns MiB':>12}{'index MiB':>10}{'traced MiB':>11}{'x':>6}"
+          f"{'RSS MiB':>9}{'x':>6}{'s':>7}")
+    for method in methods:
+        cmd = [sys.executable, __file__, "--memory-child", method, "--runs", str(args.runs),
+               "--queries", str(args.queries), "--docs", str(args.docs)]
+        cmd += ["--plain"] if args.plain else []
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        mib = 2 ** 20
+        print(f"{method:<12}{r['columns'] / mib:12.1f}{r['index'] / mib:10.1f}"
+              f"{r['traced'] / mib:11.1f}{r['traced'] / r['columns']:6.2f}"
+              f"{r['rss'] / mib:9.1f}{r['rss'] / r['columns']:6.2f}{r['seconds']:7.1f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true")
@@ -133,27 +213,29 @@ def main(argv=None):
     parser.add_argument("--methods", default=",".join(DEFAULT_METHODS))
     parser.add_argument("--no-ranx", action="store_true")
     parser.add_argument("--memory", action="store_true")
+    parser.add_argument("--plain", action="store_true")
+    parser.add_argument("--memory-child", default=None)
     args = parser.parse_args(argv)
     if args.smoke:
         args.queries, args.docs, args.rounds = 50, 40, 2
     methods = [m for m in args.methods.split(",") if m]
-    runs = make_runs(args.runs, args.queries, args.docs)
-    n_rows = sum(len(r) for r in runs)
-    print(f"{args.runs} runs x {args.queries} queries x {args.docs} documents "
-          f"({n_rows:,} rows); median of {args.rounds} interleaved rounds")
-    if args.memory:
-        inputs = sum(r.qid.nbytes + r.docno.nbytes + r.score.nbytes + r.rank.nbytes
-                     + r.tag.nbytes for r in runs)
-        for method in methods:
-            tracemalloc.start()
-            _skrank_call(method)(runs)
-            peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
-            print(f"{method:<12} peak extra memory {peak / 2**20:8.1f} MiB = "
-                  f"{peak / inputs:.2f}x the inputs ({inputs / 2**20:.1f} MiB)")
+    if args.memory_child:
+        memory_child(args, args.memory_child)
         return 0
+    n_rows = args.runs * args.queries * args.docs
+    print(f"{args.runs} runs x {args.queries} queries x {args.docs} documents "
+          f"({n_rows:,} rows)")
+    if args.memory:
+        memory(args, methods)
+        return 0
+    runs = make_runs(args.runs, args.queries, args.docs)
+    dicts = as_dicts(runs)
+    start = time.perf_counter()
+    loaded = to_skrank(dicts)
+    print(f"skrank Run.from_dict (excluded): {time.perf_counter() - start:.1f} s")
     cases = [(("skrank", m), "skrank", _skrank_call(m)) for m in methods]
-    by_tool = {"skrank": runs}
+    cases += [(("plain", m), "plain", _skrank_call(m)) for m in methods]
+    by_tool = {"skrank": loaded, "plain": runs}
     if not args.no_ranx:
         try:
             import ranx  # noqa: F401
@@ -162,27 +244,32 @@ def main(argv=None):
             args.no_ranx = True
     if not args.no_ranx:
         start = time.perf_counter()
-        by_tool["ranx"] = to_ranx(runs)
+        by_tool["ranx"] = to_ranx(dicts)
         print(f"ranx.Run from dicts (excluded): {time.perf_counter() - start:.1f} s")
         start = time.perf_counter()
-        bad = check_values(runs, by_tool["ranx"], methods)  # also warms ranx (numba)
+        bad = check_values(loaded, by_tool["ranx"], methods)  # also warms ranx (numba)
         print(f"value check and ranx warm-up (compilation): {time.perf_counter() - start:.1f} s")
         if bad:
             for item in bad:
                 print("MISMATCH", item)
             return 1
         cases += [(("ranx", m), "ranx", _ranx_call(m, args.runs)) for m in methods]
-    else:
-        for _, _, call in cases:
-            call(runs)  # warm-up
+    del dicts
+    for _, tool, call in cases:
+        if tool != "ranx":
+            call(by_tool[tool])  # warm-up
     times = interleaved(cases, by_tool, args.rounds)
-    print(f"{'method':<12}{'skrank s':>10}{'ranx s':>10}{'ratio':>8}")
+    print(f"median of {args.rounds} interleaved rounds; skrank: Runs from Run.from_dict, "
+          f"plain: Runs of the caller's arrays")
+    print(f"{'method':<12}{'skrank s':>10}{'plain s':>10}{'ranx s':>10}{'ratio':>8}"
+          f"{'plain':>8}")
     for m in methods:
-        ours = times[("skrank", m)]
+        ours, plain = times[("skrank", m)], times[("plain", m)]
         theirs = times.get(("ranx", m))
         ratio = f"{theirs / ours:7.1f}x" if theirs else ""
+        ratio_plain = f"{theirs / plain:7.1f}x" if theirs else ""
         theirs_text = f"{theirs:10.3f}" if theirs else f"{'':>10}"
-        print(f"{m:<12}{ours:10.3f}{theirs_text}{ratio:>8}")
+        print(f"{m:<12}{ours:10.3f}{plain:10.3f}{theirs_text}{ratio:>8}{ratio_plain:>8}")
     return 0
 
 

@@ -21,8 +21,8 @@ from numbers import Integral, Real
 import numpy as np
 
 from ._declare.params import REQUIRED, Interval, NoneValue, Options, Param
-from ._engine.codes import _string_run_starts, factorize_qid
 from ._engine.groups import _radix_order
+from .io._run_index import _factorize
 
 # ---------------------------------------------------------------------------
 # Declarations
@@ -213,47 +213,26 @@ def _segment_starts(sorted_codes):
     return np.flatnonzero(new)
 
 
-def _factorize(values):
-    """``(codes, sorted distinct values)`` by the engine's factoriser."""
-    codes, uniques, _ = factorize_qid("fuse", values)
-    return np.asarray(codes, dtype=np.intp), np.asarray(uniques)
-
-
-def factorize_ids(values, grouped=False):
-    """``(codes, sorted distinct ids, lengths)`` of a 1-D array of ids.  ``grouped``:
-    the rows of an id are likely contiguous (a run's query ids, in any order of
-    queries): the first row of each stretch of equal strings is factorised alone,
-    and unless an id turns out to have several stretches, ``codes`` are those of the
-    stretches, ``lengths`` their numbers of rows (else None, and one code a row)."""
-    n = values.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.intp), values[:0], np.zeros(0, dtype=np.intp)
-    if grouped and values.dtype.kind == "U":
-        starts = np.concatenate(([0], _string_run_starts(values) if n > 1 else []))
-        starts = starts.astype(np.intp)
-        heads, uniques = _factorize(values[starts])
-        if uniques.shape[0] == starts.shape[0]:  # one stretch per id
-            return heads, uniques, np.diff(np.append(starts, n))
-    return (*_factorize(values), None)
-
-
-def pair_codes(key, n_keys, sizes):
-    """``(codes, sorted distinct keys, twice)`` of the non-negative int64 ``key`` (below
+def pair_codes(key, n_keys, sizes, check=True):
+    """``(codes, sorted distinct keys, twice)`` of the non-negative integer ``key`` (below
     ``n_keys``) of rows concatenated from runs of ``sizes`` rows; ``twice``: some run
-    holds a key twice.  A dense table of the keys when their range is small (one
-    table of a run's keys at a time finds the duplicates), else the engine's
-    factoriser and a count of each (key, run)."""
+    holds a key twice (only looked for when ``check``).  A dense table of the keys
+    when their range is small (one table of a run's keys at a time finds the
+    duplicates), else the engine's factoriser and a count of each (key, run)."""
     n = key.shape[0]
     if n_keys > 4 * n + 1024:
         codes, distinct = _factorize(key)
+        distinct = distinct.astype(np.int64, copy=False)
+        if not check:
+            return codes, distinct, False
         run = np.repeat(np.arange(len(sizes)), sizes)
         per_run = np.bincount(codes * len(sizes) + run, minlength=distinct.shape[0] * len(sizes))
         return codes, distinct, bool(per_run.size and per_run.max() > 1)
     seen = np.zeros(n_keys, dtype=bool)
     twice = False
-    if len(sizes) == 1:
+    if len(sizes) == 1 or not check:
         seen[key] = True
-        twice = int(np.count_nonzero(seen)) < n
+        twice = check and int(np.count_nonzero(seen)) < n
     else:
         mine = np.empty(n_keys, dtype=bool)
         first = 0
@@ -328,9 +307,15 @@ class Rows:
 
     def by_rank(self, values):
         """Per-row values of positions, averaged over tie groups under ``ties="average"``."""
-        if self.ties == "average" and self.n_ties < self.tie.shape[0]:  # some tie
+        some_tie = self.tie is not None and self.n_ties < self.tie.shape[0]
+        if self.ties == "average" and some_tie:
             return _group_mean(values, self.tie, self.n_ties)
         return values
+
+    def weighted(self, w, values):
+        """``w[run] * values`` of each row (``values`` itself when every weight is 1:
+        the same numbers, without the gather)."""
+        return values if bool((w == 1).all()) else w[self.run] * values
 
     def total(self, values):
         return np.bincount(self.pair, weights=values, minlength=self.n_pairs)
@@ -345,7 +330,7 @@ class Rows:
 
 
 def _k_wsum(t, w, p):
-    return t.total(w[t.run] * t.score)
+    return t.total(t.weighted(w, t.score))
 
 
 def _k_sum(t, w, p):
@@ -364,18 +349,24 @@ def _k_gmnz(t, w, p):
     return t.total(t.score) * t.counts.astype(np.float64) ** p["gamma"]
 
 
+def _extreme(t, ufunc, start):
+    """``ufunc`` (maximum or minimum) of each pair's scores, run after run: a run holds
+    a pair on one row at most, so each run is one gather and one scatter, no sort of
+    the rows by pair (the same values, in the same order, as a reduction over them)."""
+    out = np.full(t.n_pairs, start)
+    for r in range(t.n_runs):
+        rows = t.run == r
+        pair = t.pair[rows]
+        out[pair] = ufunc(out[pair], t.score[rows])
+    return out
+
+
 def _k_max(t, w, p):
-    if not t.n_pairs:
-        return np.zeros(0)
-    order, starts = t.by_pair()
-    return np.maximum.reduceat(t.score[order], starts)
+    return _extreme(t, np.maximum, -np.inf)
 
 
 def _k_min(t, w, p):
-    if not t.n_pairs:
-        return np.zeros(0)
-    order, starts = t.by_pair()
-    return np.minimum.reduceat(t.score[order], starts)
+    return _extreme(t, np.minimum, np.inf)
 
 
 # Cells of the (pairs, runs) table of scores that CombMED sorts at once.
@@ -414,10 +405,12 @@ def _k_med(t, w, p):
 
 
 def _k_mixed(t, w, p):
-    return t.total(t.score * w[t.run]) * np.sqrt(t.counts)
+    return t.total(t.weighted(w, t.score)) * np.sqrt(t.counts)
 
 
 def _k_wmnz(t, w, p):
+    if bool((w == 1).all()):  # the sum of the weights of its runs: the count
+        return t.total(t.score) * t.counts.astype(np.float64)
     return t.total(t.score) * t.total(w[t.run])
 
 
@@ -426,7 +419,7 @@ def _isr(t):
 
 
 def _k_rrf(t, w, p):
-    return t.total(w[t.run] * t.by_rank(1.0 / (p["k"] + t.pos + 1.0)))
+    return t.total(t.weighted(w, t.by_rank(1.0 / (p["k"] + t.pos + 1.0))))
 
 
 def _k_isr(t, w, p):
@@ -447,7 +440,7 @@ def _k_rbc(t, w, p):
 
 def _borda(t, w):
     n_cand = t.n_cand()
-    ranked = t.total(w[t.run] * t.by_rank(n_cand[t.pair] - t.pos.astype(np.float64)))
+    ranked = t.total(t.weighted(w, t.by_rank(n_cand[t.pair] - t.pos.astype(np.float64))))
     # a run that did not return a candidate gives it (n - n_r + 1) / 2 points
     n_cand_q = np.bincount(t.pair_query, minlength=t.n_queries).astype(np.float64)
     unranked = (n_cand_q[None, :] - t.run_query_len + 1) / 2 * w[:, None]

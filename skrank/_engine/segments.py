@@ -211,9 +211,9 @@ def _flat_argsort_desc(values, offsets):
     order, equal values in input order (a stable sort).  The value keeps only its
     leading bits: neighbouring sorted keys that share them (the XOR of the two keys is
     at most the row bits) hold equal values, a tie, or values that differ only in
-    their dropped bits and may be misordered; their segments are sorted again by the
-    padded blocks (rare: a chunk of 65,536 rows in 2,000 segments keeps the leading 37
-    bits of each value).
+    their dropped bits and may be misordered; those groups of rows are sorted again
+    by :func:`_resort_segments` (a chunk of 65,536 rows in 2,000 segments keeps the
+    leading 37 bits of each value).
     """
     n = values.shape[0]
     sizes = np.diff(offsets)
@@ -269,32 +269,42 @@ def _flat_argsort_desc(values, offsets):
         if equal.any():
             tied = True
             same[first + near[equal]] = True
-        if not equal.all():
-            misordered.append(first + near[~equal])
+        if not equal.all():   # the chains of near pairs that hold an unequal one
+            chain = np.cumsum(np.append(True, near[1:] != near[:-1] + 1)) - 1
+            unequal = np.zeros(int(chain[-1]) + 1, dtype=bool)
+            unequal[chain[~equal]] = True
+            misordered.append(first + near[unequal[chain]])
     if misordered:
         tied = _resort_segments(values, offsets, np.concatenate(misordered), order, same)
     return order, tied, same
 
 
 def _resort_segments(values, offsets, rows, order, same):
-    """Sort again, by the padded blocks, the segments holding sorted positions
-    ``rows`` (of :func:`_flat_argsort_desc`'s ``order``); their ``same`` flags are
-    set anew.  Returns whether any segment ties."""
-    segments = np.unique(np.searchsorted(offsets, rows, side="right") - 1)
-    lengths = offsets[segments + 1] - offsets[segments]
-    sub_offsets = np.zeros(segments.shape[0] + 1, dtype=np.intp)
-    np.cumsum(lengths, out=sub_offsets[1:])
-    positions = (np.repeat(offsets[segments] - sub_offsets[:-1], lengths)
-                 + np.arange(sub_offsets[-1]))
-    sub_order = _blocks_argsort_desc(values[positions], sub_offsets, stable=True,
-                                     with_ties=False, with_same=False)
-    order[positions] = positions[sub_order]
-    in_order = values[order[positions]]
-    flags = in_order[1:] == in_order[:-1]
-    flags[sub_offsets[1:-1] - 1] = False   # from one segment to the next
+    """Sort again the groups of sorted positions of :func:`_flat_argsort_desc`'s
+    ``order`` whose keys share their segment and leading bits: ``rows`` holds each
+    position p whose key shares them with p + 1's, and maximal chains of them are the
+    groups (a few rows each, where the keys are sorted right everywhere else).  Each
+    group is sorted by value, descending, equal values in row order (the rows of one
+    segment ascend with the input order), and its ``same`` flags are set anew.
+    Returns whether any segment ties.  (Sorting the whole segments again took 1.4 s for
+    the 2,000 segments of 1,660 values of rank-biased centroids, each with a few
+    values one unit in the last place apart; the groups take milliseconds.)"""
+    rows = np.unique(rows)
+    n = order.shape[0]
+    cont = np.zeros(n, dtype=bool)
+    cont[rows + 1] = True   # in the group of the position before
+    member = cont.copy()
+    member[rows] = True
+    positions = np.flatnonzero(member)
+    group = np.cumsum(~cont[positions])
+    members = order[positions]
+    value = values[members]
+    by = np.lexsort((members, -value, group))
+    order[positions] = members[by]
+    value = value[by]
+    flags = (value[1:] == value[:-1]) & (group[1:] == group[:-1])
     same[positions] = False
-    same[positions[:-1]] = flags
-    same[positions[sub_offsets[1:] - 1]] = False
+    same[positions[:-1][flags]] = True
     return bool(same.any())
 
 

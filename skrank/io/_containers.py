@@ -18,6 +18,7 @@ from .._core.checks import _check_length
 from ._tokenize import Table
 from ._fields import decode, str_array
 from ._external import qrels_from_ir_datasets, run_from_ir_datasets
+from ._run_index import keep_index
 
 
 def factorize_ids(func, ids):
@@ -264,6 +265,17 @@ class Run(_Columns):
     rank : ndarray of int64
         Ranks as written in the file, in file order.
 
+    Notes
+    -----
+    A Run that skrank builds itself (``read_run``, ``Run.from_dict``,
+    ``Run.from_frame``, ``Run.from_ir_datasets``, :func:`skrank.fuse`) owns
+    its columns and makes them read-only: it keeps the codes of its ids and
+    each query's order by score, which :func:`skrank.fuse` reads instead of
+    computing them again on every call.  To change a column, build a new Run
+    (``Run(qid=run.qid, docno=run.docno, score=new_scores)``).  A Run built
+    from your own arrays, as above, keeps nothing and neither copies nor
+    locks them.
+
     See Also
     --------
     read_run : Read a run file.
@@ -334,7 +346,8 @@ class Run(_Columns):
         >>> Run.from_frame(pred, query_id="user_id", doc_id="item_id", score=None).score
         array([-1., -2., -1.])
         """
-        return cls(*run_columns(frame, query_id=query_id, doc_id=doc_id, score=score))
+        return keep_index(cls(*run_columns(frame, query_id=query_id, doc_id=doc_id,
+                                           score=score)), fresh=False)
 
     @classmethod
     def from_dict(cls, mapping):
@@ -357,7 +370,7 @@ class Run(_Columns):
         >>> run.docno, run.score
         (array(['d3', 'd1', 'd7'], dtype='<U2'), array([2. , 1. , 0.5]))
         """
-        return cls(*run_columns_from_mapping(mapping))
+        return keep_index(cls(*run_columns_from_mapping(mapping)))
 
     @classmethod
     def from_ir_datasets(cls, dataset):
@@ -376,7 +389,7 @@ class Run(_Columns):
         """
 
         qid, docno, score = run_from_ir_datasets(dataset)
-        return cls(qid=qid, docno=docno, score=score)
+        return keep_index(cls(qid=qid, docno=docno, score=score))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -446,5 +459,6 @@ def qrels_of(table):
 
 def run_of(table):
     """The :class:`Run` of a run table read from a file (with every row's tag)."""
-    return Run(qid=decode(table.qid()), docno=decode(table.docno),
-               score=table.numbers["score"], rank=table.numbers["rank"], tag=decode(table.tag))
+    return keep_index(Run(qid=decode(table.qid()), docno=decode(table.docno),
+                          score=table.numbers["score"], rank=table.numbers["rank"],
+                          tag=decode(table.tag)))
