@@ -19,34 +19,14 @@ other jobs on a shared machine count less than in wall time; the median of
 import argparse
 import sys
 import time
-import warnings
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _workloads as W  # noqa: E402
-from tie_patterns import CALLS  # noqa: E402
+from tie_patterns import CALLS, interleaved  # noqa: E402
 
 from skrank._engine import segments as S  # noqa: E402
-
-
-def cpu_interleaved(calls, rounds):
-    """Median CPU time of each call of ``calls`` (name -> function), rotated rounds."""
-    names = list(calls)
-    times = {name: [] for name in names}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name in names:  # warm-up
-            calls[name]()
-        for r in range(rounds):
-            shift = r % len(names)
-            for name in names[shift:] + names[:shift]:
-                t0 = time.process_time()
-                calls[name]()
-                times[name].append(time.process_time() - t0)
-    return {name: float(np.median(v)) for name, v in times.items()}
 
 
 def bounded(call):
@@ -84,7 +64,7 @@ def main(argv=None):
                  "before": bounded(lambda c=call: c(small.y_true, small.y_score, small.qid)),
                  "uniform": lambda c=call: c(uni.y_true, uni.y_score, uni.qid),
                  "2-D": lambda c=call: c(Y2, S2, None)}
-        t = cpu_interleaved(calls, rounds)
+        t = interleaved(calls, rounds, clock=time.process_time)
         vs_uniform, vs_2d = t["lognormal"] / t["uniform"], t["lognormal"] / t["2-D"]
         ok = vs_uniform <= 1.3 and vs_2d <= 1.5
         missed += not ok

@@ -48,8 +48,10 @@ CALLS = {
 CLOCK = time.perf_counter   # time.process_time with --cpu
 
 
-def interleaved(calls, rounds):
-    """Median time of each call of ``calls`` (name -> function), ``rounds`` rotated rounds."""
+def interleaved(calls, rounds, clock=None):
+    """Median time of each call of ``calls`` (name -> function), ``rounds`` rotated rounds
+    (``clock``: the timer, :data:`CLOCK` by default)."""
+    clock = clock or CLOCK
     names = list(calls)
     times = {name: [] for name in names}
     with warnings.catch_warnings():
@@ -59,9 +61,9 @@ def interleaved(calls, rounds):
         for r in range(rounds):
             shift = r % len(names)
             for name in names[shift:] + names[:shift]:
-                t0 = CLOCK()
+                t0 = clock()
                 calls[name]()
-                times[name].append(CLOCK() - t0)
+                times[name].append(clock() - t0)
     return {name: float(np.median(v)) for name, v in times.items()}
 
 

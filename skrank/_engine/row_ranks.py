@@ -22,6 +22,7 @@ metric returns None and the caller ranks the block with the engine.
 import numpy as np
 
 from .arrays import apply_gain
+from .kernels import _expected_inverse_rank
 from .ranking import _MAX_COUNTED_GRADE
 from .xp import divide_where, minimum
 
@@ -447,34 +448,6 @@ def _mrr(ranks, *, k, threshold, **_):
         value[user[many]] = _expected_inverse_rank(size[many], r[many], position[many], k)
     n_rel = ranks.n_relevant(threshold)
     return value, n_rel == 0
-
-
-def _log_comb(n, k):
-    from scipy.special import gammaln  # lazily, as the kernels import it
-
-    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
-
-
-def _expected_inverse_rank(n, r, s, k):
-    """``E[1 / (s + J)]``, ``J`` the offset (from 1) of the first relevant item of a tie
-    group of ``n`` items with ``r`` relevant ones in random order (the kernels' closed
-    form, operation for operation); 0 where s + J > k."""
-    from scipy.special import gammaln
-
-    r = r.astype(np.float64)
-    offsets = np.repeat(np.arange(n.size), n)
-    j = np.arange(offsets.size) - np.repeat(np.cumsum(n) - n, n) + 1.0
-    nn, rr, ss = n[offsets].astype(np.float64), r[offsets], s[offsets]
-    ok = (j <= nn - rr + 1) & (ss + j <= (np.inf if k is None else k))
-    log_choose_group = _log_comb(n.astype(np.float64), r)
-    log_fact_group = gammaln((r - 1) + 1.0)
-    term_group = offsets[ok]
-    remaining, chosen = nn[ok] - j[ok], rr[ok] - 1
-    log_p = ((gammaln(remaining + 1.0) - log_fact_group[term_group]
-              - gammaln(remaining - chosen + 1.0)) - log_choose_group[term_group])
-    terms = np.exp(log_p) / (ss[ok] + j[ok])
-    return np.bincount(term_group, weights=terms, minlength=n.size).astype(np.float64,
-                                                                           copy=False)
 
 
 _KERNELS = {"ndcg": _ndcg, "dcg": _dcg, "map": _map, "mrr": _mrr, "precision": _precision,
