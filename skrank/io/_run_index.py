@@ -5,9 +5,9 @@ query's ranking by score, and whether a score ties or a document repeats.
 :func:`skrank.fuse` computes it for each run it fuses.  A :class:`~skrank.io.Run`
 that skrank builds itself from fresh arrays that no caller holds (the file readers,
 ``Run.from_dict``, ``Run.from_frame``, ``Run.from_ir_datasets``, the run forms
-:func:`skrank.evaluate` takes, the output of :func:`skrank.fuse`) computes it once
-when it is built and keeps it: :func:`keep_index` makes those arrays read-only, so
-what it keeps cannot go stale.  A Run built from the caller's own arrays keeps
+:func:`skrank.evaluate` takes, the output of :func:`skrank.fuse`) computes it once,
+the first time a fuse reads it, and keeps it: :func:`keep_index` makes those arrays
+read-only when the Run is built, so what it keeps cannot go stale.  A Run built from the caller's own arrays keeps
 nothing and copies nothing: its index is computed on each fuse.  The kept indexes
 are held beside the Runs (:data:`_KEPT`, by weak reference), not in their attributes:
 ``vars(run)``, pickles and copies of a Run are as they were.
@@ -182,7 +182,8 @@ def _holds_twice(query, doc, n_queries, n_docs):
 
 
 def keep_index(run, fresh=True):
-    """``run`` with its :class:`RunIndex` computed and kept, its columns made read-only.
+    """``run`` made to keep its :class:`RunIndex` (computed on first use), its columns
+    made read-only.
 
     Only for a Run that skrank has just built: ``fresh``, its columns (and the arrays
     they view) are new arrays that no caller holds (a reader's, ``from_dict``'s); else
@@ -198,7 +199,9 @@ def keep_index(run, fresh=True):
         while isinstance(column, np.ndarray):
             column.flags.writeable = False
             column = column.base
-    _KEPT[run] = RunIndex(run.qid, run.docno, run.score).complete()
+    # Computed by the first fuse that reads it (kept_index): loading a run costs no more
+    # for the callers that never fuse it.
+    _KEPT[run] = None
     return run
 
 
@@ -212,8 +215,14 @@ def keep_known_index(run, **parts):
 
 
 def kept_index(run):
-    """The index kept for ``run`` (None when it keeps none)."""
-    return _KEPT.get(run)
+    """The index kept for ``run``, computed the first time it is asked for (None when
+    the Run keeps none: one built from the caller's arrays, a copy, a pickle)."""
+    if run not in _KEPT:
+        return None
+    kept = _KEPT[run]
+    if kept is None:
+        kept = _KEPT[run] = RunIndex(run.qid, run.docno, run.score).complete()
+    return kept
 
 
 def run_index(run):
