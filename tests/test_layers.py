@@ -235,3 +235,18 @@ def test_long_functions_say_why():
                             f"{node.lineno})")
     assert not long, (f"split these functions, or say in their docstring why they are long "
                       f"('Long because ...'):\n" + "\n".join(long))
+
+
+def test_metric_kernels_never_branch_on_the_array_namespace():
+    """Host and device behind one interface (issue 24): the metric kernels read the
+    ranking's methods and the engine's namespace-agnostic helpers only, so no kernel
+    names NumPy, a namespace or a ranking's ``xp``."""
+    tree = ast.parse((PACKAGE / "_engine" / "measures.py").read_text())
+    named = sorted({node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+                   | {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)})
+    imported = {alias.name for node in ast.walk(tree)
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    assert not {"np", "numpy", "xp", "namespace"} & (set(named) | imported), named
+    strings = [node.value for node in ast.walk(tree)
+               if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+    assert "xp" not in strings   # getattr(ranking, "xp", ...)

@@ -295,6 +295,13 @@ class DeviceRanking:
         """Largest judged label of each query (the first of its ideal ranking)."""
         return self.xp.take(self.ideal_labels(), self.all_offsets[:-1])
 
+    def label_scale_by_row(self):
+        """Per ranked row, the largest judged label of its query, at least 1, as float64
+        (rbp's ``gain="trec"`` divides by it; the host :class:`Ranking` has the same)."""
+        xp = self.xp
+        top = xp.take(self.max_label_by_query(), self.query)
+        return xp.astype(xp.where(top > 1.0, top, 1.0), xp.float64)
+
 
 def _uniform_width(xp, offsets, n, n_queries):
     """The common size of the queries (one transfer), or 0 when sizes differ (None

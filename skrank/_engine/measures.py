@@ -1,10 +1,10 @@
 """The metric kernels: ``kernel(ranking, *, func, **options) -> (values, undefined)``,
 one per metric of the table (:mod:`skrank._declare.table`), vectorised over all
 queries with the helpers of :mod:`skrank._engine.kernels`; the queries where the
-metric is undefined take the ``no_relevant`` policy.
+metric is undefined take the ``no_relevant`` policy.  They never branch on the array
+namespace: what differs on a device is behind the ranking's methods and the helpers of
+:mod:`skrank._engine.xp` and :mod:`skrank._engine.kernels`.
 """
-
-import numpy as np
 
 from .._core.checks import InvalidParameterError
 from .arrays import apply_gain
@@ -131,13 +131,7 @@ def _rbp(ranking, *, func, k, p, threshold, gain):
             raise ValueError(f"{func}: y_true must be non-negative for gain={gain!r}. Got "
                              f"min(y_true) = {value_range(ranking.all_labels)[0]:g} instead.")
         values = as_float(ranking.labels)
-        if gain == "trec" and getattr(ranking, "xp", None) is not None:  # a device ranking
-            xp = ranking.xp
-            top = xp.take(ranking.max_label_by_query(), ranking.query)
-            values = values / xp.astype(xp.where(top > 1.0, top, 1.0), values.dtype)
-        elif gain == "trec":
+        if gain == "trec":
             # trec_eval scales the grades by the query's top judged grade when it exceeds 1.
-            top = np.maximum(np.maximum.reduceat(ranking.all_labels, ranking.all_offsets[:-1])
-                             if ranking.all_labels.size else np.ones(0), 1.0)
-            values = values / top[ranking.query]
+            values = values / ranking.label_scale_by_row()
     return K.weighted_rank_sum(ranking, values, weight, k), None

@@ -349,6 +349,13 @@ class Ranking:
     def query(self):
         return self._cached("query", lambda: np.repeat(np.arange(self.n_queries), self.n_kept))
 
+    def label_scale_by_row(self):
+        """Per ranked row, the largest judged label of its query, at least 1 (rbp's
+        ``gain="trec"`` divides by it; the device ranking has the same)."""
+        top = np.maximum(np.maximum.reduceat(self.all_labels, self.all_offsets[:-1])
+                         if self.all_labels.size else np.ones(0), 1.0)
+        return top[self.query]
+
     @property
     def position(self):
         return self._cached("position", lambda: np.arange(self.labels.shape[0])
