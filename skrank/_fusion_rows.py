@@ -9,6 +9,7 @@ from ._fusion import (
     Rows,
     _group_mean,
     _segment_starts,
+    merged_pair_codes,
     normalise,
     pair_codes,
     train,
@@ -17,7 +18,7 @@ from ._engine.codes import _string_run_starts
 from ._engine.groups import _group_order
 from ._engine.segments import segmented_argsort_desc
 from .io import Run
-from .io._run_index import factorize_ids, keep_known_index, run_index
+from .io._run_index import factorize_ids, keep_known_index, kept_index, run_index
 
 _UNSET = object()
 
@@ -122,7 +123,13 @@ class _Prepared:
         self.score = np.concatenate([r.score for r in objs])
         # a run that holds a document twice says so in its index
         check = any(x.twice for x in self.indexes)
-        pair, self.pairs, twice = pair_codes(key, nq * nd, sizes, check=check)
+        if (not check and nq * nd > 4 * key.shape[0] + 1024
+                and all(x is kept_index(r) for x, r in zip(self.indexes, objs))):
+            # sparse keys of Runs that keep their order by (query, document): merged
+            pair, self.pairs, twice = merged_pair_codes(
+                key, sizes, [x.pair_order for x in self.indexes])
+        else:
+            pair, self.pairs, twice = pair_codes(key, nq * nd, sizes, check=check)
         self.pair = pair if pair.dtype == np.int32 else _narrow(pair)
         del key, pair
         if twice:

@@ -174,3 +174,33 @@ def test_duplicates_are_found_through_a_kept_index():
     with pytest.raises(ValueError, match="runs\\[0\\] must hold each document once per query. "
                                          "Got document 'a' twice for query 'q1'"):
         skrank.fuse([run, {"q1": {"a": 1.0}}], method="rrf")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_merged_pair_codes_equal_the_factoriser(seed):
+    """Sparse (query, document) keys of Runs that keep their index are numbered by a
+    merge of each run's keys in its kept order: the same codes and keys as the
+    factoriser's, and the same fused run."""
+    from skrank._fusion import merged_pair_codes, pair_codes
+    from skrank._fusion_rows import _Prepared
+
+    rng = np.random.default_rng(seed)
+    runs = []
+    for _ in range(int(rng.integers(1, 4))):   # few documents a query from a large pool
+        qid = np.repeat([f"q{q}" for q in range(30)], 20)
+        docno = np.array([f"d{d}" for q in range(30)
+                          for d in rng.choice(100_000, 20, replace=False)])
+        runs.append((qid, docno, rng.random(qid.shape[0])))
+    kept = [Run.from_dict(as_mapping(*r)) for r in runs]
+    plain = [Run(qid=q.copy(), docno=d.copy(), score=s.copy()) for q, d, s in runs]
+    prepared = _Prepared("fuse", [(str(i), i, r) for i, r in enumerate(kept)])
+    sizes = [len(r) for r in kept]
+    key = prepared.query.astype(np.int64) * prepared.nd + np.concatenate(
+        [np.searchsorted(prepared.ud, r.docno) for r in kept])
+    expected = pair_codes(key, 10**12, sizes, check=False)   # the factoriser's route
+    got = merged_pair_codes(key, sizes, [run_index(r).pair_order for r in kept])
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+    assert prepared.nq * prepared.nd > 4 * len(key) + 1024   # the merged route is taken
+    for method in ("rrf", "wsum", "med"):
+        same_run(skrank.fuse(kept, method=method), skrank.fuse(plain, method=method))

@@ -75,7 +75,7 @@ class RunIndex:
         self.q_code = _narrow(q_code)
         d_code, self.d_uniques, _ = factorize_ids(docno)
         self.d_code = _narrow(d_code)
-        self._pos = self._tied = self._twice = None
+        self._pos = self._tied = self._twice = self._pair_order = None
 
     @classmethod
     def of_parts(cls, columns, q_code, q_uniques, q_len, d_code, d_uniques, pos, tied):
@@ -85,6 +85,7 @@ class RunIndex:
         index.q_code, index.q_uniques, index.q_len = q_code, q_uniques, q_len
         index.d_code, index.d_uniques = d_code, d_uniques
         index._pos, index._tied, index._twice = pos, tied, False
+        index._pair_order = None
         return index
 
     def describes(self, qid, docno, score):
@@ -100,6 +101,17 @@ class RunIndex:
             if a is not None:
                 a.flags.writeable = False
         return self
+
+    @property
+    def pair_order(self):
+        """The rows in the order of their (query code, document code), computed on first
+        use and kept: the order of their codes in any sorted union of ids too, since
+        those codes grow with these (what :func:`skrank._fusion.merged_pair_codes`
+        merges)."""
+        if self._pair_order is None:
+            self._pair_order = np.lexsort((self.d_code, self._row_query()))
+            self._pair_order.flags.writeable = False
+        return self._pair_order
 
     def _row_query(self):
         return self.q_code if self.q_len is None else np.repeat(self.q_code, self.q_len)
