@@ -5,6 +5,7 @@
     python benchmarks/bench_fusion.py --no-ranx         # skrank alone (every method)
     python benchmarks/bench_fusion.py --memory          # peak extra memory, fresh processes
     python benchmarks/bench_fusion.py --memory --runs 10 --queries 10000 --docs 300  # 30M rows
+    python benchmarks/bench_fusion.py --doc-pool 1500000   # documents from a corpus of ids
 
 Inputs: each run returns ``--docs`` documents per query out of a pool of 3x as
 many, with distinct random scores; the runs overlap partly.  Load time is
@@ -47,10 +48,21 @@ DEFAULT_METHODS = ("rrf", "wsum", "sum", "mnz", "anz", "max", "min", "med", "isr
                    "bordafuse", "mixed", "wmnz")
 
 
-def make_runs(n_runs, n_queries, n_docs, seed=0):
+def make_runs(n_runs, n_queries, n_docs, seed=0, pool=None):
     rng = np.random.default_rng(seed)
-    pool = 3 * n_docs
     qid = np.repeat(np.array([f"q{i}" for i in range(n_queries)]), n_docs)
+    if pool is not None and pool > 3 * n_docs:   # --doc-pool: a corpus of ``pool`` ids
+        names = np.array([f"doc{j}" for j in range(pool)])
+        step = pool // n_docs   # distinct documents a query: increasing offsets, shuffled
+        runs = []
+        for _ in range(n_runs):
+            docs = (rng.integers(0, pool, (n_queries, 1))
+                    + np.cumsum(rng.integers(1, step + 1, (n_queries, n_docs)), axis=1)) % pool
+            docs = rng.permuted(docs, axis=1)
+            runs.append(Run(qid=qid, docno=names[docs.ravel()],
+                            score=rng.permutation(n_queries * n_docs) / (n_queries * n_docs)))
+        return runs
+    pool = 3 * n_docs
     names = np.array([f"doc{j}" for j in range(pool)])
     runs = []
     for _ in range(n_runs):
@@ -154,7 +166,7 @@ def memory_child(args, method):
 
     from skrank.io._run_index import keep_index, kept_index
 
-    runs = make_runs(args.runs, args.queries, args.docs)
+    runs = make_runs(args.runs, args.queries, args.docs, pool=args.doc_pool)
     if not args.plain:  # fresh arrays: kept as a reader keeps them (index, read-only)
         runs = [keep_index(r) for r in runs]
     gc.collect()
@@ -209,6 +221,9 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--docs", type=int, default=1000)
+    parser.add_argument("--doc-pool", type=int, default=None,
+                        help="draw each query's documents from this many ids (default: 3x "
+                             "--docs, shared by the queries); e.g. 1500000, as a corpus")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--methods", default=",".join(DEFAULT_METHODS))
     parser.add_argument("--no-ranx", action="store_true")
@@ -228,7 +243,7 @@ def main(argv=None):
     if args.memory:
         memory(args, methods)
         return 0
-    runs = make_runs(args.runs, args.queries, args.docs)
+    runs = make_runs(args.runs, args.queries, args.docs, pool=args.doc_pool)
     dicts = as_dicts(runs)
     start = time.perf_counter()
     loaded = to_skrank(dicts)
