@@ -155,8 +155,9 @@ def _calls(item, level):
                 name: value for name, value in dict(options, k=k).items()
                 if name in spec.parameters}, func=_FUNC))
         except InvalidParameterError as exc:   # a cutoff out of range: name the measure
+            shown = f"{m.name}.{k}" if k is not None else item.names[0]
             raise InvalidParameterError(
-                f"{_FUNC}: measure {m.name}.{k}: {str(exc).removeprefix(_FUNC + ': ')}"
+                f"{_FUNC}: measure {shown}: {str(exc).removeprefix(_FUNC + ': ')}"
             ) from None
     return calls
 

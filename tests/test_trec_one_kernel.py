@@ -2,6 +2,8 @@
 its declarations (one kernel per measure) on the engine's view of trec_eval's ranking,
 trec_eval's own measures are declarations of the table too (``trec_eval:<name>``)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -119,3 +121,11 @@ def test_trec_mode_agrees_with_pytrec_eval(seed, threshold):
             np.testing.assert_allclose(values[:, j], want, rtol=0, atol=1e-12,
                                        err_msg=printed)
     assert checked >= 30
+
+
+@pytest.mark.parametrize("spec,shown", [("P.9" * 1 + "9" * 24, "P.9" + "9" * 24),
+                                        ("rbp.p=1.5", "rbp_p=1.5")])
+def test_a_parameter_out_of_range_names_its_measure(spec, shown):
+    qrels, run = to_skrank(*random_collection(0, n_queries=3))
+    with pytest.raises(skrank.InvalidParameterError, match=f"measure {re.escape(shown)}: "):
+        measure_blocks(trec_ranking(qrels, run), select_measures([spec]))
