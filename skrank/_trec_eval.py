@@ -100,9 +100,9 @@ def measure_blocks(ranking, selected, *, zscores=None):
     others (``trec_eval:<name>``) their own kernels on ``ranking``."""
     qids = [str(q) for q in ranking.qids.tolist()]
     n_q = len(qids)
-    calls = [(f"{i}.{j}", call) for i, item in enumerate(selected)
-             for j, call in enumerate(_calls(item, ranking.level))]
-    p = _plan.plan(_FUNC, calls)
+    per_item = [_calls(item, ranking.level) for item in selected]
+    p = _plan.plan(_FUNC, [((i, j), call) for i, calls in enumerate(per_item)
+                           for j, call in enumerate(calls)])
     prepared = _plan.Prepared(None, None, None, None, {"trec_ranking": ranking})
     rankings = {"stable": ranking.engine} if p.depths else {}   # (a _GroupRanking has none)
     columns = _plan.execute(p, prepared, rankings=rankings).columns
@@ -110,7 +110,7 @@ def measure_blocks(ranking, selected, *, zscores=None):
     blocks = []
     for i, item in enumerate(selected):
         m = item.measure
-        parts = [columns[label].values for label, _ in calls if label.startswith(f"{i}.")]
+        parts = [columns[(i, j)].values for j in range(len(per_item[i]))]
         if m.name == "relstring":
             values = parts[0]
             if item.names[0] == "relstring":  # cleared by name, as the others

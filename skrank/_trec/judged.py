@@ -75,30 +75,27 @@ def judged_columns(func, calls, prepared):
     policy, threshold), shared by the calls that read it; each call's declared
     kernel computes its values on it.  A :class:`~skrank._trec.data.TrecRanking`
     given as the input ``trec_ranking`` (trec_eval mode) is read instead."""
-    given = prepared.inputs.get("trec_ranking")
-    if given is not None:   # the command line's trec_eval mode: its ranking, at its -l
-        return given.qids, [call.spec.kernel(given, **{
-            name: value for name, value in call.options.items()
-            if name not in RANKING_OPTIONS}) for call in calls]
+    given = prepared.inputs.get("trec_ranking")   # trec_eval mode: its ranking, at its -l
     arrays = prepared.arrays
-
-    if namespace(arrays[0], arrays[1]) is not None:
+    if given is None and namespace(arrays[0], arrays[1]) is not None:
         raise TypeError(
             f"{func}: bpref, infAP and judged@k run on NumPy arrays only; the array-API "
             f"(device) path covers the metrics of skrank.METRICS. Got "
             f"{type(arrays[1]).__module__.partition('.')[0]} arrays. Pass host arrays, e.g. "
             f"tensor.cpu().numpy()."
         )
-    judged = prepared.inputs.get("judged")
-    judged = _check_judged(func, None if judged is None else np.ravel(judged),
-                           arrays[0].shape[0])
+    if given is None:
+        judged = prepared.inputs.get("judged")
+        judged = _check_judged(func, None if judged is None else np.ravel(judged),
+                               arrays[0].shape[0])
     rankings, out = {}, []
     for call in calls:
         params = call.options
         threshold = params.get("threshold", 1)   # judged@k reads no level
         key = (params["ties"], threshold)
         if key not in rankings:
-            rankings[key] = _codes_ranking(func, arrays, judged, threshold, params["ties"])
+            rankings[key] = given if given is not None else _codes_ranking(
+                func, arrays, judged, threshold, params["ties"])
         kernel_options = {name: value for name, value in params.items()
                           if name not in RANKING_OPTIONS}
         out.append(call.spec.kernel(rankings[key], **kernel_options))
